@@ -1,0 +1,87 @@
+//! Core data model: views, versions, storage sharing, copies and errors.
+
+use tapegrad::{DType, ErrorKind, Tensor};
+
+type R = tapegrad::Result<()>;
+
+#[test]
+fn view_shares_storage_and_version() -> R {
+    let x = Tensor::arange(0, 6, 1)?;
+    let v = x.view(&[2, 3])?;
+    assert!(v.is_view() && v.shares_storage(&x));
+    v.select(0, 1)?.fill_(7)?;
+    assert_eq!(x.to_vec::<i64>()?, vec![0, 1, 2, 7, 7, 7]);
+    assert_eq!((x.version(), v.version()), (1, 1));
+    Ok(())
+}
+
+#[test]
+fn view_incompatible_leaves_tensor_unchanged() -> R {
+    let x = Tensor::zeros(&[2, 3], DType::F32)?;
+    let t = x.t()?;
+    let err = t.view(&[6]).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::ViewIncompatible);
+    assert_eq!(
+        (t.shape(), t.strides(), t.version()),
+        (vec![3, 2], vec![1, 3], 0)
+    );
+    Ok(())
+}
+
+#[test]
+fn unsafe_view_is_not_a_view() -> R {
+    let x = Tensor::arange(0, 4, 1)?;
+    let u = x.unsafe_view(&[2, 2])?;
+    assert!(!u.is_view() && u.shares_storage(&x));
+    u.add_(1)?;
+    assert_eq!((x.version(), u.version()), (0, 1));
+    Ok(())
+}
+
+#[test]
+fn clone_of_transposed_keeps_memory_order() -> R {
+    let x = Tensor::arange_dtype(0, 6, 1, DType::F32)?.view(&[2, 3])?;
+    let c = x.t()?.copy()?;
+    assert_eq!(c.strides(), vec![1, 3]);
+    assert_eq!(c.to_vec::<f32>()?, vec![0., 3., 1., 4., 2., 5.]);
+    Ok(())
+}
+
+#[test]
+fn saved_tensor_modified_message() -> R {
+    let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?.requires_grad_(true)?;
+    let x = a.copy()?;
+    let y = x.mul(&x)?;
+    x.add_(1.0)?;
+    let e = y.sum()?.backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SavedTensorModified);
+    assert!(e.message().contains("[torch.FloatTensor [3]], which is output 0 of AddBackward0, is at version 1; expected version 0 instead."), "{}", e);
+    Ok(())
+}
+
+#[test]
+fn copyslices_grad() -> R {
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2])?.requires_grad_(true)?;
+    let b = x.copy()?;
+    b.select(0, 1)?.mul_(10.0)?;
+    assert!(x.add_(1.0).unwrap_err().kind() == ErrorKind::LeafInplace);
+    b.sum()?.backward()?;
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>()?,
+        vec![1.0, 1.0, 10.0, 10.0]
+    );
+    Ok(())
+}
+
+#[test]
+fn long_chain_backward_and_drop_without_recursion() -> R {
+    let x = Tensor::ones(&[4], DType::F32)?.requires_grad_(true)?;
+    let mut y = x.clone();
+    for _ in 0..200_000 {
+        y = y.mul(1.0)?;
+    }
+    y.sum()?.backward()?;
+    assert_eq!(x.grad().unwrap().to_vec::<f32>()?, vec![1.0; 4]);
+    drop(y);
+    Ok(())
+}

@@ -1,0 +1,47 @@
+//! Per-tensor autograd metadata (PyTorch's AutogradMeta / DifferentiableViewMeta).
+
+use super::node::{Hook, Node};
+use crate::Tensor;
+use std::sync::{Arc, Weak};
+
+/// How a view was created; decides whether in-place ops on it may rebase history.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CreationMeta {
+    Default,
+    NoGradMode,
+    MultiOutputNode,
+}
+
+impl CreationMeta {
+    /// PyTorch's `propagate_creation_meta(prev, new)`.
+    pub(crate) fn propagate(prev: CreationMeta, new: CreationMeta) -> CreationMeta {
+        if new == CreationMeta::Default {
+            prev
+        } else {
+            new
+        }
+    }
+}
+
+/// View bookkeeping of a differentiable view.
+pub(crate) struct ViewMeta {
+    /// The root base (never itself a view).
+    pub(crate) base: Tensor,
+    pub(crate) creation: CreationMeta,
+    /// Version of the shared counter when `grad_fn` was last set or regenerated.
+    pub(crate) attr_version: u64,
+}
+
+#[derive(Default)]
+pub(crate) struct AutogradMeta {
+    /// The leaf flag set by `requires_grad_`.
+    pub(crate) requires_grad: bool,
+    pub(crate) grad: Option<Tensor>,
+    pub(crate) grad_fn: Option<Arc<Node>>,
+    pub(crate) output_nr: usize,
+    pub(crate) grad_accumulator: Weak<Node>,
+    pub(crate) retains_grad: bool,
+    /// Hooks of a leaf (run before accumulation).
+    pub(crate) hooks: Vec<Hook>,
+    pub(crate) view: Option<Box<ViewMeta>>,
+}

@@ -1,0 +1,24 @@
+//! Autograd: define-by-run recording of a graph of [`Node`]s, an iterative engine, saved tensors
+//! with version checks, grad modes, and the view + in-place machinery (CopySlices, lazy view
+//! regeneration) that makes in-place ops through views differentiable like in PyTorch.
+//!
+//! Ops talk to this module through [`record`] (out-of-place ops), [`inplace`] (in-place ops) and
+//! [`view`] (view ops). The engine knows no specific op.
+
+mod engine;
+mod function;
+mod grad_mode;
+mod meta;
+mod node;
+mod saved;
+mod tensor_api;
+pub(crate) mod view;
+
+pub use engine::{backward, grad};
+pub use function::{GradcheckOptions, gradcheck, gradgradcheck};
+pub use grad_mode::{GradModeGuard, enable_grad, is_grad_enabled, no_grad, set_grad_enabled};
+pub(crate) use meta::{AutogradMeta, CreationMeta};
+pub use node::NodeRef;
+pub(crate) use node::{Backward, BackwardCtx, Edge, Node};
+pub(crate) use saved::SavedTensor;
+pub(crate) use view::{check_inplace, record, record_inplace};

@@ -1,0 +1,141 @@
+//! Graph nodes. A [`Node`] holds a boxed [`Backward`] (only what its formula reads), the tensors
+//! it saved (version-checked at unpack), one optional [`Edge`] per differentiable input, and the
+//! shape/dtype of each forward output. Dropping a graph is iterative: a chain of a million nodes
+//! drops without recursion.
+
+use super::saved::SavedTensor;
+use crate::{DType, Result, Tensor};
+use parking_lot::Mutex;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
+
+/// A hook on a tensor's gradient: may return a replacement gradient.
+pub(crate) type Hook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
+
+/// An edge to the `input_nr`-th gradient slot of `node`.
+#[derive(Clone)]
+pub(crate) struct Edge {
+    pub(crate) node: Arc<Node>,
+    pub(crate) input_nr: usize,
+}
+
+/// What a backward formula sees: its unpacked saved tensors and which inputs need gradients.
+pub(crate) struct BackwardCtx<'a> {
+    pub(crate) saved: &'a [Tensor],
+    pub(crate) needs: &'a [bool],
+    pub(crate) create_graph: bool,
+    pub(crate) retain: bool,
+}
+
+impl BackwardCtx<'_> {
+    /// True if input `i` has an edge (its gradient will be used).
+    pub(crate) fn needs(&self, i: usize) -> bool {
+        self.needs.get(i).copied().unwrap_or(false)
+    }
+}
+
+/// The derivative formula of one op. `grads[k]` is the gradient w.r.t. forward output `k`
+/// (`None` = zero); returns one optional gradient per forward input.
+pub(crate) trait Backward: Send + Sync + 'static {
+    fn name(&self) -> &'static str;
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        grads: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>>;
+    /// For AccumulateGrad: the leaf it feeds.
+    fn leaf(&self) -> Option<&Tensor> {
+        None
+    }
+}
+
+pub(crate) struct NodeState {
+    pub(crate) backward: Option<Box<dyn Backward>>,
+    pub(crate) saved: Vec<SavedTensor>,
+    pub(crate) released: bool,
+    /// Hooks keyed by forward-output number (tensor hooks and retain_grad of non-leaves).
+    pub(crate) pre_hooks: Vec<(usize, super::node::Hook)>,
+    pub(crate) retained: Vec<(usize, std::sync::Weak<crate::tensor::TensorImpl>)>,
+}
+
+/// One recorded operation in the graph.
+pub struct Node {
+    pub(crate) seq: u64,
+    pub(crate) name: &'static str,
+    pub(crate) next: Vec<Option<Edge>>,
+    pub(crate) outputs: Vec<(Vec<usize>, DType)>,
+    pub(crate) state: Mutex<NodeState>,
+}
+
+/// A handle to a node, for debugging (`grad_fn()`).
+#[derive(Clone)]
+pub struct NodeRef(pub(crate) Arc<Node>);
+
+impl NodeRef {
+    /// PyTorch-style name such as `MulBackward0` or `AccumulateGrad`.
+    pub fn name(&self) -> &'static str {
+        self.0.name
+    }
+    /// Names of the next nodes (None for inputs that need no gradient).
+    pub fn next_functions(&self) -> Vec<Option<NodeRef>> {
+        self.0
+            .next
+            .iter()
+            .map(|e| e.as_ref().map(|e| NodeRef(e.node.clone())))
+            .collect()
+    }
+}
+
+impl std::fmt::Debug for NodeRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl Node {
+    pub(crate) fn new(
+        backward: Box<dyn Backward>,
+        next: Vec<Option<Edge>>,
+        saved: Vec<SavedTensor>,
+        outputs: Vec<(Vec<usize>, DType)>,
+    ) -> Arc<Node> {
+        Arc::new(Node {
+            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
+            name: backward.name(),
+            next,
+            outputs,
+            state: Mutex::new(NodeState {
+                backward: Some(backward),
+                saved,
+                released: false,
+                pre_hooks: Vec::new(),
+                retained: Vec::new(),
+            }),
+        })
+    }
+
+    pub(crate) fn is_accumulate(&self) -> bool {
+        self.name == "AccumulateGrad"
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        // Iterative teardown: saved tensors first (they may hold the only other reference to a
+        // predecessor), then walk the edges, unwrapping nodes we hold the last reference to.
+        let st = self.state.get_mut();
+        st.saved.clear();
+        st.backward = None;
+        let mut stack: Vec<Arc<Node>> = self.next.drain(..).flatten().map(|e| e.node).collect();
+        while let Some(n) = stack.pop() {
+            if let Ok(mut node) = Arc::try_unwrap(n) {
+                let st = node.state.get_mut();
+                st.saved.clear();
+                st.backward = None;
+                stack.extend(node.next.drain(..).flatten().map(|e| e.node));
+            }
+        }
+    }
+}

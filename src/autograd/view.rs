@@ -1,0 +1,403 @@
+//! Recording ops into the graph, and the view + in-place rules: `check_inplace` (leaf / view
+//! checks with PyTorch's messages), CopySlices (an in-place op on a view rewrites the base's
+//! history) and lazy regeneration of a view's `grad_fn` after its base or a sibling changed.
+
+use super::meta::{CreationMeta, ViewMeta};
+use super::node::{Backward, BackwardCtx, Edge, Node};
+use super::saved::SavedTensor;
+use super::{engine, is_grad_enabled};
+use crate::layout::Layout;
+use crate::{Result, Tensor, bail};
+use std::sync::Arc;
+
+/// True if an op on `inputs` must be recorded.
+pub(crate) fn needs_grad(inputs: &[&Tensor]) -> bool {
+    is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())
+}
+
+/// The edge through which a gradient for `t` flows: its (possibly regenerated) grad_fn, or the
+/// AccumulateGrad of a leaf that requires grad, or none.
+pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
+    if let Some(node) = t.grad_fn_checked()? {
+        return Ok(Some(Edge {
+            node,
+            input_nr: t.output_nr(),
+        }));
+    }
+    if t.requires_grad() {
+        return Ok(Some(Edge {
+            node: engine::grad_accumulator(t),
+            input_nr: 0,
+        }));
+    }
+    Ok(None)
+}
+
+fn collect_edges(inputs: &[&Tensor]) -> Result<Vec<Option<Edge>>> {
+    inputs.iter().map(|t| gradient_edge(t)).collect()
+}
+
+fn set_grad_fn(t: &Tensor, node: &Arc<Node>, output_nr: usize) {
+    let version = t.version();
+    let mut m = t.0.meta.lock();
+    m.grad_fn = Some(node.clone());
+    m.output_nr = output_nr;
+    if let Some(v) = m.view.as_mut() {
+        v.attr_version = version;
+    }
+}
+
+/// Records an out-of-place op: `outputs` get a node running `bw` with edges to `inputs`.
+/// `saved` builds the saved tensors (called only when recording).
+pub(crate) fn record(
+    outputs: &[&Tensor],
+    inputs: &[&Tensor],
+    saved: impl FnOnce() -> Vec<SavedTensor>,
+    bw: impl Backward,
+) -> Result<()> {
+    if !needs_grad(inputs) {
+        return Ok(());
+    }
+    let edges = collect_edges(inputs)?;
+    let outs = outputs.iter().map(|o| (o.shape(), o.dtype())).collect();
+    let node = Node::new(Box::new(bw), edges, saved(), outs);
+    for (i, o) in outputs.iter().enumerate() {
+        set_grad_fn(o, &node, i);
+    }
+    Ok(())
+}
+
+/// State carried across an in-place op: taken before the kernel, finished after the bump.
+pub(crate) struct InplaceRecord {
+    edges: Vec<Option<Edge>>,
+}
+
+/// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
+/// recording state if the op must be recorded. Call before the kernel: it never changes anything.
+pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option<InplaceRecord>> {
+    let mut all = vec![self_];
+    all.extend_from_slice(others);
+    if !needs_grad(&all) {
+        return Ok(None);
+    }
+    let view = self_.view_info();
+    if let Some((base, creation)) = &view {
+        if *creation != CreationMeta::Default {
+            return Err(view_rebase_error(self_, *creation, false));
+        }
+        if self_.requires_grad() && base.requires_grad() && base.grad_fn_checked()?.is_none() {
+            bail!(
+                LeafInplace,
+                "inplace",
+                "a view of a leaf Variable that requires grad is being used in an in-place operation."
+            );
+        }
+    }
+    if self_.requires_grad()
+        && self_.grad_fn_checked()?.is_none()
+        && self_.0.meta.lock().requires_grad
+    {
+        bail!(
+            LeafInplace,
+            "inplace",
+            "a leaf Variable that requires grad is being used in an in-place operation."
+        );
+    }
+    Ok(Some(InplaceRecord {
+        edges: collect_edges(&all)?,
+    }))
+}
+
+impl InplaceRecord {
+    /// Attaches `bw` as the new history of `self_` (after the kernel and the version bump). If
+    /// `self_` is a view, the base gets a CopySlices node and the view regenerates from it.
+    pub(crate) fn finish(
+        self,
+        self_: &Tensor,
+        saved: Vec<SavedTensor>,
+        bw: impl Backward,
+    ) -> Result<()> {
+        let out = vec![(self_.shape(), self_.dtype())];
+        match self_.view_info() {
+            None => {
+                let node = Node::new(Box::new(bw), self.edges, saved, out);
+                set_grad_fn(self_, &node, 0);
+            }
+            Some((base, _)) => {
+                let mut fn_edges = self.edges;
+                let base_edge = gradient_edge(&base)?;
+                let mut cs_edges = vec![base_edge];
+                cs_edges.extend(fn_edges.iter().skip(1).cloned());
+                fn_edges[0] = None;
+                let fnode = Node::new(Box::new(bw), fn_edges, saved, out);
+                let cs = CopySlices {
+                    base: base.layout(),
+                    view: self_.layout(),
+                    fnode,
+                };
+                let node = Node::new(
+                    Box::new(cs),
+                    cs_edges,
+                    vec![],
+                    vec![(base.shape(), base.dtype())],
+                );
+                set_grad_fn(&base, &node, 0);
+                // the view regenerates from the new base history
+                regenerate(self_)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Records an in-place op whose kernel already ran (and bumped the version): convenience for
+/// ops that take the record from [`check_inplace`].
+pub(crate) fn record_inplace(
+    rec: Option<InplaceRecord>,
+    self_: &Tensor,
+    saved: impl FnOnce() -> Vec<SavedTensor>,
+    bw: impl Backward,
+) -> Result<()> {
+    match rec {
+        None => Ok(()),
+        Some(r) => r.finish(self_, saved(), bw),
+    }
+}
+
+/// Builds the ViewInplaceForbidden error of `handle_view_on_rebase`.
+pub(crate) fn view_rebase_error(
+    t: &Tensor,
+    creation: CreationMeta,
+    indirect: bool,
+) -> crate::Error {
+    let x = if indirect {
+        " its base or another view of its base has been"
+    } else {
+        " is being"
+    };
+    let gf = t.0.meta.lock().grad_fn.clone();
+    let nr = t.output_nr();
+    let msg = match creation {
+        CreationMeta::MultiOutputNode => {
+            let name = gf.map(|n| n.name).unwrap_or("UnbindBackward0");
+            format!(
+                "Output {} of {} is a view and{} modified inplace. This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.",
+                nr, name, x
+            )
+        }
+        _ => {
+            let prefix = match gf {
+                Some(n) => format!(
+                    "Output {} of {} is a view of a view which was created in",
+                    nr, n.name
+                ),
+                None => "A view was created in".to_string(),
+            };
+            format!(
+                "{} no_grad mode and{} modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).",
+                prefix, x
+            )
+        }
+    };
+    crate::Error::new(crate::ErrorKind::ViewInplaceForbidden, "inplace", msg)
+}
+
+/// Creates a view of `base` with `layout`, sharing storage and the root's version counter.
+pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Tensor {
+    let d = base.data();
+    let v =
+        Tensor::from_parts_with_version(d.storage, layout, base.dtype(), base.0.version.clone());
+    let creation = if !is_grad_enabled() {
+        CreationMeta::NoGradMode
+    } else if multi_output {
+        CreationMeta::MultiOutputNode
+    } else {
+        CreationMeta::Default
+    };
+    let (root, creation) = match base.view_info() {
+        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
+        None => (base.clone(), creation),
+    };
+    v.0.meta.lock().view = Some(Box::new(ViewMeta {
+        base: root,
+        creation,
+        attr_version: base.version(),
+    }));
+    v
+}
+
+/// The current grad_fn of `t`, regenerating a stale view's history first.
+pub(crate) fn grad_fn_of(t: &Tensor) -> Result<Option<Arc<Node>>> {
+    let stale = {
+        let m = t.0.meta.lock();
+        match &m.view {
+            None => return Ok(m.grad_fn.clone()),
+            Some(v) => {
+                if m.grad_fn.is_none() && !v.base.requires_grad() {
+                    return Ok(None);
+                }
+                v.attr_version != t.version()
+            }
+        }
+    };
+    if stale {
+        let (_, creation) = t.view_info().expect("internal: checked view above");
+        if creation != CreationMeta::Default {
+            return Err(view_rebase_error(t, creation, true));
+        }
+        regenerate(t)?;
+    }
+    Ok(t.0.meta.lock().grad_fn.clone())
+}
+
+/// Replaces a view's grad_fn by `AsStridedBackward0` on its base's current history.
+fn regenerate(t: &Tensor) -> Result<()> {
+    let (base, _) = t.view_info().expect("internal: regenerate on a non-view");
+    let edge = gradient_edge(&base)?;
+    let version = t.version();
+    let node = edge.map(|e| {
+        let bw = AsStridedBackward {
+            name: "AsStridedBackward0",
+            base: base.layout(),
+            view: t.layout(),
+        };
+        Node::new(
+            Box::new(bw),
+            vec![Some(e)],
+            vec![],
+            vec![(t.shape(), t.dtype())],
+        )
+    });
+    let mut m = t.0.meta.lock();
+    m.grad_fn = node;
+    m.output_nr = 0;
+    if let Some(v) = m.view.as_mut() {
+        v.attr_version = version;
+    }
+    Ok(())
+}
+
+/// Gradient of a strided view w.r.t. the tensor it was taken from: scatter-add `grad` (view
+/// geometry) into zeros of the input geometry (PyTorch's `as_strided_backward`). Used by every
+/// view op whose geometry is not a plain reshape/permute, and by view regeneration.
+pub(crate) struct AsStridedBackward {
+    pub(crate) name: &'static str,
+    pub(crate) base: Layout,
+    pub(crate) view: Layout,
+}
+
+impl Backward for AsStridedBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _ctx: &BackwardCtx<'_>,
+        grads: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = grads.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        Ok(vec![Some(crate::ops::geometry::scatter_to_geometry(
+            &[(&g, &self.view)],
+            &self.base,
+        )?)])
+    }
+}
+
+/// Multi-output view backward (unbind/split/chunk): sums the scatters of every output's grad.
+pub(crate) struct MultiViewBackward {
+    pub(crate) name: &'static str,
+    pub(crate) base: Layout,
+    pub(crate) views: Vec<Layout>,
+}
+
+impl Backward for MultiViewBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _ctx: &BackwardCtx<'_>,
+        grads: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let parts: Vec<(&Tensor, &Layout)> = grads
+            .iter()
+            .zip(&self.views)
+            .filter_map(|(g, l)| g.as_ref().map(|g| (g, l)))
+            .collect();
+        if parts.is_empty() {
+            return Ok(vec![None]);
+        }
+        Ok(vec![Some(crate::ops::geometry::scatter_to_geometry(
+            &parts, &self.base,
+        )?)])
+    }
+}
+
+/// PyTorch's CopySlices: the base's new history after an in-place op `fnode` on one of its views.
+struct CopySlices {
+    base: Layout,
+    view: Layout,
+    fnode: Arc<Node>,
+}
+
+impl Backward for CopySlices {
+    fn name(&self) -> &'static str {
+        "CopySlices"
+    }
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        grads: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let n_in = self.fnode.next.len();
+        let Some(g) = grads.into_iter().next().flatten() else {
+            return Ok(vec![None; n_in]);
+        };
+        let (result, slice) = crate::ops::geometry::base_and_slice(&g, &self.base, &self.view)?;
+        let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
+        needs[0] = true;
+        let res = engine::call_node(
+            &self.fnode,
+            vec![Some(slice.copy()?)],
+            &needs,
+            ctx.create_graph,
+            ctx.retain,
+        )?;
+        let mut out = vec![None; n_in];
+        for (i, r) in res.into_iter().enumerate() {
+            if i == 0 {
+                match r {
+                    Some(r) => {
+                        let _g = super::no_grad();
+                        slice.copy_(&r)?;
+                    }
+                    None => {
+                        let _g = super::no_grad();
+                        slice.zero_()?;
+                    }
+                }
+                out[0] = Some(result.clone());
+            } else {
+                out[i] = r;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl InplaceRecord {
+    /// Finishes an in-place *view* op (`t_`, `unsqueeze_`, ...): the tensor's own history gains
+    /// `bw`; no CopySlices, since no element changed.
+    pub(crate) fn finish_view_op(self, self_: &Tensor, bw: impl Backward) -> Result<()> {
+        let node = Node::new(
+            Box::new(bw),
+            vec![self.edges.into_iter().next().flatten()],
+            vec![],
+            vec![(self_.shape(), self_.dtype())],
+        );
+        set_grad_fn(self_, &node, 0);
+        Ok(())
+    }
+}

@@ -1,0 +1,4 @@
+//! CPU kernels. Every function here is `unsafe` at the boundary: callers pass base pointers of
+//! locked storages plus geometry that has already been bounds-checked against those storages.
+
+pub(crate) mod copy;

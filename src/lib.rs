@@ -1,0 +1,37 @@
+//! # tapegrad
+//!
+//! A pure-Rust eager tensor engine with tape-based autograd that keeps PyTorch's semantics where
+//! they matter most: strided views that share storage and a version counter, in-place ops that
+//! bump it, autograd that checks saved tensors and rebases history when a view is written
+//! (CopySlices), and `set_`/`resize_`.
+//!
+//! ```
+//! use tapegrad::{Tensor, DType};
+//! let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2])?.requires_grad_(true)?;
+//! let b = x.copy()?;                 // PyTorch's clone()
+//! b.select(0, 1)?.mul_(10.0)?;       // in-place through a view
+//! b.sum()?.backward()?;
+//! assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![1.0, 1.0, 10.0, 10.0]);
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
+//!
+//! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
+//! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one family per
+//! file, each backward beside its forward), [`autograd`] (graph, engine, views + in-place),
+//! `backend` (raw kernels).
+
+pub mod autograd;
+mod backend;
+pub mod dtype;
+mod error;
+mod layout;
+mod ops;
+mod storage;
+mod tensor;
+mod view;
+
+pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
+pub use error::{Error, ErrorKind, Result};
+pub use layout::Layout;
+pub use storage::Storage;
+pub use tensor::{Tensor, manual_seed};

@@ -1,0 +1,251 @@
+//! Reductions. `sum` (all dims or given dims, keepdim) and `sum_to_size` live here with their
+//! backward; integer and bool sums accumulate (and return) i64, f16/bf16 accumulate in f32.
+
+use super::util::{broadcast_strides, with_raw};
+use crate::autograd::{Backward, BackwardCtx, record};
+use crate::layout::{Layout, for_each_run, wrap_dims};
+use crate::tensor::TensorData;
+use crate::{DType, Element, Result, Tensor, dispatch};
+
+/// Sums a contiguous run with 8 independent accumulators (vectorisable).
+#[inline]
+fn sum_run<T: Element>(p: &[T]) -> T {
+    let mut acc = [T::zero(); 8];
+    let chunks = p.chunks_exact(8);
+    let rem = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] = acc[k].add(c[k]);
+        }
+    }
+    let mut s = T::zero();
+    for a in acc {
+        s = s.add(a);
+    }
+    for &v in rem {
+        s = s.add(v);
+    }
+    s
+}
+
+/// Sum-reduces `x` (already of accumulation dtype `T`) over `dims` into `out` (keepdim shape,
+/// zero-initialised, contiguous).
+fn sum_kernel<T: Element>(x: &TensorData, out: &TensorData, in_shape: &[usize]) {
+    let out_st = broadcast_strides(&out.layout, in_shape);
+    let out_geo = TensorData {
+        storage: out.storage.clone(),
+        layout: Layout::new(
+            in_shape.to_vec(),
+            out_st.iter().map(|&s| s as usize).collect(),
+            out.layout.offset(),
+        ),
+    };
+    with_raw(&out_geo, in_shape, &[x], |o, ins| {
+        let (po, px) = (o.ptr as *mut T, ins[0].ptr as *const T);
+        for_each_run(
+            in_shape,
+            [o.strides, ins[0].strides],
+            [o.offset, ins[0].offset],
+            |[oo, ox], len, [so, sx]| {
+                // SAFETY: geometries are tensor layouts inside their locked storages; `out` is a
+                // fresh tensor distinct from `x`.
+                unsafe {
+                    if so == 0 && sx == 1 {
+                        let s = sum_run(std::slice::from_raw_parts(px.offset(ox), len));
+                        *po.offset(oo) = (*po.offset(oo)).add(s);
+                    } else {
+                        for i in 0..len as isize {
+                            let p = po.offset(oo + i * so);
+                            *p = (*p).add(*px.offset(ox + i * sx));
+                        }
+                    }
+                }
+            },
+        );
+    });
+}
+
+/// The dtype `sum` returns for an input dtype.
+pub(crate) fn sum_dtype(d: DType) -> DType {
+    if d.is_integral(true) { DType::I64 } else { d }
+}
+
+/// Sum over `dims` (all when `None`) without autograd; result in `sum_dtype`.
+pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Result<Tensor> {
+    let shape = x.shape();
+    let all: Vec<usize> = (0..shape.len()).collect();
+    let dims = dims.unwrap_or(&all);
+    let kshape: Vec<usize> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| if dims.contains(&i) { 1 } else { s })
+        .collect();
+    let acc = x.dtype().accumulate_dtype();
+    let xin = if x.dtype() == acc {
+        x.clone()
+    } else {
+        let _g = crate::autograd::no_grad();
+        x.to_dtype(acc)?
+    };
+    let out = Tensor::zeros(&kshape, acc)?;
+    dispatch!(acc, T => sum_kernel::<T>(&xin.data(), &out.data(), &shape));
+    let out = if out.dtype() != sum_dtype(x.dtype()) {
+        let _g = crate::autograd::no_grad();
+        out.to_dtype(sum_dtype(x.dtype()))?
+    } else {
+        out
+    };
+    if keepdim {
+        return Ok(out);
+    }
+    let rshape: Vec<usize> = shape
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| !dims.contains(i))
+        .map(|(_, &s)| s)
+        .collect();
+    Ok(Tensor::from_parts(
+        out.storage(),
+        Layout::contiguous(&rshape),
+        out.dtype(),
+    ))
+}
+
+struct SumBackward {
+    name: &'static str,
+    shape: Vec<usize>,
+    dims: Vec<usize>,
+    keepdim: bool,
+}
+
+impl Backward for SumBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(mut g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        if !self.keepdim {
+            let mut dims = self.dims.clone();
+            dims.sort_unstable();
+            for d in dims {
+                g = g.unsqueeze(d as i64)?;
+            }
+        }
+        Ok(vec![Some(g.broadcast_to(&self.shape)?)])
+    }
+}
+
+impl Tensor {
+    /// Sum of all elements (0-dim). Integers and bool sum to i64.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1i32, 2, 3], &[3])?;
+    /// assert_eq!(x.sum()?.item::<i64>()?, 6);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sum(&self) -> Result<Tensor> {
+        let out = sum_raw(self, None, false)?;
+        let dims = (0..self.dim()).collect();
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            SumBackward {
+                name: "SumBackward0",
+                shape: self.shape(),
+                dims,
+                keepdim: false,
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// Sum over `dims` (negatives allowed), keeping them as size 1 if `keepdim`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?.view(&[2, 3])?;
+    /// assert_eq!(x.sum_dims(&[1], false)?.to_vec::<i64>()?, vec![3, 12]);
+    /// assert_eq!(x.sum_dims(&[0], true)?.shape(), vec![1, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sum_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let ds = wrap_dims(dims, self.dim(), "sum")?;
+        let ds = if ds.is_empty() {
+            (0..self.dim()).collect()
+        } else {
+            ds
+        };
+        let out = sum_raw(self, Some(&ds), keepdim)?;
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            SumBackward {
+                name: "SumBackward1",
+                shape: self.shape(),
+                dims: ds,
+                keepdim,
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// Sums broadcast dims away so the result has `shape` (the inverse of broadcasting).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let g = Tensor::ones(&[4, 2, 3], DType::F32)?;
+    /// let s = g.sum_to_size(&[2, 1])?;
+    /// assert_eq!((s.shape(), s.to_vec::<f32>()?), (vec![2, 1], vec![12.0, 12.0]));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sum_to_size(&self, shape: &[usize]) -> Result<Tensor> {
+        let mine = self.shape();
+        if mine == shape {
+            return Ok(self.clone());
+        }
+        if shape.len() > mine.len() {
+            crate::bail!(
+                ShapeMismatch,
+                "sum_to_size",
+                "size {:?} is not expandable to size {:?}",
+                shape,
+                mine
+            );
+        }
+        let lead = mine.len() - shape.len();
+        let mut dims: Vec<i64> = (0..lead as i64).collect();
+        for (i, &s) in shape.iter().enumerate() {
+            let m = mine[lead + i];
+            if s == 1 && m != 1 {
+                dims.push((lead + i) as i64);
+            } else if s != m {
+                crate::bail!(
+                    ShapeMismatch,
+                    "sum_to_size",
+                    "size {:?} is not expandable to size {:?}",
+                    shape,
+                    mine
+                );
+            }
+        }
+        let mut r = if dims.is_empty() {
+            self.clone()
+        } else {
+            self.sum_dims(&dims, true)?
+        };
+        if lead > 0 {
+            let s: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
+            r = r.view(&s)?;
+        }
+        Ok(r)
+    }
+}

@@ -1,0 +1,152 @@
+//! Shared plumbing for ops: operand geometry (broadcast strides as `isize`), overlap checks for
+//! in-place writes, and running a raw kernel under the right storage locks.
+
+use crate::backend::cpu::copy::Raw;
+use crate::layout::Layout;
+use crate::storage::{Storage, lock_for_write};
+use crate::tensor::TensorData;
+use crate::{Result, Tensor, bail};
+
+/// Strides of `layout` broadcast to `shape` (0 for broadcast dims), as `isize`.
+pub(crate) fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<isize> {
+    let nd = shape.len();
+    let ld = layout.dim();
+    (0..nd)
+        .map(|i| {
+            if i + ld < nd {
+                0
+            } else {
+                let j = i + ld - nd;
+                if layout.sizes()[j] == 1 && shape[i] != 1 {
+                    0
+                } else {
+                    layout.strides()[j] as isize
+                }
+            }
+        })
+        .collect()
+}
+
+/// PyTorch's `assert_no_internal_overlap` for a tensor about to be written.
+pub(crate) fn check_no_internal_overlap(t: &TensorData, op: &'static str) -> Result<()> {
+    if t.layout.has_internal_overlap() {
+        bail!(
+            InvalidArgument,
+            op,
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(())
+}
+
+/// Overlap of two tensors' memory: `Full` (same elements, same order), `Partial` or `No`.
+#[derive(PartialEq, Eq, Debug)]
+pub(crate) enum Overlap {
+    No,
+    Full,
+    Partial,
+}
+
+pub(crate) fn overlap(
+    a: &TensorData,
+    b: &TensorData,
+    itemsize: usize,
+    b_itemsize: usize,
+) -> Overlap {
+    if !a.storage.same(&b.storage) || a.layout.numel() == 0 || b.layout.numel() == 0 {
+        return Overlap::No;
+    }
+    let a_begin = a.layout.offset() * itemsize;
+    let a_end = a.layout.storage_span() * itemsize;
+    let b_begin = b.layout.offset() * b_itemsize;
+    let b_end = b.layout.storage_span() * b_itemsize;
+    if a_begin == b_begin
+        && a_end == b_end
+        && a.layout.strides() == b.layout.strides()
+        && a.layout.sizes() == b.layout.sizes()
+    {
+        return Overlap::Full;
+    }
+    if a_begin < b_end && b_begin < a_end {
+        // PyTorch only decides for non-overlapping-and-dense operands; otherwise it is "too hard"
+        // and allowed. Mirror that.
+        if !a.layout.is_non_overlapping_and_dense() || !b.layout.is_non_overlapping_and_dense() {
+            return Overlap::No;
+        }
+        return Overlap::Partial;
+    }
+    Overlap::No
+}
+
+/// Rejects a partial overlap between the written tensor and an input.
+pub(crate) fn check_no_partial_overlap(
+    out: &Tensor,
+    input: &Tensor,
+    op: &'static str,
+) -> Result<Overlap> {
+    let o = overlap(
+        &out.data(),
+        &input.data(),
+        out.dtype().size(),
+        input.dtype().size(),
+    );
+    if o == Overlap::Partial {
+        bail!(
+            InvalidArgument,
+            op,
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(o)
+}
+
+/// Runs `f` with a mutable raw view of `out` and raw views of `inputs` (each broadcast to
+/// `shape`), holding the storage locks in a deadlock-free order.
+pub(crate) fn with_raw<R>(
+    out: &TensorData,
+    shape: &[usize],
+    inputs: &[&TensorData],
+    f: impl FnOnce(Raw<'_, *mut u8>, &[Raw<'_, *const u8>]) -> R,
+) -> R {
+    let in_storages: Vec<&Storage> = inputs.iter().map(|d| &d.storage).collect();
+    let mut locks = lock_for_write(&out.storage, &in_storages);
+    let out_strides = broadcast_strides(&out.layout, shape);
+    let in_strides: Vec<Vec<isize>> = inputs
+        .iter()
+        .map(|d| broadcast_strides(&d.layout, shape))
+        .collect();
+    let out_raw = Raw {
+        ptr: locks.out_ptr(),
+        strides: &out_strides,
+        offset: out.layout.offset() as isize,
+    };
+    let raws: Vec<Raw<'_, *const u8>> = inputs
+        .iter()
+        .zip(&in_strides)
+        .map(|(d, st)| Raw {
+            ptr: locks.in_ptr(&d.storage),
+            strides: st,
+            offset: d.layout.offset() as isize,
+        })
+        .collect();
+    f(out_raw, &raws)
+}
+
+/// Normalises a list of sizes given as i64 (rejecting negatives).
+pub(crate) fn to_usize_sizes(sizes: &[i64], op: &'static str) -> Result<Vec<usize>> {
+    sizes
+        .iter()
+        .map(|&s| {
+            if s < 0 {
+                bail!(
+                    InvalidArgument,
+                    op,
+                    "Trying to create tensor with negative dimension {}: {:?}",
+                    s,
+                    sizes
+                );
+            }
+            Ok(s as usize)
+        })
+        .collect()
+}

@@ -1,0 +1,194 @@
+//! Storage: a shared, byte-addressed, 64-byte aligned buffer with an identity and a `resizable`
+//! flag. It knows nothing of shapes, strides, dtypes or autograd.
+//!
+//! Growing a storage (`resize_`, `set_` past the end) reallocates the buffer *inside* the same
+//! storage object, so every tensor aliasing it sees the new bytes (PyTorch's StorageImpl rule).
+//! New bytes are always zero-filled: tapegrad never exposes uninitialised memory.
+//!
+//! Locking: the buffer sits behind a `parking_lot::RwLock`. Kernels take read locks on inputs and
+//! a write lock on the output, in ascending storage-id order, and read inputs that share the
+//! output's storage through the write guard ([`lock_for_write`]), so `x.add_(&x)` never deadlocks.
+
+mod buffer;
+
+pub(crate) use buffer::CpuBuffer;
+
+use crate::{Device, Result};
+use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+static NEXT_STORAGE_ID: AtomicU64 = AtomicU64::new(1);
+
+struct StorageInner {
+    id: u64,
+    device: Device,
+    resizable: AtomicBool,
+    buf: RwLock<CpuBuffer>,
+}
+
+/// A reference-counted handle to a storage. Cloning the handle aliases the same bytes.
+#[derive(Clone)]
+pub struct Storage(Arc<StorageInner>);
+
+impl std::fmt::Debug for Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Storage(id={}, nbytes={})", self.id(), self.nbytes())
+    }
+}
+
+impl Storage {
+    /// A new zero-filled, resizable storage of `nbytes` bytes on the CPU.
+    pub fn zeroed(nbytes: usize) -> Result<Storage> {
+        Ok(Self::from_buffer(CpuBuffer::zeroed(nbytes)?))
+    }
+
+    /// A storage of `nbytes` whose contents the caller promises to overwrite completely before any
+    /// read (kernel outputs). Still zero-filled for now; kept separate so allocation can be reused.
+    pub(crate) fn for_output(nbytes: usize) -> Result<Storage> {
+        Ok(Self::from_buffer(CpuBuffer::uninit_for_output(nbytes)?))
+    }
+
+    pub(crate) fn from_buffer(buf: CpuBuffer) -> Storage {
+        Storage(Arc::new(StorageInner {
+            id: NEXT_STORAGE_ID.fetch_add(1, Ordering::Relaxed),
+            device: Device::Cpu,
+            resizable: AtomicBool::new(true),
+            buf: RwLock::new(buf),
+        }))
+    }
+
+    /// A storage holding a copy of `data`'s bytes.
+    pub fn from_bytes(data: &[u8]) -> Result<Storage> {
+        let buf = CpuBuffer::zeroed(data.len())?;
+        let s = Self::from_buffer(buf);
+        s.write().as_bytes_mut().copy_from_slice(data);
+        Ok(s)
+    }
+
+    /// Unique identity of this storage object (stable across reallocation by `resize_`).
+    pub fn id(&self) -> u64 {
+        self.0.id
+    }
+    /// Current size in bytes.
+    pub fn nbytes(&self) -> usize {
+        self.0.buf.read_recursive().len()
+    }
+    /// The device the bytes live on.
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+    /// Whether the storage may grow.
+    pub fn resizable(&self) -> bool {
+        self.0.resizable.load(Ordering::Relaxed)
+    }
+    /// Marks the storage (non-)resizable, like storages from external memory in PyTorch.
+    pub fn set_resizable(&self, resizable: bool) {
+        self.0.resizable.store(resizable, Ordering::Relaxed)
+    }
+    /// True if both handles point to the same storage object.
+    pub fn same(&self, other: &Storage) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+
+    /// Grows the buffer in place to at least `nbytes` (zero-filling new bytes), keeping the old
+    /// bytes as a prefix. Never shrinks. Errors if the storage is not resizable.
+    pub(crate) fn grow_to(&self, nbytes: usize, op: &'static str) -> Result<()> {
+        let mut g = self.0.buf.write();
+        if g.len() >= nbytes {
+            return Ok(());
+        }
+        if !self.resizable() {
+            crate::bail!(
+                NotResizable,
+                op,
+                "Trying to resize storage that is not resizable (storage of {} bytes, {} needed)",
+                g.len(),
+                nbytes
+            );
+        }
+        g.grow(nbytes)
+    }
+
+    /// Read access to the bytes.
+    pub(crate) fn read(&self) -> RwLockReadGuard<'_, CpuBuffer> {
+        self.0.buf.read_recursive()
+    }
+    /// Write access to the bytes.
+    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, CpuBuffer> {
+        self.0.buf.write()
+    }
+}
+
+/// Locks for one kernel call: the written storage under a write lock, every other distinct input
+/// storage under a read lock, acquired in ascending id order (a fixed global order, so two threads
+/// never deadlock). Pointers to inputs that alias the output come from the write guard.
+pub(crate) struct WriteLocks<'a> {
+    out: RwLockWriteGuard<'a, CpuBuffer>,
+    reads: Vec<(u64, RwLockReadGuard<'a, CpuBuffer>)>,
+    out_id: u64,
+}
+
+impl WriteLocks<'_> {
+    /// Base pointer of the written storage.
+    pub(crate) fn out_ptr(&mut self) -> *mut u8 {
+        self.out.as_mut_ptr()
+    }
+    /// Base pointer of an input storage (which may be the written one).
+    pub(crate) fn in_ptr(&self, s: &Storage) -> *const u8 {
+        if s.id() == self.out_id {
+            return self.out.as_ptr();
+        }
+        let g = self
+            .reads
+            .iter()
+            .find(|(id, _)| *id == s.id())
+            .expect("internal: input storage was not locked");
+        g.1.as_ptr()
+    }
+}
+
+/// Takes the locks for writing `out` while reading `inputs` (see [`WriteLocks`]).
+pub(crate) fn lock_for_write<'a>(out: &'a Storage, inputs: &[&'a Storage]) -> WriteLocks<'a> {
+    let mut ids: Vec<&Storage> = inputs.iter().copied().filter(|s| !s.same(out)).collect();
+    ids.sort_by_key(|s| s.id());
+    ids.dedup_by_key(|s| s.id());
+    let mut reads = Vec::with_capacity(ids.len());
+    let mut out_guard = None;
+    for s in &ids {
+        if out_guard.is_none() && out.id() < s.id() {
+            out_guard = Some(out.write());
+        }
+        reads.push((s.id(), s.read()));
+    }
+    let out_guard = out_guard.unwrap_or_else(|| out.write());
+    WriteLocks {
+        out: out_guard,
+        reads,
+        out_id: out.id(),
+    }
+}
+
+impl Storage {
+    /// A storage holding `data` (element bytes in native order).
+    pub(crate) fn from_elements<T: crate::Element>(data: &[T]) -> Result<Storage> {
+        let nbytes = std::mem::size_of_val(data);
+        let s = Self::from_buffer(CpuBuffer::zeroed(nbytes)?);
+        {
+            let mut g = s.write();
+            // SAFETY: the buffer holds exactly nbytes bytes, is 64-byte aligned (enough for every
+            // Element) and does not overlap `data`; Element types are plain old data.
+            unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, g.as_mut_ptr(), nbytes)
+            };
+        }
+        Ok(s)
+    }
+}
+
+impl Storage {
+    /// True if this handle is the only one (plus the caller's temporary) to the storage.
+    pub(crate) fn is_unique(&self) -> bool {
+        Arc::strong_count(&self.0) <= 2
+    }
+}

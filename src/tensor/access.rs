@@ -1,0 +1,203 @@
+//! Read access: geometry, dtype/device, version, view/storage relations and element reads.
+
+use super::Tensor;
+use crate::dtype::cast;
+use crate::storage::Storage;
+use crate::{DType, Device, Element, Result, bail, dispatch};
+
+impl Tensor {
+    /// Sizes of every dim.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32)?.shape(), vec![2, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn shape(&self) -> Vec<usize> {
+        self.0.data.read().layout.sizes().to_vec()
+    }
+    /// Size of one dim (negative counts from the end).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32)?.size(-1)?, 3);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn size(&self, dim: i64) -> Result<usize> {
+        let d = self.0.data.read();
+        let w = crate::layout::wrap_dim(dim, d.layout.dim(), "size")?;
+        Ok(if d.layout.dim() == 0 {
+            1
+        } else {
+            d.layout.sizes()[w]
+        })
+    }
+    /// Strides in elements.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32)?.strides(), vec![3, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn strides(&self) -> Vec<usize> {
+        self.0.data.read().layout.strides().to_vec()
+    }
+    /// Offset of the first element in the storage, in elements.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[4], DType::F32)?;
+    /// assert_eq!(x.narrow(0, 1, 2)?.storage_offset(), 1);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn storage_offset(&self) -> usize {
+        self.0.data.read().layout.offset()
+    }
+    /// The full layout (sizes, strides, offset).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[2], DType::F32)?.layout().numel(), 2);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn layout(&self) -> crate::Layout {
+        self.0.data.read().layout.clone()
+    }
+    /// Element type.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[1], DType::BF16)?.dtype(), DType::BF16);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn dtype(&self) -> DType {
+        self.0.dtype
+    }
+    /// Device.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType, Device};
+    /// assert_eq!(Tensor::zeros(&[1], DType::F32)?.device(), Device::Cpu);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn device(&self) -> Device {
+        self.0.device
+    }
+    /// Number of elements.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32)?.numel(), 6);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn numel(&self) -> usize {
+        self.0.data.read().layout.numel()
+    }
+    /// Number of dims.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32)?.dim(), 2);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn dim(&self) -> usize {
+        self.0.data.read().layout.dim()
+    }
+    /// PyTorch's `is_contiguous()`.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[2, 3], DType::F32)?;
+    /// assert!(x.is_contiguous() && !x.t()?.is_contiguous());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn is_contiguous(&self) -> bool {
+        self.0.data.read().layout.is_contiguous()
+    }
+    /// The current value of the shared version counter (PyTorch `_version`).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[2], DType::F32)?;
+    /// x.fill_(1.0)?;
+    /// assert_eq!(x.version(), 1);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn version(&self) -> u64 {
+        self.0.version.current()
+    }
+    /// The storage handle (shared with every alias).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[2], DType::F32)?;
+    /// assert_eq!(x.storage().nbytes(), 8);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn storage(&self) -> Storage {
+        self.0.data.read().storage.clone()
+    }
+    /// True if both tensors use the same storage object.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[2, 2], DType::F32)?;
+    /// assert!(x.t()?.shares_storage(&x));
+    /// assert!(!x.copy()?.shares_storage(&x));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn shares_storage(&self, other: &Tensor) -> bool {
+        self.storage().same(&other.storage())
+    }
+
+    /// All elements in row-major logical order, converted to `T` (C-style casts).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.t()?.to_vec::<f64>()?, vec![1.0, 3.0, 2.0, 4.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let d = self.data();
+        let g = d.storage.read();
+        let dtype = self.dtype();
+        if d.layout.storage_span() * dtype.size() > g.len() {
+            bail!(
+                InvalidArgument,
+                "to_vec",
+                "tensor geometry lies outside its storage"
+            );
+        }
+        let mut out = Vec::with_capacity(d.layout.numel());
+        dispatch!(dtype, S => {
+            let p = g.as_ptr() as *const S;
+            for off in d.layout.offsets() {
+                // SAFETY: off < storage_span <= storage elements, checked above; the storage is
+                // read-locked for the whole loop.
+                out.push(cast::<S, T>(unsafe { *p.add(off) }));
+            }
+        });
+        Ok(out)
+    }
+
+    /// The single element of a one-element tensor.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::scalar(3i64).item::<i64>()?, 3);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn item<T: Element>(&self) -> Result<T> {
+        let n = self.numel();
+        if n != 1 {
+            bail!(
+                InvalidArgument,
+                "item",
+                "a Tensor with {} elements cannot be converted to Scalar",
+                n
+            );
+        }
+        Ok(self.to_vec::<T>()?[0])
+    }
+}

@@ -1,0 +1,368 @@
+//! Factories: from Rust data, constant fills, ranges, identity, seeded random tensors, `*_like`.
+
+use super::Tensor;
+use crate::backend::cpu::copy::{Raw, fill};
+use crate::layout::{Layout, check_numel};
+use crate::storage::Storage;
+use crate::{DType, Element, Result, Scalar, bail, dispatch};
+use parking_lot::Mutex;
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+
+static RNG: Mutex<Option<StdRng>> = Mutex::new(None);
+
+/// Seeds the global generator used by `rand`, `randn`, `randint`, dropout and initialisers.
+pub fn manual_seed(seed: u64) {
+    *RNG.lock() = Some(StdRng::seed_from_u64(seed));
+}
+
+/// Runs `f` with the global generator (seeded with 0 on first use unless `manual_seed` ran).
+pub(crate) fn with_rng<R>(f: impl FnOnce(&mut StdRng) -> R) -> R {
+    let mut g = RNG.lock();
+    f(g.get_or_insert_with(|| StdRng::seed_from_u64(0)))
+}
+
+impl Tensor {
+    /// A contiguous tensor holding `data` with the given shape.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(t.shape(), vec![2, 2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+        Self::from_slice(&data, shape)
+    }
+
+    /// Like [`from_vec`](Self::from_vec) from a borrowed slice.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_slice(&[1i64, 2, 3], &[3])?;
+    /// assert_eq!(t.to_vec::<i64>()?, vec![1, 2, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let n = check_numel(shape, "from_vec")?;
+        if n != data.len() {
+            bail!(
+                ShapeMismatch,
+                "from_vec",
+                "shape {:?} needs {} elements but {} were given",
+                shape,
+                n,
+                data.len()
+            );
+        }
+        Ok(Tensor::from_parts(
+            Storage::from_elements(data)?,
+            Layout::contiguous(shape),
+            T::DTYPE,
+        ))
+    }
+
+    /// A 0-dim tensor holding `v`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::scalar(2.5f64);
+    /// assert_eq!(t.dim(), 0);
+    /// ```
+    pub fn scalar<T: Element>(v: T) -> Tensor {
+        Self::from_slice(&[v], &[]).expect("internal: one element fits a 0-dim shape")
+    }
+
+    /// A contiguous zero-filled tensor.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::zeros(&[2, 3], DType::F32)?;
+    /// assert_eq!(z.to_vec::<f32>()?, vec![0.0; 6]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = check_numel(shape, "zeros")?;
+        let nbytes = n
+            .checked_mul(dtype.size())
+            .ok_or_else(|| crate::err!(InvalidArgument, "zeros", "size overflow"))?;
+        Ok(Tensor::from_parts(
+            Storage::zeroed(nbytes)?,
+            Layout::contiguous(shape),
+            dtype,
+        ))
+    }
+
+    /// A contiguous tensor of uninitialised-in-PyTorch memory; tapegrad zero-fills it.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::empty(&[3], DType::I64)?.to_vec::<i64>()?, vec![0, 0, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Self::zeros(shape, dtype)
+    }
+
+    /// A tensor with explicit strides (zero-filled storage just large enough).
+    pub(crate) fn empty_strided(
+        shape: &[usize],
+        strides: &[usize],
+        dtype: DType,
+    ) -> Result<Tensor> {
+        check_numel(shape, "empty_strided")?;
+        let span = Layout::checked_storage_span(shape, strides, 0)
+            .ok_or_else(|| crate::err!(InvalidArgument, "empty_strided", "geometry overflows"))?;
+        let storage = Storage::for_output(span * dtype.size())?;
+        Ok(Tensor::from_parts(
+            storage,
+            Layout::new(shape.to_vec(), strides.to_vec(), 0),
+            dtype,
+        ))
+    }
+
+    /// A contiguous tensor filled with `value` (cast to `dtype`).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let t = Tensor::full(&[2], 7, DType::I32)?;
+    /// assert_eq!(t.to_vec::<i32>()?, vec![7, 7]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        let t = Self::zeros(shape, dtype)?;
+        let v = value.into();
+        if !v.is_zero() {
+            let d = t.data();
+            let mut g = d.storage.write();
+            let n = d.layout.numel() as isize;
+            dispatch!(dtype, T => {
+                // SAFETY: a contiguous layout of n elements inside a storage of n elements.
+                unsafe { fill::<T>(&[n as usize], Raw { ptr: g.as_mut_ptr(), strides: &[1], offset: 0 }, v.to::<T>()) }
+            });
+        }
+        Ok(t)
+    }
+
+    /// A contiguous tensor of ones.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::ones(&[2], DType::F64)?.to_vec::<f64>()?, vec![1.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        Self::full(shape, 1, dtype)
+    }
+
+    /// `torch.arange(start, end, step)`: i64 when all bounds are ints, else f32.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::arange(0, 5, 2)?.to_vec::<i64>()?, vec![0, 2, 4]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn arange(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+    ) -> Result<Tensor> {
+        let (s, e, st) = (start.into(), end.into(), step.into());
+        let all_int = [s, e, st]
+            .iter()
+            .all(|v| matches!(v, Scalar::Int(_) | Scalar::Bool(_)));
+        Self::arange_dtype(s, e, st, if all_int { DType::I64 } else { DType::F32 })
+    }
+
+    /// `torch.arange` with an explicit dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::arange_dtype(0, 3, 1, DType::F64)?.to_vec::<f64>()?, vec![0.0, 1.0, 2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn arange_dtype(
+        start: impl Into<Scalar>,
+        end: impl Into<Scalar>,
+        step: impl Into<Scalar>,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        let (s, e, st) = (
+            start.into().to_f64(),
+            end.into().to_f64(),
+            step.into().to_f64(),
+        );
+        if st == 0.0 {
+            bail!(InvalidArgument, "arange", "step must be nonzero");
+        }
+        if !(s.is_finite() && e.is_finite()) {
+            bail!(
+                InvalidArgument,
+                "arange",
+                "unsupported range: {} -> {}",
+                s,
+                e
+            );
+        }
+        if (st > 0.0 && e < s) || (st < 0.0 && e > s) {
+            bail!(
+                InvalidArgument,
+                "arange",
+                "upper bound and larger bound inconsistent with step sign"
+            );
+        }
+        let n = ((e - s) / st).ceil().max(0.0) as usize;
+        let vals: Vec<f64> = (0..n).map(|i| s + st * i as f64).collect();
+        Tensor::from_vec(vals, &[n])?.to_dtype(dtype)
+    }
+
+    /// `torch.linspace(start, end, steps)`.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::linspace(0.0, 1.0, 3, DType::F64)?.to_vec::<f64>()?, vec![0.0, 0.5, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
+        let step = if steps > 1 {
+            (end - start) / (steps - 1) as f64
+        } else {
+            0.0
+        };
+        let half = steps / 2;
+        // PyTorch fills the second half backwards from `end` for symmetry.
+        let vals: Vec<f64> = (0..steps)
+            .map(|i| {
+                if i < half {
+                    start + step * i as f64
+                } else {
+                    end - step * (steps - 1 - i) as f64
+                }
+            })
+            .collect();
+        Tensor::from_vec(vals, &[steps])?.to_dtype(dtype)
+    }
+
+    /// The `n`×`n` identity matrix.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::eye(2, DType::I64)?.to_vec::<i64>()?, vec![1, 0, 0, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn eye(n: usize, dtype: DType) -> Result<Tensor> {
+        let mut v = vec![0.0f64; n * n];
+        for i in 0..n {
+            v[i * n + i] = 1.0;
+        }
+        Tensor::from_vec(v, &[n, n])?.to_dtype(dtype)
+    }
+
+    /// Uniform samples in `[0, 1)` from the global generator.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// tapegrad::manual_seed(0);
+    /// let r = Tensor::rand(&[4], DType::F32)?;
+    /// assert!(r.to_vec::<f32>()?.iter().all(|v| (0.0..1.0).contains(v)));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        use rand::Rng;
+        let n = check_numel(shape, "rand")?;
+        let v: Vec<f64> = with_rng(|r| (0..n).map(|_| r.r#gen::<f64>()).collect());
+        Tensor::from_vec(v, shape)?.to_dtype(dtype)
+    }
+
+    /// Standard normal samples from the global generator.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// tapegrad::manual_seed(0);
+    /// assert_eq!(Tensor::randn(&[2, 3], DType::F64)?.shape(), vec![2, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
+        use rand_distr_normal as normal;
+        let n = check_numel(shape, "randn")?;
+        let v: Vec<f64> = with_rng(|r| (0..n).map(|_| normal(r)).collect());
+        Tensor::from_vec(v, shape)?.to_dtype(dtype)
+    }
+
+    /// Integers uniform in `[low, high)` as i64.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let r = Tensor::randint(0, 3, &[10])?;
+    /// assert!(r.to_vec::<i64>()?.iter().all(|v| (0..3).contains(v)));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn randint(low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
+        use rand::Rng;
+        if high <= low {
+            bail!(
+                InvalidArgument,
+                "randint",
+                "random_ expects 'from' to be less than 'to', but got from={} >= to={}",
+                low,
+                high
+            );
+        }
+        let n = check_numel(shape, "randint")?;
+        let v: Vec<i64> = with_rng(|r| (0..n).map(|_| r.gen_range(low..high)).collect());
+        Tensor::from_vec(v, shape)
+    }
+
+    /// Zeros with this tensor's shape and dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F32)?;
+    /// assert_eq!(x.zeros_like()?.to_vec::<f32>()?, vec![0.0, 0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn zeros_like(&self) -> Result<Tensor> {
+        Tensor::zeros(&self.shape(), self.dtype())
+    }
+    /// Ones with this tensor's shape and dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[1], DType::I64)?;
+    /// assert_eq!(x.ones_like()?.to_vec::<i64>()?, vec![1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn ones_like(&self) -> Result<Tensor> {
+        Tensor::ones(&self.shape(), self.dtype())
+    }
+    /// `value` with this tensor's shape and dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[2], DType::F32)?;
+    /// assert_eq!(x.full_like(3.0)?.to_vec::<f32>()?, vec![3.0, 3.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Tensor> {
+        Tensor::full(&self.shape(), value, self.dtype())
+    }
+    /// An (zero-filled) tensor with this tensor's shape and dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F32)?;
+    /// assert_eq!(x.empty_like()?.shape(), vec![2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn empty_like(&self) -> Result<Tensor> {
+        Tensor::zeros(&self.shape(), self.dtype())
+    }
+}
+
+/// Box–Muller standard normal (keeps the dependency list to `rand`).
+fn rand_distr_normal(r: &mut StdRng) -> f64 {
+    use rand::Rng;
+    let u1: f64 = 1.0 - r.r#gen::<f64>();
+    let u2: f64 = r.r#gen::<f64>();
+    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
+}

@@ -1,0 +1,101 @@
+//! `Tensor`: a cheap-to-clone handle (`Arc<TensorImpl>`) to storage + layout + dtype + device +
+//! version counter + autograd metadata.
+//!
+//! Storage and layout sit behind a `RwLock` because `set_`, `resize_` and in-place view ops
+//! (`t_`, `unsqueeze_`) re-point a tensor, and every handle of that tensor must see it. The
+//! version counter is fixed for the life of a `TensorImpl` (views and `detach` share their root's
+//! counter; `set_` never merges counters). Cloning a `Tensor` clones the handle; PyTorch's
+//! `clone()` (a data copy) is [`Tensor::copy`].
+
+mod access;
+mod create;
+mod display;
+
+pub(crate) mod version;
+
+pub use create::manual_seed;
+pub(crate) use create::with_rng;
+pub use version::VersionCounter;
+
+use crate::autograd::AutogradMeta;
+use crate::layout::Layout;
+use crate::storage::Storage;
+use crate::{DType, Device};
+use parking_lot::{Mutex, RwLock, RwLockReadGuard};
+use std::sync::Arc;
+
+/// A strided (or, later, sparse) tensor handle. `Clone` copies the handle, not the data.
+#[derive(Clone)]
+pub struct Tensor(pub(crate) Arc<TensorImpl>);
+
+/// The storage and geometry of a tensor (changed only by `set_`/`resize_`/in-place view ops).
+#[derive(Clone, Debug)]
+pub(crate) struct TensorData {
+    pub(crate) storage: Storage,
+    pub(crate) layout: Layout,
+}
+
+pub(crate) struct TensorImpl {
+    pub(crate) dtype: DType,
+    pub(crate) device: Device,
+    pub(crate) version: VersionCounter,
+    pub(crate) data: RwLock<TensorData>,
+    pub(crate) meta: Mutex<AutogradMeta>,
+}
+
+impl Tensor {
+    /// Wraps storage + layout in a fresh tensor with a fresh version counter and no autograd.
+    pub(crate) fn from_parts(storage: Storage, layout: Layout, dtype: DType) -> Tensor {
+        Self::from_parts_with_version(storage, layout, dtype, VersionCounter::new())
+    }
+
+    pub(crate) fn from_parts_with_version(
+        storage: Storage,
+        layout: Layout,
+        dtype: DType,
+        version: VersionCounter,
+    ) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            dtype,
+            device: storage.device(),
+            version,
+            data: RwLock::new(TensorData { storage, layout }),
+            meta: Mutex::new(AutogradMeta::default()),
+        }))
+    }
+
+    /// A consistent snapshot of storage handle + layout.
+    pub(crate) fn data(&self) -> TensorData {
+        self.0.data.read().clone()
+    }
+
+    pub(crate) fn data_ref(&self) -> RwLockReadGuard<'_, TensorData> {
+        self.0.data.read()
+    }
+
+    /// A tensor sharing this one's storage, layout and version counter but with no autograd
+    /// metadata (PyTorch's `tensor_data()` / what `detach()` builds on).
+    pub(crate) fn shallow(&self) -> Tensor {
+        let d = self.data();
+        Self::from_parts_with_version(d.storage, d.layout, self.0.dtype, self.0.version.clone())
+    }
+
+    /// True if `self` and `other` are the same tensor object (not merely equal data).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::zeros(&[2], tapegrad::DType::F32)?;
+    /// let b = a.clone();
+    /// assert!(a.is_same(&b));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn is_same(&self, other: &Tensor) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+// The handle must stay shareable across threads.
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Tensor>();
+};

@@ -1,0 +1,412 @@
+//! View ops: new tensors that share the input's storage and its root's version counter and
+//! record the root as `base`. Nothing here copies, except `reshape`'s documented copy path.
+//! Geometry is computed first (pure, on `Layout`), then `make_view` builds the tensor and the
+//! op's backward is recorded: reshape-like views reshape the gradient back, permutations permute
+//! it back, `expand` sums it, and every other view scatters it into the input geometry.
+
+mod dims;
+mod slicing;
+
+use crate::autograd::view::{AsStridedBackward, MultiViewBackward, make_view};
+use crate::autograd::{Backward, BackwardCtx, record};
+use crate::layout::{Layout, compute_stride, infer_size};
+use crate::ops::util::to_usize_sizes;
+use crate::{Result, Tensor, bail};
+
+/// Creates the view and records `bw` as its grad_fn.
+pub(crate) fn view_with(input: &Tensor, layout: Layout, bw: impl Backward) -> Result<Tensor> {
+    let v = make_view(input, layout, false);
+    record(&[&v], &[input], Vec::new, bw)?;
+    Ok(v)
+}
+
+/// Creates a view whose backward scatters into the input geometry.
+pub(crate) fn strided_view(input: &Tensor, layout: Layout, name: &'static str) -> Result<Tensor> {
+    let base = input.layout();
+    let view = layout.clone();
+    view_with(input, layout, AsStridedBackward { name, base, view })
+}
+
+/// Several views of one input sharing one multi-output node (unbind/split/chunk).
+pub(crate) fn multi_view(
+    input: &Tensor,
+    layouts: Vec<Layout>,
+    name: &'static str,
+) -> Result<Vec<Tensor>> {
+    let outs: Vec<Tensor> = layouts
+        .iter()
+        .map(|l| make_view(input, l.clone(), true))
+        .collect();
+    let refs: Vec<&Tensor> = outs.iter().collect();
+    record(
+        &refs,
+        &[input],
+        Vec::new,
+        MultiViewBackward {
+            name,
+            base: input.layout(),
+            views: layouts,
+        },
+    )?;
+    Ok(outs)
+}
+
+/// Reshape-like views: the gradient is reshaped back to the input shape.
+pub(crate) struct ReshapeBackward {
+    pub(crate) name: &'static str,
+    pub(crate) shape: Vec<usize>,
+}
+impl Backward for ReshapeBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
+        Ok(vec![match g.into_iter().next().flatten() {
+            Some(g) => Some(g.reshape(&shape)?),
+            None => None,
+        }])
+    }
+}
+
+struct ExpandBackward {
+    shape: Vec<usize>,
+}
+impl Backward for ExpandBackward {
+    fn name(&self) -> &'static str {
+        "ExpandBackward0"
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![match g.into_iter().next().flatten() {
+            Some(g) => Some(g.sum_to_size(&self.shape)?),
+            None => None,
+        }])
+    }
+}
+
+fn view_error(op: &'static str) -> crate::Error {
+    crate::err!(
+        ViewIncompatible,
+        op,
+        "view size is not compatible with input tensor's size and stride (at least one dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+    )
+}
+
+impl Tensor {
+    /// A view with a new shape (one `-1` is inferred); fails with `ViewIncompatible` when the
+    /// strides cannot express it.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?;
+    /// let v = x.view(&[2, -1])?;
+    /// assert_eq!((v.shape(), v.strides()), (vec![2, 3], vec![3, 1]));
+    /// assert!(v.t()?.view(&[6]).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+        let l = self.layout();
+        let new = infer_size(shape, l.numel(), "view")?;
+        let strides =
+            compute_stride(l.sizes(), l.strides(), &new).ok_or_else(|| view_error("view"))?;
+        let layout = Layout::new(new, strides, l.offset());
+        view_with(
+            self,
+            layout,
+            ReshapeBackward {
+                name: "ViewBackward0",
+                shape: l.sizes().to_vec(),
+            },
+        )
+    }
+
+    /// A view when the strides allow it, else a contiguous copy (which is not a view).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?.view(&[2, 3])?;
+    /// assert!(x.reshape(&[3, 2])?.shares_storage(&x));
+    /// assert!(!x.t()?.reshape(&[6])?.shares_storage(&x));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+        let l = self.layout();
+        let new = infer_size(shape, l.numel(), "reshape")?;
+        if let Some(strides) = compute_stride(l.sizes(), l.strides(), &new) {
+            let layout = Layout::new(new, strides, l.offset());
+            return view_with(
+                self,
+                layout,
+                ReshapeBackward {
+                    name: "ViewBackward0",
+                    shape: l.sizes().to_vec(),
+                },
+            );
+        }
+        let c = self.copy_contiguous_for_reshape()?;
+        let shape: Vec<i64> = new.iter().map(|&s| s as i64).collect();
+        c.unsafe_view(&shape)
+    }
+
+    fn copy_contiguous_for_reshape(&self) -> Result<Tensor> {
+        let out = crate::ops::geometry::materialize(
+            self,
+            self.dtype(),
+            &crate::layout::contiguous_strides(&self.shape()),
+        )?;
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            crate::ops::copy::PassBackward {
+                name: "CloneBackward0",
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// PyTorch's `_unsafe_view`: aliases the storage with a new shape but is NOT a view (own
+    /// version counter, `is_view() == false`). The input must be viewable with that shape.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 4, 1)?;
+    /// let u = x.unsafe_view(&[2, 2])?;
+    /// assert!(u.shares_storage(&x) && !u.is_view());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn unsafe_view(&self, shape: &[i64]) -> Result<Tensor> {
+        let d = self.data();
+        let new = infer_size(shape, d.layout.numel(), "_unsafe_view")?;
+        let strides = compute_stride(d.layout.sizes(), d.layout.strides(), &new)
+            .ok_or_else(|| view_error("_unsafe_view"))?;
+        let out = Tensor::from_parts(
+            d.storage,
+            Layout::new(new, strides, d.layout.offset()),
+            self.dtype(),
+        );
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            ReshapeBackward {
+                name: "UnsafeViewBackward0",
+                shape: d.layout.sizes().to_vec(),
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// A view with explicit sizes, strides and (optionally) storage offset, bounds-checked
+    /// against the storage.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?;
+    /// let v = x.as_strided(&[2, 2], &[1, 2], Some(1))?;
+    /// assert_eq!(v.to_vec::<i64>()?, vec![1, 3, 2, 4]);
+    /// assert!(x.as_strided(&[7], &[1], None).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn as_strided(
+        &self,
+        sizes: &[usize],
+        strides: &[usize],
+        storage_offset: Option<usize>,
+    ) -> Result<Tensor> {
+        let d = self.data();
+        if sizes.len() != strides.len() {
+            bail!(
+                InvalidArgument,
+                "as_strided",
+                "mismatch in length of strides and shape ({} vs {})",
+                strides.len(),
+                sizes.len()
+            );
+        }
+        let offset = storage_offset.unwrap_or(d.layout.offset());
+        let span = Layout::checked_storage_span(sizes, strides, offset)
+            .ok_or_else(|| crate::err!(InvalidArgument, "as_strided", "geometry overflows"))?;
+        let avail = d.storage.nbytes() / self.dtype().size();
+        if span > avail {
+            bail!(
+                InvalidArgument,
+                "as_strided",
+                "setStorage: sizes {:?}, strides {:?}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
+                sizes,
+                strides,
+                offset,
+                self.dtype().size(),
+                span * self.dtype().size(),
+                d.storage.nbytes()
+            );
+        }
+        strided_view(
+            self,
+            Layout::new(sizes.to_vec(), strides.to_vec(), offset),
+            "AsStridedBackward0",
+        )
+    }
+
+    /// Broadcasts to `shape` with stride 0 on new or size-1 dims (`-1` keeps a size).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 3, 1)?;
+    /// let e = x.expand(&[2, 3])?;
+    /// assert_eq!(e.strides(), vec![0, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
+        let l = self.layout();
+        let nd = shape.len();
+        if nd < l.dim() {
+            bail!(
+                ShapeMismatch,
+                "expand",
+                "the number of sizes provided ({}) must be greater or equal to the number of dimensions in the tensor ({})",
+                nd,
+                l.dim()
+            );
+        }
+        let mut sizes = vec![0; nd];
+        let mut strides = vec![0; nd];
+        for i in (0..nd).rev() {
+            let off = nd - i;
+            let target = shape[i];
+            if off <= l.dim() {
+                let j = l.dim() - off;
+                let (s, st) = (l.sizes()[j], l.strides()[j]);
+                if target == -1 || target as usize == s {
+                    sizes[i] = s;
+                    strides[i] = st;
+                } else if s == 1 && target >= 0 {
+                    sizes[i] = target as usize;
+                    strides[i] = 0;
+                } else {
+                    bail!(
+                        ShapeMismatch,
+                        "expand",
+                        "The expanded size of the tensor ({}) must match the existing size ({}) at non-singleton dimension {}.  Target sizes: {:?}.  Tensor sizes: {:?}",
+                        target,
+                        s,
+                        i,
+                        shape,
+                        l.sizes()
+                    );
+                }
+            } else {
+                if target < 0 {
+                    bail!(
+                        ShapeMismatch,
+                        "expand",
+                        "The expanded size of the tensor ({}) isn't allowed in a leading, non-existing dimension {}",
+                        target,
+                        i
+                    );
+                }
+                sizes[i] = target as usize;
+                strides[i] = 0;
+            }
+        }
+        let layout = Layout::new(sizes, strides, l.offset());
+        view_with(
+            self,
+            layout,
+            ExpandBackward {
+                shape: l.sizes().to_vec(),
+            },
+        )
+    }
+
+    /// `expand` to `other`'s shape.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[1, 3], DType::F32)?;
+    /// assert_eq!(x.expand_as(&Tensor::zeros(&[4, 3], DType::F32)?)?.shape(), vec![4, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn expand_as(&self, other: &Tensor) -> Result<Tensor> {
+        let s: Vec<i64> = other.shape().iter().map(|&v| v as i64).collect();
+        self.expand(&s)
+    }
+
+    /// `expand` to a `usize` shape (NumPy's `broadcast_to`).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// assert_eq!(Tensor::ones(&[3], DType::F32)?.broadcast_to(&[2, 3])?.shape(), vec![2, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        let s: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
+        self.expand(&s)
+    }
+
+    /// A view of the whole tensor (PyTorch `alias`).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F32)?;
+    /// assert!(x.alias()?.is_view());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn alias(&self) -> Result<Tensor> {
+        view_with(
+            self,
+            self.layout(),
+            crate::ops::copy::PassBackward {
+                name: "AliasBackward0",
+            },
+        )
+    }
+
+    /// Splits dim `dim` into `sizes` (one `-1` allowed).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?;
+    /// assert_eq!(x.unflatten(0, &[2, -1])?.shape(), vec![2, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+        let shape = self.shape();
+        let d = crate::layout::wrap_dim(dim, shape.len(), "unflatten")?;
+        if sizes.is_empty() {
+            bail!(
+                InvalidArgument,
+                "unflatten",
+                "unflatten: sizes must be non-empty"
+            );
+        }
+        let inner = infer_size(sizes, shape.get(d).copied().unwrap_or(1), "unflatten").map_err(|e| {
+            crate::err!(
+                ShapeMismatch,
+                "unflatten",
+                "unflatten: Provided sizes {:?} don't multiply up to the size of dim {} ({}) in the input tensor ({})",
+                sizes,
+                dim,
+                shape.get(d).copied().unwrap_or(1),
+                e.message()
+            )
+        })?;
+        let mut new: Vec<i64> = shape[..d].iter().map(|&s| s as i64).collect();
+        new.extend(inner.iter().map(|&s| s as i64));
+        new.extend(shape[d + 1..].iter().map(|&s| s as i64));
+        self.view(&new)
+    }
+
+    /// Factory-style shape check used by ops taking i64 sizes.
+    pub(crate) fn sizes_from_i64(sizes: &[i64], op: &'static str) -> Result<Vec<usize>> {
+        to_usize_sizes(sizes, op)
+    }
+}

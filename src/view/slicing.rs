@@ -1,0 +1,300 @@
+//! Views that select part of a tensor: select, narrow, slice (with step), diagonal, and the
+//! multi-output views unbind / split / split_with_sizes / chunk.
+
+use super::{multi_view, strided_view};
+use crate::layout::{Layout, wrap_dim};
+use crate::{Result, Tensor, bail};
+
+fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Layout {
+    let mut sizes = l.sizes().to_vec();
+    let mut strides = l.strides().to_vec();
+    let offset = if len > 0 {
+        l.offset() + start * strides[d]
+    } else {
+        l.offset() + start.min(sizes[d]) * strides[d]
+    };
+    sizes[d] = len;
+    strides[d] *= step;
+    Layout::new(sizes, strides, offset)
+}
+
+fn selected(l: &Layout, d: usize, i: usize) -> Layout {
+    let mut sizes = l.sizes().to_vec();
+    let mut strides = l.strides().to_vec();
+    let offset = l.offset() + i * strides[d];
+    sizes.remove(d);
+    strides.remove(d);
+    Layout::new(sizes, strides, offset)
+}
+
+fn dim_of(t: &Tensor, dim: i64, op: &'static str) -> Result<(Layout, usize)> {
+    let l = t.layout();
+    if l.dim() == 0 {
+        bail!(
+            IndexOutOfRange,
+            op,
+            "{}() cannot be applied to a 0-dim tensor.",
+            op
+        );
+    }
+    let d = wrap_dim(dim, l.dim(), op)?;
+    Ok((l, d))
+}
+
+impl Tensor {
+    /// Removes dim `dim`, keeping index `index` (negative counts from the end).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?.view(&[2, 3])?;
+    /// let r = x.select(0, -1)?;
+    /// assert_eq!((r.to_vec::<i64>()?, r.storage_offset()), (vec![3, 4, 5], 3));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+        let (l, d) = dim_of(self, dim, "select")?;
+        let size = l.sizes()[d] as i64;
+        if index < -size || index >= size {
+            bail!(
+                IndexOutOfRange,
+                "select",
+                "select(): index {} out of range for tensor of size {:?} at dimension {}",
+                index,
+                l.sizes(),
+                dim
+            );
+        }
+        let i = if index < 0 { index + size } else { index } as usize;
+        strided_view(self, selected(&l, d, i), "SelectBackward0")
+    }
+
+    /// `length` elements of dim `dim` from `start` (negative `start` counts from the end).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?;
+    /// assert_eq!(x.narrow(0, 2, 3)?.to_vec::<i64>()?, vec![2, 3, 4]);
+    /// assert!(x.narrow(0, 5, 2).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
+        let (l, d) = dim_of(self, dim, "narrow")?;
+        let size = l.sizes()[d] as i64;
+        if start < -size || start > size {
+            bail!(
+                IndexOutOfRange,
+                "narrow",
+                "start out of range (expected to be in range of [{}, {}], but got {})",
+                -size,
+                size,
+                start
+            );
+        }
+        let s = if start < 0 { start + size } else { start };
+        if s + length as i64 > size {
+            bail!(
+                IndexOutOfRange,
+                "narrow",
+                "start ({}) + length ({}) exceeds dimension size ({}).",
+                s,
+                length,
+                size
+            );
+        }
+        strided_view(
+            self,
+            narrowed(&l, d, s as usize, length, 1),
+            "SliceBackward0",
+        )
+    }
+
+    /// Python-style `start:end:step` on dim `dim` (bounds clamp; `step > 0`).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 10, 1)?;
+    /// let s = x.slice(0, Some(1), Some(-1), 3)?;
+    /// assert_eq!((s.to_vec::<i64>()?, s.strides()), (vec![1, 4, 7], vec![3]));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn slice(
+        &self,
+        dim: i64,
+        start: Option<i64>,
+        end: Option<i64>,
+        step: i64,
+    ) -> Result<Tensor> {
+        let (l, d) = dim_of(self, dim, "slice")?;
+        if step <= 0 {
+            bail!(InvalidArgument, "slice", "slice step must be positive");
+        }
+        let size = l.sizes()[d] as i64;
+        let clamp = |v: i64| {
+            let v = if v < 0 { v + size } else { v };
+            v.clamp(0, size)
+        };
+        let s = clamp(start.unwrap_or(0));
+        let e = clamp(end.unwrap_or(size)).max(s);
+        let len = ((e - s + step - 1) / step) as usize;
+        strided_view(
+            self,
+            narrowed(&l, d, s as usize, len, step as usize),
+            "SliceBackward0",
+        )
+    }
+
+    /// The diagonal of the (dim1, dim2) planes, appended as the last dim.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 9, 1)?.view(&[3, 3])?;
+    /// assert_eq!(x.diagonal(1, 0, 1)?.to_vec::<i64>()?, vec![1, 5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+        let l = self.layout();
+        let a = wrap_dim(dim1, l.dim(), "diagonal")?;
+        let b = wrap_dim(dim2, l.dim(), "diagonal")?;
+        if a == b {
+            bail!(
+                InvalidArgument,
+                "diagonal",
+                "diagonal dimensions cannot be identical {}, {}",
+                dim1,
+                dim2
+            );
+        }
+        let (sa, sb) = (l.sizes()[a] as i64, l.sizes()[b] as i64);
+        let (diag, mut off) = if offset >= 0 {
+            (
+                (sa.min(sb - offset)).max(0),
+                l.offset() as i64 + offset * l.strides()[b] as i64,
+            )
+        } else {
+            (
+                (sa + offset).min(sb).max(0),
+                l.offset() as i64 - offset * l.strides()[a] as i64,
+            )
+        };
+        if diag == 0 {
+            off = l.offset() as i64;
+        }
+        let mut sizes = l.sizes().to_vec();
+        let mut strides = l.strides().to_vec();
+        let st = strides[a] + strides[b];
+        for d in [a.max(b), a.min(b)] {
+            sizes.remove(d);
+            strides.remove(d);
+        }
+        sizes.push(diag as usize);
+        strides.push(st);
+        strided_view(
+            self,
+            Layout::new(sizes, strides, off as usize),
+            "DiagonalBackward0",
+        )
+    }
+
+    /// All slices along `dim` (multi-output views: in-place on them is refused under autograd).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?.view(&[2, 3])?;
+    /// let rows = x.unbind(0)?;
+    /// assert_eq!(rows[1].to_vec::<i64>()?, vec![3, 4, 5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+        let (l, d) = dim_of(self, dim, "unbind")?;
+        let layouts = (0..l.sizes()[d]).map(|i| selected(&l, d, i)).collect();
+        multi_view(self, layouts, "UnbindBackward0")
+    }
+
+    /// Pieces of `split_size` along `dim` (the last may be smaller).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 5, 1)?;
+    /// let parts = x.split(2, 0)?;
+    /// assert_eq!(parts.iter().map(|p| p.numel()).collect::<Vec<_>>(), vec![2, 2, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
+        let (l, d) = dim_of(self, dim, "split")?;
+        let size = l.sizes()[d];
+        if split_size == 0 && size != 0 {
+            bail!(
+                InvalidArgument,
+                "split",
+                "split_size can only be 0 if dimension size is 0, but got dimension size of {}",
+                size
+            );
+        }
+        let n = if split_size == 0 {
+            1
+        } else {
+            size.div_ceil(split_size).max(1)
+        };
+        let layouts = (0..n)
+            .map(|i| {
+                let s = (i * split_size).min(size);
+                narrowed(&l, d, s, split_size.min(size - s), 1)
+            })
+            .collect();
+        multi_view(self, layouts, "SplitBackward0")
+    }
+
+    /// Pieces with the given sizes along `dim` (they must sum to the dim size).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 5, 1)?;
+    /// assert_eq!(x.split_with_sizes(&[1, 4], 0)?[1].numel(), 4);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+        let (l, d) = dim_of(self, dim, "split_with_sizes")?;
+        let total: usize = sizes.iter().sum();
+        if total != l.sizes()[d] {
+            bail!(
+                ShapeMismatch,
+                "split_with_sizes",
+                "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
+                l.sizes()[d],
+                dim,
+                sizes
+            );
+        }
+        let mut start = 0;
+        let layouts = sizes
+            .iter()
+            .map(|&s| {
+                let v = narrowed(&l, d, start, s, 1);
+                start += s;
+                v
+            })
+            .collect();
+        multi_view(self, layouts, "SplitWithSizesBackward0")
+    }
+
+    /// `chunks` nearly equal pieces along `dim` (fewer if the size does not allow).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 5, 1)?;
+    /// assert_eq!(x.chunk(3, 0)?.len(), 3);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+        if chunks == 0 {
+            bail!(
+                InvalidArgument,
+                "chunk",
+                "chunk expects `chunks` to be greater than 0, got: 0"
+            );
+        }
+        let (l, d) = dim_of(self, dim, "chunk")?;
+        let size = l.sizes()[d];
+        self.split(size.div_ceil(chunks), dim)
+    }
+}
