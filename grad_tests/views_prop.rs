@@ -104,7 +104,10 @@ fn apply(t: &Tensor, r: &Ref, op: &Op) -> Option<(Tensor, Ref)> {
                 q[d] = s + q[d] * step;
                 r.at(&q)
             });
-            Some((t.slice(d as i64, Some(s as i64), None, step as i64).ok()?, rr))
+            Some((
+                t.slice(d as i64, Some(s as i64), None, step as i64).ok()?,
+                rr,
+            ))
         }
         Op::Unsqueeze(d) => {
             let d = d % (nd + 1);
@@ -121,7 +124,11 @@ fn apply(t: &Tensor, r: &Ref, op: &Op) -> Option<(Tensor, Ref)> {
             let shape: Vec<usize> = r.shape.iter().copied().filter(|&s| s != 1).collect();
             let rr = Ref::build(shape, |p| {
                 let mut it = p.iter();
-                let q: Vec<usize> = r.shape.iter().map(|&s| if s == 1 { 0 } else { *it.next().unwrap() }).collect();
+                let q: Vec<usize> = r
+                    .shape
+                    .iter()
+                    .map(|&s| if s == 1 { 0 } else { *it.next().unwrap() })
+                    .collect();
                 r.at(&q)
             });
             Some((t.squeeze().ok()?, rr))
@@ -132,7 +139,11 @@ fn apply(t: &Tensor, r: &Ref, op: &Op) -> Option<(Tensor, Ref)> {
             shape.extend(r.shape.iter().map(|&s| if s == 1 { 2 } else { s }));
             let target: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
             let rr = Ref::build(shape, |p| {
-                let q: Vec<usize> = p[1..].iter().zip(&r.shape).map(|(&x, &s)| if s == 1 { 0 } else { x }).collect();
+                let q: Vec<usize> = p[1..]
+                    .iter()
+                    .zip(&r.shape)
+                    .map(|(&x, &s)| if s == 1 { 0 } else { x })
+                    .collect();
                 r.at(&q)
             });
             Some((t.expand(&target).ok()?, rr))
@@ -151,7 +162,10 @@ fn apply(t: &Tensor, r: &Ref, op: &Op) -> Option<(Tensor, Ref)> {
         }
         Op::Flatten => {
             let n: usize = r.shape.iter().product();
-            let rr = Ref { shape: vec![n], idx: r.idx.clone() };
+            let rr = Ref {
+                shape: vec![n],
+                idx: r.idx.clone(),
+            };
             Some((t.reshape(&[-1]).ok()?, rr))
         }
         _ => None,

@@ -26,6 +26,7 @@ pub mod dtype;
 mod error;
 mod layout;
 mod ops;
+pub mod optim;
 mod storage;
 mod tensor;
 mod view;

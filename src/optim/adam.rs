@@ -1,0 +1,179 @@
+//! `Adam` and AdamW (decoupled weight decay), with AMSGrad, as PyTorch's single-tensor code.
+
+use super::Optimizer;
+use super::fused::{Real, run_fused};
+use crate::{Result, Tensor, bail};
+
+/// Hyper-parameters of [`Adam`] (PyTorch defaults via [`AdamConfig::adam`] / [`AdamConfig::adamw`]).
+#[derive(Clone, Copy, Debug)]
+pub struct AdamConfig {
+    /// Learning rate.
+    pub lr: f64,
+    /// (beta1, beta2).
+    pub betas: (f64, f64),
+    /// Term added to the denominator.
+    pub eps: f64,
+    /// Weight decay (L2 for Adam, decoupled for AdamW).
+    pub weight_decay: f64,
+    /// Use the AMSGrad variant.
+    pub amsgrad: bool,
+    /// Decoupled weight decay (AdamW).
+    pub decoupled: bool,
+}
+
+impl AdamConfig {
+    /// `torch.optim.Adam(lr=lr)` defaults.
+    pub fn adam(lr: f64) -> Self {
+        AdamConfig {
+            lr,
+            betas: (0.9, 0.999),
+            eps: 1e-8,
+            weight_decay: 0.0,
+            amsgrad: false,
+            decoupled: false,
+        }
+    }
+    /// `torch.optim.AdamW(lr=lr)` defaults (weight_decay 0.01).
+    pub fn adamw(lr: f64) -> Self {
+        AdamConfig {
+            weight_decay: 0.01,
+            decoupled: true,
+            ..Self::adam(lr)
+        }
+    }
+}
+
+struct State {
+    step: u64,
+    exp_avg: Tensor,
+    exp_avg_sq: Tensor,
+    max_exp_avg_sq: Option<Tensor>,
+}
+
+/// Adam / AdamW.
+///
+/// ```
+/// # use tapegrad::{Tensor, optim::{Adam, AdamConfig, Optimizer}};
+/// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
+/// let mut opt = Adam::new(vec![p.clone()], AdamConfig::adam(0.1))?;
+/// p.mul(&p)?.sum()?.backward()?;
+/// opt.step()?;
+/// assert!((p.item::<f64>()? - 0.9).abs() < 1e-6);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub struct Adam {
+    params: Vec<Tensor>,
+    cfg: AdamConfig,
+    state: Vec<Option<State>>,
+}
+
+impl Adam {
+    /// Creates the optimizer.
+    pub fn new(params: Vec<Tensor>, cfg: AdamConfig) -> Result<Self> {
+        let (b1, b2) = cfg.betas;
+        if !(0.0..1.0).contains(&b1) || !(0.0..1.0).contains(&b2) || cfg.lr < 0.0 || cfg.eps < 0.0 {
+            bail!(
+                InvalidArgument,
+                "Adam",
+                "Invalid hyper-parameter: {:?}",
+                cfg
+            );
+        }
+        let n = params.len();
+        Ok(Adam {
+            params,
+            cfg,
+            state: (0..n).map(|_| None).collect(),
+        })
+    }
+    /// (step, exp_avg, exp_avg_sq, max_exp_avg_sq) of parameter `i`.
+    pub fn state(&self, i: usize) -> Option<(u64, &Tensor, &Tensor, Option<&Tensor>)> {
+        self.state[i]
+            .as_ref()
+            .map(|s| (s.step, &s.exp_avg, &s.exp_avg_sq, s.max_exp_avg_sq.as_ref()))
+    }
+}
+
+fn adam_kernel<T: Real>(s: &mut [&mut [T]], c: AdamConfig, t: u64) {
+    let (b1, b2) = c.betas;
+    let bc1 = 1.0 - b1.powi(t as i32);
+    let bc2_sqrt = (1.0 - b2.powi(t as i32)).sqrt();
+    let step_size = c.lr / bc1;
+    let (head, rest) = s.split_at_mut(2);
+    let (p, g) = head.split_at_mut(1);
+    let (p, g) = (&mut *p[0], &*g[0]);
+    let (m, rest) = rest.split_at_mut(1);
+    let (v, rest) = rest.split_at_mut(1);
+    let (m, v) = (&mut *m[0], &mut *v[0]);
+    let mut vmax = rest.first_mut();
+    for i in 0..p.len() {
+        let mut pv = p[i].v();
+        let mut gv = g[i].v();
+        if c.weight_decay != 0.0 {
+            if c.decoupled {
+                pv *= 1.0 - c.lr * c.weight_decay;
+            } else {
+                gv += c.weight_decay * pv;
+            }
+        }
+        let mv = m[i].v() + (1.0 - b1) * (gv - m[i].v());
+        let vv = b2 * v[i].v() + (1.0 - b2) * gv * gv;
+        m[i] = T::f(mv);
+        v[i] = T::f(vv);
+        let denom_v = match vmax.as_mut() {
+            Some(vm) => {
+                let x = vm[i].v().max(vv);
+                vm[i] = T::f(x);
+                x
+            }
+            None => vv,
+        };
+        let denom = denom_v.sqrt() / bc2_sqrt + c.eps;
+        p[i] = T::f(pv - step_size * mv / denom);
+    }
+}
+
+impl Optimizer for Adam {
+    fn step(&mut self) -> Result<()> {
+        let _span = tracing::debug_span!("adam_step").entered();
+        for (i, p) in self.params.iter().enumerate() {
+            let Some(g) = p.grad() else { continue };
+            if self.state[i].is_none() {
+                self.state[i] = Some(State {
+                    step: 0,
+                    exp_avg: p.zeros_like()?,
+                    exp_avg_sq: p.zeros_like()?,
+                    max_exp_avg_sq: if self.cfg.amsgrad {
+                        Some(p.zeros_like()?)
+                    } else {
+                        None
+                    },
+                });
+            }
+            let st = self.state[i]
+                .as_mut()
+                .expect("internal: state initialised above");
+            st.step += 1;
+            let (c, t) = (self.cfg, st.step);
+            let mut states = vec![&st.exp_avg, &st.exp_avg_sq];
+            states.extend(st.max_exp_avg_sq.as_ref());
+            run_fused(
+                p,
+                &g,
+                &states,
+                |s| adam_kernel::<f32>(s, c, t),
+                |s| adam_kernel::<f64>(s, c, t),
+            )?;
+        }
+        Ok(())
+    }
+    fn params(&self) -> &[Tensor] {
+        &self.params
+    }
+    fn lr(&self) -> f64 {
+        self.cfg.lr
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.cfg.lr = lr;
+    }
+}

@@ -1,0 +1,133 @@
+//! `Sgd`: PyTorch's SGD with momentum, dampening, Nesterov and L2 weight decay.
+
+use super::Optimizer;
+use super::fused::{Real, run_fused};
+use crate::{Result, Tensor, bail};
+
+/// Hyper-parameters of [`Sgd`] (PyTorch defaults except `lr`).
+#[derive(Clone, Copy, Debug)]
+pub struct SgdConfig {
+    /// Learning rate.
+    pub lr: f64,
+    /// Momentum factor.
+    pub momentum: f64,
+    /// Dampening for momentum (not applied on the first step).
+    pub dampening: f64,
+    /// L2 penalty added to the gradient.
+    pub weight_decay: f64,
+    /// Nesterov momentum.
+    pub nesterov: bool,
+}
+
+impl SgdConfig {
+    /// Plain SGD with learning rate `lr`.
+    pub fn new(lr: f64) -> Self {
+        SgdConfig {
+            lr,
+            momentum: 0.0,
+            dampening: 0.0,
+            weight_decay: 0.0,
+            nesterov: false,
+        }
+    }
+}
+
+/// Stochastic gradient descent.
+///
+/// ```
+/// # use tapegrad::{Tensor, optim::{Sgd, SgdConfig, Optimizer}};
+/// let p = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?.requires_grad_(true)?;
+/// let mut opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
+/// p.mul(&p)?.sum()?.backward()?;
+/// opt.step()?;
+/// assert_eq!(p.to_vec::<f64>()?, vec![0.8, 1.6]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub struct Sgd {
+    params: Vec<Tensor>,
+    cfg: SgdConfig,
+    bufs: Vec<Option<Tensor>>,
+}
+
+impl Sgd {
+    /// Creates the optimizer (Nesterov needs momentum > 0 and dampening 0).
+    pub fn new(params: Vec<Tensor>, cfg: SgdConfig) -> Result<Self> {
+        if cfg.nesterov && (cfg.momentum <= 0.0 || cfg.dampening != 0.0) {
+            bail!(
+                InvalidArgument,
+                "Sgd",
+                "Nesterov momentum requires a momentum and zero dampening"
+            );
+        }
+        if cfg.lr < 0.0 || cfg.momentum < 0.0 || cfg.weight_decay < 0.0 {
+            bail!(InvalidArgument, "Sgd", "Invalid hyper-parameter: {:?}", cfg);
+        }
+        let n = params.len();
+        Ok(Sgd {
+            params,
+            cfg,
+            bufs: vec![None; n],
+        })
+    }
+    /// The momentum buffer of parameter `i` (None before the first step or without momentum).
+    pub fn momentum_buffer(&self, i: usize) -> Option<&Tensor> {
+        self.bufs[i].as_ref()
+    }
+}
+
+fn sgd_kernel<T: Real>(s: &mut [&mut [T]], c: SgdConfig, first: bool) {
+    let (lr, mom, damp, wd) = (c.lr, c.momentum, c.dampening, c.weight_decay);
+    let (head, rest) = s.split_at_mut(2);
+    let (p, g) = head.split_at_mut(1);
+    let (p, g) = (&mut *p[0], &*g[0]);
+    let mut buf = rest.first_mut();
+    for i in 0..p.len() {
+        let pv = p[i].v();
+        let mut d = g[i].v();
+        if wd != 0.0 {
+            d += wd * pv;
+        }
+        if let Some(b) = buf.as_mut() {
+            let nb = if first {
+                d
+            } else {
+                mom * b[i].v() + (1.0 - damp) * d
+            };
+            b[i] = T::f(nb);
+            d = if c.nesterov { d + mom * nb } else { nb };
+        }
+        p[i] = T::f(pv - lr * d);
+    }
+}
+
+impl Optimizer for Sgd {
+    fn step(&mut self) -> Result<()> {
+        let _span = tracing::debug_span!("sgd_step").entered();
+        for (i, p) in self.params.iter().enumerate() {
+            let Some(g) = p.grad() else { continue };
+            let c = self.cfg;
+            let first = self.bufs[i].is_none();
+            if c.momentum != 0.0 && first {
+                self.bufs[i] = Some(p.zeros_like()?);
+            }
+            let states: Vec<&Tensor> = self.bufs[i].iter().filter(|_| c.momentum != 0.0).collect();
+            run_fused(
+                p,
+                &g,
+                &states,
+                |s| sgd_kernel::<f32>(s, c, first),
+                |s| sgd_kernel::<f64>(s, c, first),
+            )?;
+        }
+        Ok(())
+    }
+    fn params(&self) -> &[Tensor] {
+        &self.params
+    }
+    fn lr(&self) -> f64 {
+        self.cfg.lr
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.cfg.lr = lr;
+    }
+}
