@@ -24,6 +24,7 @@ pub mod autograd;
 mod backend;
 pub mod dtype;
 mod error;
+mod index;
 mod layout;
 mod ops;
 pub mod optim;
@@ -32,6 +33,8 @@ mod tensor;
 mod view;
 
 pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
+pub use index::{Ellipsis, IntoIndex, IntoIndices, NewAxis, TensorIndex};
+pub use ops::set_resize::ResizeFill;
 pub use error::{Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use storage::Storage;

@@ -8,3 +8,4 @@ pub(crate) mod copy;
 pub(crate) mod geometry;
 pub(crate) mod reduce;
 pub(crate) mod util;
+pub(crate) mod set_resize;

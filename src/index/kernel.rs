@@ -1,0 +1,242 @@
+//! Advanced-indexing kernels: index-tensor validation (bool masks -> nonzero), NumPy result
+//! geometry (adjacent advanced dims stay in place, separated ones move to the front) and the
+//! gather / scatter loops over element offsets.
+
+use crate::layout::{broadcast_shapes, contiguous_strides, numel};
+use crate::{DType, Element, Result, Tensor, bail, dispatch};
+
+/// Resolved advanced indexing of one tensor: the result shape and, per result element in
+/// row-major order, the element offset (relative to storage start) it refers to.
+pub(crate) struct Plan {
+    pub(crate) shape: Vec<usize>,
+    pub(crate) offsets: Vec<usize>,
+}
+
+/// One normalised index: its shape and values (already int64), or `None` for a full dim.
+pub(crate) type Idx = Option<(Vec<usize>, Vec<i64>)>;
+
+/// Validates `indices` against `src_shape` and converts masks to coordinate lists.
+pub(crate) fn normalize(src_shape: &[usize], indices: &[Option<Tensor>]) -> Result<Vec<Idx>> {
+    let mut out: Vec<Idx> = Vec::new();
+    for ix in indices {
+        let Some(t) = ix else {
+            out.push(None);
+            continue;
+        };
+        match t.dtype() {
+            DType::I64 | DType::I32 | DType::I16 | DType::I8 => {
+                out.push(Some((t.shape(), t.to_vec::<i64>()?)));
+            }
+            DType::Bool | DType::U8 => {
+                let mshape = t.shape();
+                let start = out.len();
+                for (k, &m) in mshape.iter().enumerate() {
+                    let d = start + k;
+                    if d >= src_shape.len() || src_shape[d] != m {
+                        bail!(
+                            ShapeMismatch,
+                            "index",
+                            "The shape of the mask {:?} at index {} does not match the shape of the indexed tensor {:?} at index {}",
+                            mshape,
+                            k,
+                            src_shape,
+                            d
+                        );
+                    }
+                }
+                let vals = t.to_vec::<bool>()?;
+                let strides = contiguous_strides(&mshape);
+                let nz: Vec<usize> = (0..vals.len()).filter(|&i| vals[i]).collect();
+                if mshape.is_empty() {
+                    // 0-dim mask: acts like x[None][[0]] / empty; handled by caller via unsqueeze
+                    bail!(InvalidArgument, "index", "0-dim boolean masks must be given as TensorIndex::Bool");
+                }
+                for k in 0..mshape.len() {
+                    let coords = nz.iter().map(|&i| ((i / strides[k]) % mshape[k]) as i64).collect();
+                    out.push(Some((vec![nz.len()], coords)));
+                }
+            }
+            other => bail!(
+                DTypeMismatch,
+                "index",
+                "tensors used as indices must be long, int, byte or bool tensors (got {})",
+                other.name()
+            ),
+        }
+    }
+    if out.len() > src_shape.len() {
+        bail!(
+            IndexOutOfRange,
+            "index",
+            "too many indices for tensor of dimension {}",
+            src_shape.len()
+        );
+    }
+    out.resize(src_shape.len(), None);
+    Ok(out)
+}
+
+/// Builds the gather/scatter plan of `src` (sizes/strides/offset) indexed by `idx`.
+pub(crate) fn plan(
+    sizes: &[usize],
+    strides: &[usize],
+    offset: usize,
+    idx: &[Idx],
+) -> Result<Plan> {
+    let adv: Vec<usize> = (0..idx.len()).filter(|&d| idx[d].is_some()).collect();
+    // broadcast shape of the index tensors
+    let mut bshape: Vec<usize> = Vec::new();
+    for &d in &adv {
+        let s = &idx[d].as_ref().unwrap().0;
+        bshape = broadcast_shapes(&bshape, s, "index")?;
+    }
+    let bn = numel(&bshape);
+    let bstr = contiguous_strides(&bshape);
+    // per broadcast position, the summed advanced offset
+    let mut adv_off = vec![0usize; bn];
+    for &d in &adv {
+        let (s, v) = idx[d].as_ref().unwrap();
+        let size = sizes[d] as i64;
+        // strides of this index tensor broadcast into bshape
+        let nd = bshape.len() - s.len();
+        let own = contiguous_strides(s);
+        for (b, slot) in adv_off.iter_mut().enumerate() {
+            let mut lin = 0usize;
+            for (k, &st) in bstr.iter().enumerate() {
+                let i = (b / st) % bshape[k];
+                if k >= nd && s[k - nd] != 1 {
+                    lin += i * own[k - nd];
+                }
+            }
+            let mut x = v[lin];
+            if x < -size || x >= size {
+                bail!(
+                    IndexOutOfRange,
+                    "index",
+                    "index {} is out of bounds for dimension {} with size {}",
+                    x,
+                    d,
+                    size
+                );
+            }
+            if x < 0 {
+                x += size;
+            }
+            *slot += x as usize * strides[d];
+        }
+    }
+    // result dims: (size, stride-in-storage or None for broadcast dims with bstride)
+    enum Rd {
+        Src(usize, usize),
+        Adv(usize, usize),
+    }
+    let mut rdims: Vec<Rd> = Vec::new();
+    let adjacent = adv.windows(2).all(|w| w[1] == w[0] + 1);
+    let push_adv = |r: &mut Vec<Rd>| {
+        for (k, &s) in bshape.iter().enumerate() {
+            r.push(Rd::Adv(s, bstr[k]));
+        }
+    };
+    if adv.is_empty() {
+        for d in 0..sizes.len() {
+            rdims.push(Rd::Src(sizes[d], strides[d]));
+        }
+    } else if adjacent {
+        for d in 0..adv[0] {
+            rdims.push(Rd::Src(sizes[d], strides[d]));
+        }
+        push_adv(&mut rdims);
+        for d in adv[adv.len() - 1] + 1..sizes.len() {
+            rdims.push(Rd::Src(sizes[d], strides[d]));
+        }
+    } else {
+        push_adv(&mut rdims);
+        for d in 0..sizes.len() {
+            if idx[d].is_none() {
+                rdims.push(Rd::Src(sizes[d], strides[d]));
+            }
+        }
+    }
+    let shape: Vec<usize> = rdims
+        .iter()
+        .map(|r| match r {
+            Rd::Src(s, _) | Rd::Adv(s, _) => *s,
+        })
+        .collect();
+    let n = numel(&shape);
+    let mut offsets = Vec::with_capacity(n);
+    let mut ctr = vec![0usize; shape.len()];
+    for _ in 0..n {
+        let mut off = offset;
+        let mut b = 0usize;
+        for (k, r) in rdims.iter().enumerate() {
+            match r {
+                Rd::Src(_, st) => off += ctr[k] * st,
+                Rd::Adv(_, bs) => b += ctr[k] * bs,
+            }
+        }
+        if !adv.is_empty() {
+            off += adv_off[b];
+        }
+        offsets.push(off);
+        for k in (0..shape.len()).rev() {
+            ctr[k] += 1;
+            if ctr[k] < shape[k] {
+                break;
+            }
+            ctr[k] = 0;
+        }
+    }
+    Ok(Plan { shape, offsets })
+}
+
+/// Gathers `src` elements at `plan.offsets` into a fresh contiguous tensor.
+pub(crate) fn gather(src: &Tensor, plan: &Plan) -> Result<Tensor> {
+    let d = src.data();
+    let g = d.storage.read();
+    let dt = src.dtype();
+    let max = plan.offsets.iter().max().copied().unwrap_or(0);
+    if !plan.offsets.is_empty() && (max + 1) * dt.size() > g.len() {
+        bail!(InvalidArgument, "index", "tensor geometry lies outside its storage");
+    }
+    dispatch!(dt, T => {
+        let p = g.as_ptr() as *const T;
+        // SAFETY: every offset is < max + 1 elements, within the read-locked buffer (checked).
+        let v: Vec<T> = plan.offsets.iter().map(|&o| unsafe { *p.add(o) }).collect();
+        Tensor::from_vec(v, &plan.shape)
+    })
+}
+
+/// Writes `values` (row-major, one per plan offset, same dtype as `dst`) into `dst`'s storage;
+/// `accumulate` adds instead of overwriting (duplicates then sum; otherwise last write wins).
+pub(crate) fn scatter(dst: &Tensor, plan: &Plan, values: &Tensor, accumulate: bool) -> Result<()> {
+    let dt = dst.dtype();
+    let d = dst.data();
+    dispatch!(dt, T => {
+        let vals: Vec<T> = values.to_vec::<T>()?;
+        scatter_typed::<T>(&d.storage, &plan.offsets, &vals, accumulate)
+    })
+}
+
+fn scatter_typed<T: Element>(
+    s: &crate::Storage,
+    offsets: &[usize],
+    vals: &[T],
+    accumulate: bool,
+) -> Result<()> {
+    let mut g = s.write();
+    let max = offsets.iter().max().copied().unwrap_or(0);
+    if !offsets.is_empty() && (max + 1) * std::mem::size_of::<T>() > g.len() {
+        bail!(InvalidArgument, "index_put_", "tensor geometry lies outside its storage");
+    }
+    let p = g.as_mut_ptr() as *mut T;
+    for (&o, &v) in offsets.iter().zip(vals) {
+        // SAFETY: o <= max, inside the write-locked buffer (checked above); T is plain old data
+        // and the buffer is aligned for every Element.
+        unsafe {
+            let q = p.add(o);
+            *q = if accumulate { (*q).add(v) } else { v };
+        }
+    }
+    Ok(())
+}
