@@ -4,8 +4,10 @@
 //! version bump → record.
 
 pub(crate) mod binary;
+pub(crate) mod binary_out;
 pub(crate) mod copy;
 pub(crate) mod geometry;
+pub(crate) mod matmul;
 pub(crate) mod reduce;
 pub(crate) mod util;
 pub(crate) mod set_resize;

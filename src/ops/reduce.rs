@@ -65,6 +65,27 @@ fn sum_kernel<T: Element>(x: &TensorData, out: &TensorData, in_shape: &[usize]) 
     });
 }
 
+/// Full reductions of at least this many contiguous elements are split across rayon threads.
+const PAR_SUM_MIN: usize = 1 << 20;
+
+/// Sums all of contiguous `x` into the single element of `out`, in parallel 64K-element chunks.
+fn par_sum_all<T: Element>(x: &TensorData, out: &TensorData) {
+    use rayon::prelude::*;
+    let n = x.layout.numel();
+    with_raw(out, &[], &[x], |o, ins| {
+        // SAFETY: `x` is contiguous, so its `n` elements start at its offset inside the locked
+        // storage; `out` is a fresh 1-element tensor distinct from `x`.
+        unsafe {
+            let px = std::slice::from_raw_parts((ins[0].ptr as *const T).offset(ins[0].offset), n);
+            let s = px
+                .par_chunks(1 << 16)
+                .map(sum_run)
+                .reduce(T::zero, |a, b| a.add(b));
+            *(o.ptr as *mut T).offset(o.offset) = s;
+        }
+    });
+}
+
 /// The dtype `sum` returns for an input dtype.
 pub(crate) fn sum_dtype(d: DType) -> DType {
     if d.is_integral(true) { DType::I64 } else { d }
@@ -88,7 +109,11 @@ pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Resu
         x.to_dtype(acc)?
     };
     let out = Tensor::zeros(&kshape, acc)?;
-    dispatch!(acc, T => sum_kernel::<T>(&xin.data(), &out.data(), &shape));
+    if dims.len() == shape.len() && xin.is_contiguous() && xin.numel() >= PAR_SUM_MIN {
+        dispatch!(acc, T => par_sum_all::<T>(&xin.data(), &out.data()));
+    } else {
+        dispatch!(acc, T => sum_kernel::<T>(&xin.data(), &out.data(), &shape));
+    }
     let out = if out.dtype() != sum_dtype(x.dtype()) {
         let _g = crate::autograd::no_grad();
         out.to_dtype(sum_dtype(x.dtype()))?

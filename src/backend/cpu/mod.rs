@@ -2,3 +2,4 @@
 //! locked storages plus geometry that has already been bounds-checked against those storages.
 
 pub(crate) mod copy;
+pub(crate) mod matmul;

@@ -1,0 +1,71 @@
+//! Matrix-multiply kernel: `dst = lhs @ rhs` over arbitrary (signed) strides. f32/f64/c64/c128
+//! go through the `gemm` crate (multithreaded with rayon for large products); every other
+//! dtype uses a simple triple loop (callers widen f16/bf16 to f32 first).
+
+use crate::Element;
+use std::any::TypeId;
+
+/// Strided 2-D operand: base pointer (already offset) with row and column strides in elements.
+#[derive(Clone, Copy)]
+pub(crate) struct Mat<P> {
+    pub ptr: P,
+    pub rs: isize,
+    pub cs: isize,
+}
+
+/// Products at least this large (m*n*k) run gemm with rayon parallelism.
+const PAR_THRESHOLD: usize = 96 * 96 * 96;
+
+/// Computes `dst[m,n] = lhs[m,k] @ rhs[k,n]`, overwriting `dst`.
+///
+/// # Safety
+/// Every pointer plus its strides must address valid elements of type `T` for the given sizes;
+/// `dst` must not alias `lhs`/`rhs` and must have no internal overlap.
+pub(crate) unsafe fn matmul<T: Element>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: Mat<*mut T>,
+    lhs: Mat<*const T>,
+    rhs: Mat<*const T>,
+) {
+    if m == 0 || n == 0 {
+        return;
+    }
+    let id = TypeId::of::<T>();
+    let gemmable = id == TypeId::of::<f32>()
+        || id == TypeId::of::<f64>()
+        || id == TypeId::of::<gemm::c32>()
+        || id == TypeId::of::<gemm::c64>();
+    if gemmable && k > 0 {
+        let par = if m * n * k >= PAR_THRESHOLD {
+            gemm::Parallelism::Rayon(0)
+        } else {
+            gemm::Parallelism::None
+        };
+        // SAFETY: T is one of gemm's supported types (checked above); pointers/strides are
+        // valid per this function's contract. alpha (dst scale) is unused as read_dst = false.
+        unsafe {
+            gemm::gemm::<T>(
+                m, n, k, dst.ptr, dst.cs, dst.rs, false, lhs.ptr, lhs.cs, lhs.rs, rhs.ptr, rhs.cs,
+                rhs.rs, T::zero(), T::one(), false, false, false, par,
+            );
+        }
+        return;
+    }
+    for i in 0..m as isize {
+        for j in 0..n as isize {
+            let mut acc = T::zero();
+            for p in 0..k as isize {
+                // SAFETY: indices are within the sizes the caller vouched for.
+                unsafe {
+                    let a = *lhs.ptr.offset(i * lhs.rs + p * lhs.cs);
+                    let b = *rhs.ptr.offset(p * rhs.rs + j * rhs.cs);
+                    acc = acc.add(a.mul(b));
+                }
+            }
+            // SAFETY: (i, j) is inside dst.
+            unsafe { *dst.ptr.offset(i * dst.rs + j * dst.cs) = acc };
+        }
+    }
+}
