@@ -296,8 +296,11 @@ fn dispatch(c: &Call) -> CallResult<Val> {
             val(c.t(0)?.diagonal(o, d1, d2))
         }
         "as_strided" => {
-            let off = c.opt(3, "storage_offset").map(to_usize).transpose()?;
-            val(c.t(0)?.as_strided(&to_usizes(c.arg(1)?)?, &to_usizes(c.arg(2)?)?, off))
+            let off = match c.opt(3, "storage_offset") {
+                None | Some(Value::Null) => None,
+                Some(v) => Some(v.as_i64().map_or_else(|| bad("storage_offset must be an int"), Ok)?),
+            };
+            val(c.t(0)?.as_strided(&to_i64s(c.arg(1)?)?, &to_i64s(c.arg(2)?)?, off))
         }
         "unbind" => many(c.t(0)?.unbind(c.i64_or(1, "dim", 0)?)),
         "split" => {
@@ -351,11 +354,15 @@ fn add_sub(c: &Call) -> CallResult<Val> {
 }
 
 fn sum(c: &Call) -> CallResult<Val> {
-    let mut x = c.t(0)?;
-    if let Some(dt) = c.kw("dtype") {
-        x = x.to_dtype(to_dtype(dt)?)?;
-    }
+    let x = c.t(0)?;
     let keepdim = c.bool_or(2, "keepdim", false)?;
+    if let Some(dt) = c.kw("dtype") {
+        let dims = match c.opt(1, "dim") {
+            None | Some(Value::Null) => vec![],
+            Some(v) => to_i64s(v)?,
+        };
+        return val(x.sum_dims_dtype(&dims, keepdim, to_dtype(dt)?));
+    }
     match c.opt(1, "dim") {
         None | Some(Value::Null) => val(x.sum()),
         Some(Value::Array(a)) if a.is_empty() => val(x.sum_dims(&[], keepdim)),

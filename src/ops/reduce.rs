@@ -223,6 +223,21 @@ impl Tensor {
         Ok(out)
     }
 
+    /// `sum(dims, keepdim, dtype=...)`: the input is cast to `dtype` first and the result keeps
+    /// `dtype` (so an int32 sum stays int32, wrapping like PyTorch). Empty `dims` = all dims.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
+    /// assert_eq!(x.sum_dims_dtype(&[0], false, DType::I32)?.dtype(), DType::I32);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sum_dims_dtype(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Result<Tensor> {
+        let x = self.to_dtype(dtype)?;
+        let s = if dims.is_empty() && !keepdim { x.sum()? } else { x.sum_dims(dims, keepdim)? };
+        s.to_dtype(dtype)
+    }
+
     /// Sums broadcast dims away so the result has `shape` (the inverse of broadcasting).
     ///
     /// ```

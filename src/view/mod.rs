@@ -216,12 +216,31 @@ impl Tensor {
     /// assert!(x.as_strided(&[7], &[1], None).is_err());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
+    /// Negative sizes, strides or offsets are rejected with `InvalidArgument`, as in PyTorch.
     pub fn as_strided(
         &self,
-        sizes: &[usize],
-        strides: &[usize],
-        storage_offset: Option<usize>,
+        sizes: &[i64],
+        strides: &[i64],
+        storage_offset: Option<i64>,
     ) -> Result<Tensor> {
+        if strides.iter().any(|&s| s < 0) {
+            bail!(
+                InvalidArgument,
+                "as_strided",
+                "as_strided: Negative strides are not supported at the moment, got strides: {:?}",
+                strides
+            );
+        }
+        if let Some(&s) = sizes.iter().find(|&&s| s < 0) {
+            bail!(InvalidArgument, "as_strided", "Trying to create tensor with negative dimension {}: {:?}", s, sizes);
+        }
+        if let Some(o) = storage_offset.filter(|&o| o < 0) {
+            bail!(InvalidArgument, "as_strided", "Tensor: invalid storage offset {}", o);
+        }
+        let sizes: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
+        let strides: Vec<usize> = strides.iter().map(|&s| s as usize).collect();
+        let (sizes, strides) = (&sizes[..], &strides[..]);
+        let storage_offset = storage_offset.map(|o| o as usize);
         let d = self.data();
         if sizes.len() != strides.len() {
             bail!(
@@ -306,7 +325,7 @@ impl Tensor {
             } else {
                 if target < 0 {
                     bail!(
-                        ShapeMismatch,
+                        InvalidArgument,
                         "expand",
                         "The expanded size of the tensor ({}) isn't allowed in a leading, non-existing dimension {}",
                         target,
