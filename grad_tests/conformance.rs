@@ -70,7 +70,8 @@ fn to_i64(v: &Value) -> CallResult<i64> {
 
 fn to_usize(v: &Value) -> CallResult<usize> {
     let i = to_i64(v)?;
-    usize::try_from(i).or_else(|_| bad(format!("expected non-negative int, got {i}")))
+    // The Rust API takes `usize` here, so PyTorch's negative-argument error is unrepresentable.
+    usize::try_from(i).or_else(|_| Err(CallErr::Missing(format!("(negative int arg {i})"))))
 }
 
 fn to_bool(v: &Value) -> CallResult<bool> {
@@ -345,21 +346,27 @@ fn add_sub(c: &Call) -> CallResult<Val> {
         ("add", Some(a)) => x.add_alpha(o, a),
         ("sub", Some(a)) => x.sub_alpha(o, a),
         ("add_", Some(a)) => x.add_alpha_(o, a),
-        (_, Some(_)) => return Err(CallErr::Missing("sub_(alpha=)".into())),
-        _ => unreachable!(),
+        (_, Some(a)) => x.sub_alpha_(o, a),
+        (_, None) => unreachable!(),
     })
 }
 
 fn sum(c: &Call) -> CallResult<Val> {
-    let mut x = c.t(0)?;
-    if let Some(dt) = c.kw("dtype") {
-        x = x.to_dtype(to_dtype(dt)?)?;
-    }
+    // `sum(dtype=d)` = sum of the input cast to `d`, with result dtype `d`.
+    let dt = c.kw("dtype").map(to_dtype).transpose()?;
+    let x = c.t(0)?;
+    let x = match dt {
+        Some(d) if d != x.dtype() => x.to_dtype(d)?,
+        _ => x,
+    };
     let keepdim = c.bool_or(2, "keepdim", false)?;
-    match c.opt(1, "dim") {
-        None | Some(Value::Null) => val(x.sum()),
-        Some(Value::Array(a)) if a.is_empty() => val(x.sum_dims(&[], keepdim)),
-        Some(v) => val(x.sum_dims(&to_i64s(v)?, keepdim)),
+    let r = match c.opt(1, "dim") {
+        None | Some(Value::Null) => x.sum()?,
+        Some(v) => x.sum_dims(&to_i64s(v)?, keepdim)?,
+    };
+    match dt {
+        Some(d) if d != r.dtype() => val(r.to_dtype(d)),
+        _ => Ok(Val::T(r)),
     }
 }
 
@@ -624,7 +631,10 @@ impl Replayer<'_> {
             Ok(Val::Unit)
         } else {
             let call = Call { op, args, kwargs, env: &self.env, used: RefCell::new(HashSet::new()) };
-            let r = dispatch(&call);
+            let r = dispatch(&call).map_err(|e| match e {
+                CallErr::Missing(m) if m.starts_with('(') => CallErr::Missing(format!("{op}{m}")),
+                e => e,
+            });
             let unused = call.unused_kwargs();
             if !unused.is_empty() && !matches!(r, Err(CallErr::Missing(_))) {
                 return Err(CallErr::Missing(format!("{op}({}=)", unused.join("=,"))));

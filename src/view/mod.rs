@@ -306,7 +306,7 @@ impl Tensor {
             } else {
                 if target < 0 {
                     bail!(
-                        ShapeMismatch,
+                        InvalidArgument,
                         "expand",
                         "The expanded size of the tensor ({}) isn't allowed in a leading, non-existing dimension {}",
                         target,

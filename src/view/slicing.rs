@@ -257,7 +257,7 @@ impl Tensor {
         let total: usize = sizes.iter().sum();
         if total != l.sizes()[d] {
             bail!(
-                ShapeMismatch,
+                InvalidArgument,
                 "split_with_sizes",
                 "split_with_sizes expects split_sizes to sum exactly to {} (input tensor's size at dimension {}), but got split_sizes={:?}",
                 l.sizes()[d],
