@@ -70,7 +70,8 @@ fn to_i64(v: &Value) -> CallResult<i64> {
 
 fn to_usize(v: &Value) -> CallResult<usize> {
     let i = to_i64(v)?;
-    usize::try_from(i).or_else(|_| bad(format!("expected non-negative int, got {i}")))
+    // The Rust API takes `usize` here, so PyTorch's negative-argument error is unrepresentable.
+    usize::try_from(i).or_else(|_| Err(CallErr::Missing(format!("(negative int arg {i})"))))
 }
 
 fn to_bool(v: &Value) -> CallResult<bool> {
@@ -348,8 +349,8 @@ fn add_sub(c: &Call) -> CallResult<Val> {
         ("add", Some(a)) => x.add_alpha(o, a),
         ("sub", Some(a)) => x.sub_alpha(o, a),
         ("add_", Some(a)) => x.add_alpha_(o, a),
-        (_, Some(_)) => return Err(CallErr::Missing("sub_(alpha=)".into())),
-        _ => unreachable!(),
+        (_, Some(a)) => x.sub_alpha_(o, a),
+        (_, None) => unreachable!(),
     })
 }
 
@@ -631,7 +632,10 @@ impl Replayer<'_> {
             Ok(Val::Unit)
         } else {
             let call = Call { op, args, kwargs, env: &self.env, used: RefCell::new(HashSet::new()) };
-            let r = dispatch(&call);
+            let r = dispatch(&call).map_err(|e| match e {
+                CallErr::Missing(m) if m.starts_with('(') => CallErr::Missing(format!("{op}{m}")),
+                e => e,
+            });
             let unused = call.unused_kwargs();
             if !unused.is_empty() && !matches!(r, Err(CallErr::Missing(_))) {
                 return Err(CallErr::Missing(format!("{op}({}=)", unused.join("=,"))));

@@ -586,6 +586,22 @@ impl Tensor {
     pub fn sub_(&self, other: impl Into<Operand>) -> Result<Tensor> {
         arith_inplace(self, other.into(), Scalar::Int(1), Arith::Sub)
     }
+    /// In-place `self -= alpha * other`.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F32)?;
+    /// x.sub_alpha_(&x.copy()?, 0.5)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![0.5, 0.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sub_alpha_(
+        &self,
+        other: impl Into<Operand>,
+        alpha: impl Into<Scalar>,
+    ) -> Result<Tensor> {
+        arith_inplace(self, other.into(), alpha.into(), Arith::Sub)
+    }
     /// In-place `mul`.
     ///
     /// ```
