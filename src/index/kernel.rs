@@ -49,10 +49,17 @@ pub(crate) fn normalize(src_shape: &[usize], indices: &[Option<Tensor>]) -> Resu
                 let nz: Vec<usize> = (0..vals.len()).filter(|&i| vals[i]).collect();
                 if mshape.is_empty() {
                     // 0-dim mask: acts like x[None][[0]] / empty; handled by caller via unsqueeze
-                    bail!(InvalidArgument, "index", "0-dim boolean masks must be given as TensorIndex::Bool");
+                    bail!(
+                        InvalidArgument,
+                        "index",
+                        "0-dim boolean masks must be given as TensorIndex::Bool"
+                    );
                 }
                 for k in 0..mshape.len() {
-                    let coords = nz.iter().map(|&i| ((i / strides[k]) % mshape[k]) as i64).collect();
+                    let coords = nz
+                        .iter()
+                        .map(|&i| ((i / strides[k]) % mshape[k]) as i64)
+                        .collect();
                     out.push(Some((vec![nz.len()], coords)));
                 }
             }
@@ -77,12 +84,7 @@ pub(crate) fn normalize(src_shape: &[usize], indices: &[Option<Tensor>]) -> Resu
 }
 
 /// Builds the gather/scatter plan of `src` (sizes/strides/offset) indexed by `idx`.
-pub(crate) fn plan(
-    sizes: &[usize],
-    strides: &[usize],
-    offset: usize,
-    idx: &[Idx],
-) -> Result<Plan> {
+pub(crate) fn plan(sizes: &[usize], strides: &[usize], offset: usize, idx: &[Idx]) -> Result<Plan> {
     let adv: Vec<usize> = (0..idx.len()).filter(|&d| idx[d].is_some()).collect();
     // broadcast shape of the index tensors
     let mut bshape: Vec<usize> = Vec::new();
@@ -197,7 +199,11 @@ pub(crate) fn gather(src: &Tensor, plan: &Plan) -> Result<Tensor> {
     let dt = src.dtype();
     let max = plan.offsets.iter().max().copied().unwrap_or(0);
     if !plan.offsets.is_empty() && (max + 1) * dt.size() > g.len() {
-        bail!(InvalidArgument, "index", "tensor geometry lies outside its storage");
+        bail!(
+            InvalidArgument,
+            "index",
+            "tensor geometry lies outside its storage"
+        );
     }
     dispatch!(dt, T => {
         let p = g.as_ptr() as *const T;
@@ -227,7 +233,11 @@ fn scatter_typed<T: Element>(
     let mut g = s.write();
     let max = offsets.iter().max().copied().unwrap_or(0);
     if !offsets.is_empty() && (max + 1) * std::mem::size_of::<T>() > g.len() {
-        bail!(InvalidArgument, "index_put_", "tensor geometry lies outside its storage");
+        bail!(
+            InvalidArgument,
+            "index_put_",
+            "tensor geometry lies outside its storage"
+        );
     }
     let p = g.as_mut_ptr() as *mut T;
     for (&o, &v) in offsets.iter().zip(vals) {

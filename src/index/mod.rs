@@ -176,10 +176,19 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
         }
     }
     if ellipses > 1 {
-        bail!(InvalidArgument, "index", "an index can only have a single ellipsis ('...')");
+        bail!(
+            InvalidArgument,
+            "index",
+            "an index can only have a single ellipsis ('...')"
+        );
     }
     if consumed > ndim {
-        bail!(IndexOutOfRange, "index", "too many indices for tensor of dimension {}", ndim);
+        bail!(
+            IndexOutOfRange,
+            "index",
+            "too many indices for tensor of dimension {}",
+            ndim
+        );
     }
     // validate everything first (ints in range, tensor dtypes) so no view op fails midway
     let mut od = 0usize;
@@ -188,7 +197,14 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             TensorIndex::Int(v) => {
                 let s = x.shape()[od] as i64;
                 if *v < -s || *v >= s {
-                    bail!(IndexOutOfRange, "index", "index {} is out of bounds for dimension {} with size {}", v, od, s);
+                    bail!(
+                        IndexOutOfRange,
+                        "index",
+                        "index {} is out of bounds for dimension {} with size {}",
+                        v,
+                        od,
+                        s
+                    );
                 }
                 od += 1;
             }
@@ -196,7 +212,11 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             TensorIndex::Ellipsis => od += ndim - consumed,
             TensorIndex::Tensor(t) => {
                 if !is_int_tensor(t) && !matches!(t.dtype(), DType::Bool | DType::U8) {
-                    bail!(DTypeMismatch, "index", "tensors used as indices must be long, int, byte or bool tensors");
+                    bail!(
+                        DTypeMismatch,
+                        "index",
+                        "tensors used as indices must be long, int, byte or bool tensors"
+                    );
                 }
                 od += if is_int_tensor(t) { 1 } else { t.dim() };
             }
@@ -261,7 +281,12 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
         }
     }
     // pad to one entry per view dim (masks cover several dims but have one entry)
-    Ok(Applied { view: cur, adv, changed, has_false })
+    Ok(Applied {
+        view: cur,
+        adv,
+        changed,
+        has_false,
+    })
 }
 
 fn any_adv(a: &[Option<Tensor>]) -> bool {
@@ -422,7 +447,12 @@ impl Tensor {
         }
         // validate on self first so a failing call leaves no half-built graph
         let l = self.layout();
-        plan(l.sizes(), l.strides(), l.offset(), &normalize(l.sizes(), indices)?)?;
+        plan(
+            l.sizes(),
+            l.strides(),
+            l.offset(),
+            &normalize(l.sizes(), indices)?,
+        )?;
         self.copy()?.index_put_(indices, values, accumulate)
     }
 
@@ -444,7 +474,11 @@ impl Tensor {
         if a.has_false {
             return Ok(());
         }
-        let dst = if a.changed { a.view.clone() } else { self.clone() };
+        let dst = if a.changed {
+            a.view.clone()
+        } else {
+            self.clone()
+        };
         if any_adv(&a.adv) {
             let v = match &value {
                 Operand::Scalar(s) => scalar_tensor(*s, self.dtype()),
@@ -515,7 +549,10 @@ fn strip_leading_ones(t: &Tensor) -> Result<Tensor> {
 }
 
 fn detached(indices: &[Option<Tensor>]) -> Vec<Option<Tensor>> {
-    indices.iter().map(|o| o.as_ref().map(|t| t.detach())).collect()
+    indices
+        .iter()
+        .map(|o| o.as_ref().map(|t| t.detach()))
+        .collect()
 }
 
 /// `index`: grad = zeros(self).index_put(indices, grad, accumulate = true).
@@ -528,12 +565,20 @@ impl Backward for IndexBackward {
     fn name(&self) -> &'static str {
         "IndexBackward0"
     }
-    fn apply(&mut self, _: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
         let z = Tensor::zeros(&self.shape, self.dtype)?;
-        let g = if g.dtype() != self.dtype { g.to_dtype(self.dtype)? } else { g };
+        let g = if g.dtype() != self.dtype {
+            g.to_dtype(self.dtype)?
+        } else {
+            g
+        };
         Ok(vec![Some(z.index_put(&self.indices, &g, true)?)])
     }
 }
@@ -548,7 +593,11 @@ impl Backward for IndexPutBackward {
     fn name(&self) -> &'static str {
         "IndexPutBackward0"
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None, None]);
         };

@@ -41,8 +41,16 @@ impl Backward for SetBackward {
     fn name(&self) -> &'static str {
         "NotImplemented"
     }
-    fn apply(&mut self, _: &BackwardCtx<'_>, _: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
-        Err(err!(NotImplemented, "set_", "derivative for set_ is not implemented"))
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        _: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        Err(err!(
+            NotImplemented,
+            "set_",
+            "derivative for set_ is not implemented"
+        ))
     }
 }
 
@@ -67,13 +75,26 @@ impl Tensor {
             }
         }
         if storage.device() != self.device() {
-            bail!(InvalidArgument, "set_", "Attempted to set the storage of a tensor on another device");
+            bail!(
+                InvalidArgument,
+                "set_",
+                "Attempted to set the storage of a tensor on another device"
+            );
         }
-        let strides = strides.map(|s| s.to_vec()).unwrap_or_else(|| contiguous_strides(sizes));
+        let strides = strides
+            .map(|s| s.to_vec())
+            .unwrap_or_else(|| contiguous_strides(sizes));
         let isz = self.dtype().size();
         let needed = Layout::checked_storage_span(sizes, &strides, offset)
             .and_then(|n| n.checked_mul(isz))
-            .ok_or_else(|| err!(InvalidArgument, "set_", "Storage size calculation overflowed with sizes={:?}", sizes))?;
+            .ok_or_else(|| {
+                err!(
+                    InvalidArgument,
+                    "set_",
+                    "Storage size calculation overflowed with sizes={:?}",
+                    sizes
+                )
+            })?;
         let cur = self.layout();
         let same_geometry = cur.sizes() == sizes && cur.strides() == &strides[..];
         if needed > storage.nbytes() && (same_geometry || !storage.resizable()) {
@@ -82,10 +103,19 @@ impl Tensor {
                     InvalidArgument,
                     "set_",
                     "setStorage: sizes {:?}, strides {:?}, storage offset {}, and itemsize {} requiring a storage size of {} are out of bounds for storage of size {}",
-                    sizes, strides, offset, isz, needed, storage.nbytes()
+                    sizes,
+                    strides,
+                    offset,
+                    isz,
+                    needed,
+                    storage.nbytes()
                 );
             }
-            bail!(NotResizable, "set_", "Trying to resize storage that is not resizable");
+            bail!(
+                NotResizable,
+                "set_",
+                "Trying to resize storage that is not resizable"
+            );
         }
         let others: Vec<&Tensor> = src.into_iter().collect();
         let rec = check_inplace(self, &others)?;
@@ -127,7 +157,13 @@ impl Tensor {
         }
         let d = src.data();
         let l = d.layout;
-        self.set_impl(d.storage, l.offset(), l.sizes(), Some(l.strides()), Some(src))
+        self.set_impl(
+            d.storage,
+            l.offset(),
+            l.sizes(),
+            Some(l.strides()),
+            Some(src),
+        )
     }
 
     /// `set_()`: a fresh empty resizable storage, shape `[0]`.
@@ -183,10 +219,15 @@ impl Tensor {
         strides: Option<&[usize]>,
     ) -> Result<Tensor> {
         if !src.is_contiguous() {
-            bail!(InvalidArgument, "set_", "passed in tensor to be used as storage must be contiguous");
+            bail!(
+                InvalidArgument,
+                "set_",
+                "passed in tensor to be used as storage must be contiguous"
+            );
         }
         let d = src.data();
-        let off = offset + d.layout.offset() * src.dtype().size() / self.dtype().size();
+        // PyTorch adds the element offsets literally (even across dtypes)
+        let off = offset + d.layout.offset();
         self.set_impl(d.storage, off, sizes, strides, Some(src))
     }
 
@@ -244,7 +285,11 @@ impl Tensor {
     /// ```
     pub fn resize_with(&self, sizes: &[usize], fill: ResizeFill) -> Result<Tensor> {
         if self.requires_grad() {
-            bail!(ResizeRequiresGrad, "resize_", "cannot resize variables that require grad");
+            bail!(
+                ResizeRequiresGrad,
+                "resize_",
+                "cannot resize variables that require grad"
+            );
         }
         let d = self.data();
         if d.layout.sizes() == sizes {
@@ -254,7 +299,14 @@ impl Tensor {
         let strides = contiguous_strides(sizes);
         let needed = Layout::checked_storage_span(sizes, &strides, d.layout.offset())
             .and_then(|n| n.checked_mul(isz))
-            .ok_or_else(|| err!(InvalidArgument, "resize_", "Storage size calculation overflowed with sizes={:?}", sizes))?;
+            .ok_or_else(|| {
+                err!(
+                    InvalidArgument,
+                    "resize_",
+                    "Storage size calculation overflowed with sizes={:?}",
+                    sizes
+                )
+            })?;
         let old = d.storage.nbytes();
         if needed > old {
             d.storage.grow_to(needed, "resize_")?;
