@@ -34,4 +34,5 @@ pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
 pub use error::{Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use storage::Storage;
+pub use ops::reduce_stats::NormOrd;
 pub use tensor::{Tensor, manual_seed};

@@ -9,4 +9,8 @@ pub(crate) mod copy;
 pub(crate) mod geometry;
 pub(crate) mod matmul;
 pub(crate) mod reduce;
+pub(crate) mod reduce_minmax;
+pub(crate) mod reduce_scan;
+pub mod reduce_stats;
+pub(crate) mod reduce_util;
 pub(crate) mod util;
