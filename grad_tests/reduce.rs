@@ -147,3 +147,13 @@ fn sum_parallel_path() -> R {
     assert_eq!(x.sum()?.item::<f32>()?, n as f32);
     Ok(())
 }
+
+#[test]
+fn cumsum_f16_accumulates_in_f32() -> R {
+    let h = Tensor::from_vec(
+        [2048.0f32, 1.0, 1.0, 1.0, 1.0].iter().map(|&v| half::f16::from_f32(v)).collect(),
+        &[5],
+    )?;
+    assert_eq!(h.cumsum(0, None)?.to_vec::<f64>()?, vec![2048.0, 2048.0, 2050.0, 2052.0, 2052.0]);
+    Ok(())
+}

@@ -71,7 +71,7 @@ impl Tensor {
         } else if dt.is_complex() || self.dtype().is_complex() {
             crate::bail!(Unsupported, "cumsum", "cumsum: complex inputs are not supported yet");
         } else {
-            // accumulate in the result dtype's precision (f16/bf16 round each partial sum)
+            // accumulate in the accumulation dtype (f32 for f16/bf16/f32), round on output
             let src = if self.dtype() != dt {
                 let _g = crate::autograd::no_grad();
                 self.to_dtype(dt)?
@@ -80,10 +80,8 @@ impl Tensor {
             };
             let round = |v: f64| -> f64 {
                 match dt {
-                    DType::F16 => half::f16::from_f64(v).to_f64(),
-                    DType::BF16 => half::bf16::from_f64(v).to_f64(),
-                    DType::F32 => v as f32 as f64,
-                    _ => v,
+                    DType::F64 => v,
+                    _ => v as f32 as f64,
                 }
             };
             scan_f64(&src, dim, dt, "cumsum", |row| {
