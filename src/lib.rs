@@ -38,4 +38,5 @@ pub use ops::set_resize::ResizeFill;
 pub use error::{Error, ErrorKind, Result};
 pub use layout::Layout;
 pub use storage::Storage;
+pub use ops::reduce_stats::NormOrd;
 pub use tensor::{Tensor, manual_seed};

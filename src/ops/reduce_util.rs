@@ -1,0 +1,140 @@
+//! Shared plumbing for the non-`sum` reductions: normalising dim lists and viewing an input as
+//! `m` rows of `r` reduced elements (kept dims first, reduced dims last), plus building results.
+
+use crate::layout::{wrap_dim, wrap_dims};
+use crate::{DType, Element, Result, Tensor};
+
+/// Geometry of a reduction: output shapes with and without kept dims, rows `m`, row length `r`.
+pub(crate) struct Rows {
+    pub dims: Vec<usize>,
+    pub kshape: Vec<usize>,
+    pub oshape: Vec<usize>,
+    pub m: usize,
+    pub r: usize,
+}
+
+impl Rows {
+    /// Result shape for `keepdim`.
+    pub fn shape(&self, keepdim: bool) -> &[usize] {
+        if keepdim { &self.kshape } else { &self.oshape }
+    }
+}
+
+/// Wraps `dims` (`None` or empty = all dims) for a tensor of rank `nd`.
+pub(crate) fn norm_dims(dims: Option<&[i64]>, nd: usize, op: &'static str) -> Result<Vec<usize>> {
+    let ds = match dims {
+        Some(d) if !d.is_empty() => wrap_dims(d, nd, op)?,
+        _ => (0..nd).collect(),
+    };
+    Ok(if nd == 0 { Vec::new() } else { ds })
+}
+
+/// Wraps a single `dim` (0-dim tensors accept 0 and -1 and reduce nothing).
+pub(crate) fn one_dim(dim: i64, nd: usize, op: &'static str) -> Result<Vec<usize>> {
+    let d = wrap_dim(dim, nd, op)?;
+    Ok(if nd == 0 { Vec::new() } else { vec![d] })
+}
+
+/// Reads `x` as rows over `dims`, converting every element to `T`.
+pub(crate) fn rows<T: Element>(x: &Tensor, dims: &[usize]) -> Result<(Rows, Vec<T>)> {
+    let shape = x.shape();
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let perm: Vec<i64> = kept.iter().chain(dims.iter()).map(|&d| d as i64).collect();
+    let data = x.detach().permute(&perm)?.to_vec::<T>()?;
+    let kshape: Vec<usize> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| if dims.contains(&i) { 1 } else { s })
+        .collect();
+    let oshape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+    let m = oshape.iter().product();
+    let r = dims.iter().map(|&d| shape[d]).product();
+    Ok((Rows { dims: dims.to_vec(), kshape, oshape, m, r }, data))
+}
+
+/// Builds a tensor of `dtype` and `shape` from computed values (no autograd).
+pub(crate) fn build<T: Element>(v: Vec<T>, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let t = Tensor::from_vec(v, shape)?;
+    if t.dtype() == dtype {
+        Ok(t)
+    } else {
+        let _g = crate::autograd::no_grad();
+        t.to_dtype(dtype)
+    }
+}
+
+/// Re-inserts the reduced `dims` (as size 1) into a non-keepdim gradient so it broadcasts
+/// against the input.
+pub(crate) fn unsqueeze_dims(g: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    let mut g = g.clone();
+    if !keepdim {
+        let mut ds = dims.to_vec();
+        ds.sort_unstable();
+        for d in ds {
+            g = g.unsqueeze(d as i64)?;
+        }
+    }
+    Ok(g)
+}
+
+/// Scatters row-major `[m, r]` values (kept dims first) back into `x`'s shape, as `dtype`.
+pub(crate) fn unrows<T: Element>(v: Vec<T>, x: &Tensor, rw: &Rows, dtype: DType) -> Result<Tensor> {
+    let shape = x.shape();
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !rw.dims.contains(d)).collect();
+    let order: Vec<usize> = kept.iter().chain(rw.dims.iter()).copied().collect();
+    let pshape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
+    let mut inv = vec![0i64; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inv[d] = i as i64;
+    }
+    let _g = crate::autograd::no_grad();
+    build(v, &pshape, dtype)?.permute(&inv)?.contiguous()
+}
+
+/// Backward of reductions whose input gradient is `grad (re-expanded) * w` for a weight tensor
+/// `w` of the input's shape computed in the forward (tie masks / counts for max/amax, one-hot
+/// indices for max(dim), products-of-others for prod, softmax for logsumexp, ...). `w` is a
+/// constant, so the formula is exact to first order (double backward treats `w` as constant).
+pub(crate) struct WeightedBackward {
+    pub name: &'static str,
+    pub w: Tensor,
+    pub dims: Vec<usize>,
+    pub keepdim: bool,
+}
+
+impl crate::autograd::Backward for WeightedBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _: &crate::autograd::BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        Ok(vec![Some(unsqueeze_dims(&g, &self.dims, self.keepdim)?.mul(&self.w)?)])
+    }
+}
+
+/// Records a [`WeightedBackward`] for `out` if `x` needs grad; `w` is built lazily.
+pub(crate) fn record_weighted(
+    out: &Tensor,
+    x: &Tensor,
+    name: &'static str,
+    rw: &Rows,
+    keepdim: bool,
+    w: impl FnOnce() -> Result<Tensor>,
+) -> Result<()> {
+    if !crate::autograd::is_grad_enabled() || !x.requires_grad() || !x.dtype().is_differentiable() {
+        return Ok(());
+    }
+    let w = w()?;
+    crate::autograd::record(
+        &[out],
+        &[x],
+        Vec::new,
+        WeightedBackward { name, w, dims: rw.dims.clone(), keepdim },
+    )
+}
