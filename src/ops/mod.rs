@@ -8,3 +8,8 @@ pub(crate) mod copy;
 pub(crate) mod geometry;
 pub(crate) mod reduce;
 pub(crate) mod util;
+pub(crate) mod compare;
+pub(crate) mod pointwise;
+pub(crate) mod unary;
+pub(crate) mod pointwise_api;
+pub(crate) mod activation;
