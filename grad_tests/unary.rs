@@ -103,7 +103,7 @@ fn unary_gradchecks() -> R {
 #[test]
 fn gelu_erf_values() -> R {
     let y = t64(&[-1.0, 0.0, 1.0, 3.0], &[4]).gelu(false)?.to_vec::<f64>()?;
-    let want = [-0.15865525393145707, 0.0, 0.8413447460685429, 2.995950158125758];
+    let want = [-0.15865525393145707, 0.0, 0.8413447460685429, 2.9959503059051103];
     for (a, b) in y.iter().zip(want) {
         assert!((a - b).abs() < 1e-12, "{a} vs {b}");
     }
@@ -324,7 +324,7 @@ fn pow_dtype_rules() -> R {
 #[test]
 fn pointwise_gradchecks() -> R {
     let a = t64(&[0.3, -1.2, 0.7, 1.9, -0.4, 1.1], &[2, 3]).requires_grad_(true)?;
-    let b = t64(&[1.3, 0.6, -0.9, 0.2, 1.7, -1.4], &[2, 3]).requires_grad_(true)?;
+    let b = t64(&[1.3, 0.65, -0.9, 0.2, 1.7, -1.4], &[2, 3]).requires_grad_(true)?;
     let pos = t64(&[0.3, 1.2, 0.7, 1.9, 0.4, 1.1], &[2, 3]).requires_grad_(true)?;
     let row = t64(&[0.5, -0.2, 0.8], &[3]).requires_grad_(true)?;
     let cond = Tensor::from_vec(vec![true, false, true, false, false, true], &[2, 3])?;

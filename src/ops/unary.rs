@@ -308,7 +308,7 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         } else if x < 0.0 {
             -1.0
         } else {
-            0.0 * x
+            0.0
         }),
         Relu => float_go!(dt, a, out, R, |x| if x < 0.0 { 0.0 } else { x }),
         Exp => float_go!(dt, a, out, R, |x| x.exp()),
