@@ -627,24 +627,6 @@ impl Tensor {
     pub fn div_(&self, other: impl Into<Operand>) -> Result<Tensor> {
         arith_inplace(self, other.into(), Scalar::Int(1), Arith::Div)
     }
-    /// `-self`.
-    ///
-    /// ```
-    /// # use tapegrad::Tensor;
-    /// assert_eq!(Tensor::from_vec(vec![1.0f32], &[1])?.neg()?.to_vec::<f32>()?, vec![-1.0]);
-    /// # Ok::<(), tapegrad::Error>(())
-    /// ```
-    pub fn neg(&self) -> Result<Tensor> {
-        if self.dtype() == DType::Bool {
-            bail!(
-                InvalidArgument,
-                "neg",
-                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
-            );
-        }
-        self.mul(-1)
-    }
-
     /// The complex conjugate for complex dtypes (a no-op handle otherwise).
     pub(crate) fn conj_if_complex(&self) -> Tensor {
         self.clone()

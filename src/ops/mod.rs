@@ -15,3 +15,8 @@ pub mod reduce_stats;
 pub(crate) mod reduce_util;
 pub(crate) mod util;
 pub(crate) mod set_resize;
+pub(crate) mod compare;
+pub(crate) mod pointwise;
+pub(crate) mod unary;
+pub(crate) mod pointwise_api;
+pub(crate) mod activation;

@@ -1,0 +1,91 @@
+//! Activation helpers: the GELU math (with a series `erf`) and the parameterised activation
+//! methods (`gelu`, `softplus`, `elu`, `leaky_relu`); kernels and backward live in `unary.rs`.
+
+use super::unary::{UOp, unary};
+use crate::{Result, Tensor};
+
+/// Error function (series `2/sqrt(pi) e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`, no cancellation).
+pub(crate) fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x.abs() >= 6.0 {
+        return x.signum();
+    }
+    let x2 = x * x;
+    let (mut term, mut sum, mut n) = (x, x, 0.0f64);
+    loop {
+        n += 1.0;
+        term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
+        if term.abs() <= 1e-17 * sum.abs() || n > 400.0 {
+            break;
+        }
+    }
+    std::f64::consts::FRAC_2_SQRT_PI * (-x2).exp() * sum
+}
+
+pub(crate) fn gelu_f64(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let k = (2.0 / std::f64::consts::PI).sqrt();
+        0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+    } else {
+        0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))
+    }
+}
+
+pub(crate) fn gelu_grad_f64(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let k = (2.0 / std::f64::consts::PI).sqrt();
+        let t = (k * (x + 0.044715 * x * x * x)).tanh();
+        0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x)
+    } else {
+        let cdf = 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2));
+        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        cdf + x * pdf
+    }
+}
+
+impl Tensor {
+    /// GELU; `approximate = true` is PyTorch's `approximate="tanh"`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.gelu(false)?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn gelu(&self, approximate: bool) -> Result<Tensor> {
+        unary(self, UOp::Gelu(approximate))
+    }
+    /// `log(1 + exp(beta x)) / beta`, linear above `threshold` (PyTorch defaults: 1, 20).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let y = Tensor::from_vec(vec![100.0f32], &[1])?.softplus(1.0, 20.0)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![100.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
+        unary(self, UOp::Softplus(beta, threshold))
+    }
+    /// ELU: `x` for `x > 0`, else `alpha (e^x - 1)`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![2.0f32], &[1])?.elu(1.0)?.to_vec::<f32>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn elu(&self, alpha: f64) -> Result<Tensor> {
+        unary(self, UOp::Elu(alpha))
+    }
+    /// Leaky ReLU with negative `slope` (PyTorch default 0.01).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-2.0f32], &[1])?.leaky_relu(0.5)?.to_vec::<f32>()?, vec![-1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn leaky_relu(&self, slope: f64) -> Result<Tensor> {
+        unary(self, UOp::LeakyRelu(slope))
+    }
+}
