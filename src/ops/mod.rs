@@ -8,3 +8,5 @@ pub(crate) mod copy;
 pub(crate) mod geometry;
 pub(crate) mod reduce;
 pub(crate) mod util;
+pub(crate) mod gather;
+pub(crate) mod shape;
