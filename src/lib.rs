@@ -26,6 +26,7 @@ pub mod dtype;
 mod error;
 mod layout;
 mod ops;
+pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 mod storage;
 mod tensor;
 mod view;

@@ -10,3 +10,4 @@ pub(crate) mod reduce;
 pub(crate) mod util;
 pub(crate) mod gather;
 pub(crate) mod shape;
+pub mod nn;
