@@ -108,7 +108,10 @@ const ALL: [&str; 12] = [
 ];
 
 fn main() {
-    let sel: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let sel: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     for name in ALL {
         if !sel.is_empty() && !sel.iter().any(|s| s == name) {
             continue;

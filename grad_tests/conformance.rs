@@ -25,7 +25,11 @@ struct Fail {
 }
 
 fn fail(field: impl Into<String>, expected: impl ToString, got: impl ToString) -> Fail {
-    Fail { field: field.into(), expected: expected.to_string(), got: got.to_string() }
+    Fail {
+        field: field.into(),
+        expected: expected.to_string(),
+        got: got.to_string(),
+    }
 }
 
 /// Why a call did not produce a value.
@@ -75,7 +79,8 @@ fn to_usize(v: &Value) -> CallResult<usize> {
 }
 
 fn to_bool(v: &Value) -> CallResult<bool> {
-    v.as_bool().map_or_else(|| bad(format!("expected bool, got {v}")), Ok)
+    v.as_bool()
+        .map_or_else(|| bad(format!("expected bool, got {v}")), Ok)
 }
 
 /// An int or a list of ints (sizes, dims).
@@ -96,7 +101,9 @@ fn to_usizes(v: &Value) -> CallResult<Vec<usize>> {
 fn to_f64(v: &Value) -> CallResult<f64> {
     match v {
         Value::Number(n) => Ok(n.as_f64().unwrap()),
-        Value::String(s) => s.parse::<f64>().or_else(|_| bad(format!("not a float: {s}"))),
+        Value::String(s) => s
+            .parse::<f64>()
+            .or_else(|_| bad(format!("not a float: {s}"))),
         _ => bad(format!("expected float, got {v}")),
     }
 }
@@ -148,13 +155,32 @@ fn values_to_tensor(values: &Value, dtype: DType) -> CallResult<Tensor> {
     let mut flat = vec![];
     flatten_values(values, &mut flat);
     let t = if dtype == DType::Bool {
-        Tensor::from_vec(flat.iter().map(|v| to_bool(v)).collect::<CallResult<Vec<_>>>()?, &shape)?
+        Tensor::from_vec(
+            flat.iter()
+                .map(|v| to_bool(v))
+                .collect::<CallResult<Vec<_>>>()?,
+            &shape,
+        )?
     } else if dtype.is_float() {
-        Tensor::from_vec(flat.iter().map(|v| to_f64(v)).collect::<CallResult<Vec<_>>>()?, &shape)?
+        Tensor::from_vec(
+            flat.iter()
+                .map(|v| to_f64(v))
+                .collect::<CallResult<Vec<_>>>()?,
+            &shape,
+        )?
     } else {
-        Tensor::from_vec(flat.iter().map(|v| to_i64(v)).collect::<CallResult<Vec<_>>>()?, &shape)?
+        Tensor::from_vec(
+            flat.iter()
+                .map(|v| to_i64(v))
+                .collect::<CallResult<Vec<_>>>()?,
+            &shape,
+        )?
     };
-    Ok(if t.dtype() == dtype { t } else { t.to_dtype(dtype)? })
+    Ok(if t.dtype() == dtype {
+        t
+    } else {
+        t.to_dtype(dtype)?
+    })
 }
 
 // ------------------------------------------------------------------ one call
@@ -183,7 +209,9 @@ impl<'a> Call<'a> {
         self.kwargs.get(name)
     }
     fn arg(&self, i: usize) -> CallResult<&'a Value> {
-        self.args.get(i).map_or_else(|| bad(format!("{}: missing arg {i}", self.op)), Ok)
+        self.args
+            .get(i)
+            .map_or_else(|| bad(format!("{}: missing arg {i}", self.op)), Ok)
     }
     fn t(&self, i: usize) -> CallResult<Tensor> {
         self.env.tensor_of(self.arg(i)?)
@@ -192,7 +220,9 @@ impl<'a> Call<'a> {
         to_i64(self.arg(i)?)
     }
     fn i64_or(&self, i: usize, name: &'a str, default: i64) -> CallResult<i64> {
-        self.opt(i, name).filter(|v| !v.is_null()).map_or(Ok(default), to_i64)
+        self.opt(i, name)
+            .filter(|v| !v.is_null())
+            .map_or(Ok(default), to_i64)
     }
     fn bool_or(&self, i: usize, name: &'a str, default: bool) -> CallResult<bool> {
         self.opt(i, name).map_or(Ok(default), to_bool)
@@ -210,7 +240,11 @@ impl<'a> Call<'a> {
     /// Kwargs present in the step that the dispatch arm never looked at.
     fn unused_kwargs(&self) -> Vec<&str> {
         let used = self.used.borrow();
-        self.kwargs.keys().map(|k| k.as_str()).filter(|k| !used.contains(k)).collect()
+        self.kwargs
+            .keys()
+            .map(|k| k.as_str())
+            .filter(|k| !used.contains(k))
+            .collect()
     }
 }
 
@@ -224,11 +258,17 @@ struct Env {
 
 impl Env {
     fn get(&self, name: &str) -> Option<&Tensor> {
-        self.names.iter().position(|n| n == name).map(|i| &self.tensors[i])
+        self.names
+            .iter()
+            .position(|n| n == name)
+            .map(|i| &self.tensors[i])
     }
     fn tensor_of(&self, v: &Value) -> CallResult<Tensor> {
         match tensor_name(v) {
-            Some(n) => self.get(n).cloned().map_or_else(|| bad(format!("unbound name {n}")), Ok),
+            Some(n) => self
+                .get(n)
+                .cloned()
+                .map_or_else(|| bad(format!("unbound name {n}")), Ok),
             None => bad(format!("expected tensor arg, got {v}")),
         }
     }
@@ -257,9 +297,18 @@ fn dispatch(c: &Call) -> CallResult<Val> {
             let rg = c.kw("requires_grad").map_or(Ok(false), to_bool)?;
             val(if rg { t.requires_grad_(true) } else { Ok(t) })
         }
-        "zeros" => val(Tensor::zeros(&to_usizes(c.arg(0)?)?, c.dtype_or(DType::F32)?)),
-        "ones" => val(Tensor::ones(&to_usizes(c.arg(0)?)?, c.dtype_or(DType::F32)?)),
-        "empty" => val(Tensor::empty(&to_usizes(c.arg(0)?)?, c.dtype_or(DType::F32)?)),
+        "zeros" => val(Tensor::zeros(
+            &to_usizes(c.arg(0)?)?,
+            c.dtype_or(DType::F32)?,
+        )),
+        "ones" => val(Tensor::ones(
+            &to_usizes(c.arg(0)?)?,
+            c.dtype_or(DType::F32)?,
+        )),
+        "empty" => val(Tensor::empty(
+            &to_usizes(c.arg(0)?)?,
+            c.dtype_or(DType::F32)?,
+        )),
         "arange" => arange(c),
         "view" => val(c.t(0)?.view(&to_i64s(c.arg(1)?)?)),
         "reshape" => val(c.t(0)?.reshape(&to_i64s(c.arg(1)?)?)),
@@ -274,7 +323,12 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "slice" => {
             let (start, end) = (c.opt(2, "start"), c.opt(3, "end"));
             let opt = |v: Option<&Value>| v.filter(|v| !v.is_null()).map(to_i64).transpose();
-            val(c.t(0)?.slice(c.i64_or(1, "dim", 0)?, opt(start)?, opt(end)?, c.i64_or(4, "step", 1)?))
+            val(c.t(0)?.slice(
+                c.i64_or(1, "dim", 0)?,
+                opt(start)?,
+                opt(end)?,
+                c.i64_or(4, "step", 1)?,
+            ))
         }
         "expand" => val(c.t(0)?.expand(&to_i64s(c.arg(1)?)?)),
         "expand_as" => val(c.t(0)?.expand_as(&c.t(1)?)),
@@ -289,19 +343,30 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "squeeze_" => val(c.t(0)?.squeeze_(c.opt(1, "dim").map(to_i64).transpose()?)),
         "unsqueeze" => val(c.t(0)?.unsqueeze(c.i64(1)?)),
         "unsqueeze_" => val(c.t(0)?.unsqueeze_(c.i64(1)?)),
-        "flatten" => val(c.t(0)?.flatten(c.i64_or(1, "start_dim", 0)?, c.i64_or(2, "end_dim", -1)?)),
+        "flatten" => val(c
+            .t(0)?
+            .flatten(c.i64_or(1, "start_dim", 0)?, c.i64_or(2, "end_dim", -1)?)),
         "unflatten" => val(c.t(0)?.unflatten(c.i64(1)?, &to_i64s(c.arg(2)?)?)),
         "movedim" => val(c.t(0)?.movedim(&to_i64s(c.arg(1)?)?, &to_i64s(c.arg(2)?)?)),
         "diagonal" => {
-            let (o, d1, d2) = (c.i64_or(1, "offset", 0)?, c.i64_or(2, "dim1", 0)?, c.i64_or(3, "dim2", 1)?);
+            let (o, d1, d2) = (
+                c.i64_or(1, "offset", 0)?,
+                c.i64_or(2, "dim1", 0)?,
+                c.i64_or(3, "dim2", 1)?,
+            );
             val(c.t(0)?.diagonal(o, d1, d2))
         }
         "as_strided" => {
             let off = match c.opt(3, "storage_offset") {
                 None | Some(Value::Null) => None,
-                Some(v) => Some(v.as_i64().map_or_else(|| bad("storage_offset must be an int"), Ok)?),
+                Some(v) => Some(
+                    v.as_i64()
+                        .map_or_else(|| bad("storage_offset must be an int"), Ok)?,
+                ),
             };
-            val(c.t(0)?.as_strided(&to_i64s(c.arg(1)?)?, &to_i64s(c.arg(2)?)?, off))
+            val(c
+                .t(0)?
+                .as_strided(&to_i64s(c.arg(1)?)?, &to_i64s(c.arg(2)?)?, off))
         }
         "unbind" => many(c.t(0)?.unbind(c.i64_or(1, "dim", 0)?)),
         "split" => {
@@ -325,14 +390,20 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "copy_" => val(c.t(0)?.copy_(&c.t(1)?)),
         "sum" => sum(c),
         "requires_grad_" => val(c.t(0)?.requires_grad_(c.bool_or(1, "requires_grad", true)?)),
-        "retain_grad" => c.t(0)?.retain_grad().map(|_| Val::Unit).map_err(CallErr::Lib),
+        "retain_grad" => c
+            .t(0)?
+            .retain_grad()
+            .map(|_| Val::Unit)
+            .map_err(CallErr::Lib),
         "backward" => {
             let g = c.kw("gradient").map(|v| c.env.tensor_of(v)).transpose()?;
             let retain = c.kw("retain_graph").map_or(Ok(false), to_bool)?;
             c.t(0)?.backward_with(g.as_ref(), retain, false)?;
             Ok(Val::Unit)
         }
-        "is_grad_enabled" => Ok(Val::Plain(Value::Bool(tapegrad::autograd::is_grad_enabled()))),
+        "is_grad_enabled" => Ok(Val::Plain(Value::Bool(
+            tapegrad::autograd::is_grad_enabled(),
+        ))),
         // "set_grad_enabled" is handled by the replayer (it owns the guard).
         op => Err(CallErr::Missing(op.to_string())),
     }
@@ -403,7 +474,10 @@ fn default_strides(shape: &[usize]) -> Vec<usize> {
 }
 
 fn json_usizes(v: &Value) -> Option<Vec<usize>> {
-    v.as_array()?.iter().map(|x| x.as_u64().map(|u| u as usize)).collect()
+    v.as_array()?
+        .iter()
+        .map(|x| x.as_u64().map(|u| u as usize))
+        .collect()
 }
 
 fn fmt_list<T: std::fmt::Debug>(v: &[T]) -> String {
@@ -418,9 +492,19 @@ struct Tol {
 fn compare_values(t: &Tensor, exp: &Value, tol: &Tol) -> Result<(), Fail> {
     let mut flat = vec![];
     flatten_values(exp, &mut flat);
-    let lib = |e: Error| fail("values", "readable values", format!("{:?}: {}", e.kind(), e));
+    let lib = |e: Error| {
+        fail(
+            "values",
+            "readable values",
+            format!("{:?}: {}", e.kind(), e),
+        )
+    };
     if flat.len() != t.numel() {
-        return Err(fail("values", format!("{} elements", flat.len()), t.numel()));
+        return Err(fail(
+            "values",
+            format!("{} elements", flat.len()),
+            t.numel(),
+        ));
     }
     let dt = t.dtype();
     if dt == DType::Bool {
@@ -459,8 +543,17 @@ fn compare_values(t: &Tensor, exp: &Value, tol: &Tol) -> Result<(), Fail> {
 
 /// Compares `t` with a tensor EXPECT. `own` are the names that denote `t` itself, `candidates`
 /// the names (in binding order) that may be reported as `storage_of`.
-fn compare(t: &Tensor, e: &Value, tol: &Tol, env: &Env, own: &[&str], candidates: &[String]) -> Result<(), Fail> {
-    let e = e.as_object().ok_or_else(|| fail("expect", "an object", e))?;
+fn compare(
+    t: &Tensor,
+    e: &Value,
+    tol: &Tol,
+    env: &Env,
+    own: &[&str],
+    candidates: &[String],
+) -> Result<(), Fail> {
+    let e = e
+        .as_object()
+        .ok_or_else(|| fail("expect", "an object", e))?;
     let s = |k: &str| e.get(k).and_then(|v| v.as_str()).unwrap_or("?").to_string();
     if dtype_name(t.dtype()) != s("dtype") {
         return Err(fail("dtype", s("dtype"), dtype_name(t.dtype())));
@@ -489,8 +582,17 @@ fn compare(t: &Tensor, e: &Value, tol: &Tol, env: &Env, own: &[&str], candidates
             return Err(fail("is_leaf", v, leaf_str));
         }
     } else {
-        let want = e.get("grad_fn_error").and_then(|v| v.as_str()).unwrap_or("<absent>");
-        if leaf.as_ref().err().map(|er| format!("{:?}", er.kind())).as_deref() != Some(want) {
+        let want = e
+            .get("grad_fn_error")
+            .and_then(|v| v.as_str())
+            .unwrap_or("<absent>");
+        if leaf
+            .as_ref()
+            .err()
+            .map(|er| format!("{:?}", er.kind()))
+            .as_deref()
+            != Some(want)
+        {
             return Err(fail("grad_fn_error", want, leaf_str));
         }
     }
@@ -570,20 +672,45 @@ fn step_label(st: &Value) -> String {
 impl<'a> Replayer<'a> {
     fn new(case: &'a Value) -> Self {
         let tol = case.get("tol");
-        let f = |k| tol.and_then(|t| t.get(k)).and_then(|v| v.as_f64()).unwrap_or(0.0);
-        Replayer { case, env: Env::default(), tol: Tol { rtol: f("rtol"), atol: f("atol") }, grad_guard: None, last_fail: None }
+        let f = |k| {
+            tol.and_then(|t| t.get(k))
+                .and_then(|v| v.as_f64())
+                .unwrap_or(0.0)
+        };
+        Replayer {
+            case,
+            env: Env::default(),
+            tol: Tol {
+                rtol: f("rtol"),
+                atol: f("atol"),
+            },
+            grad_guard: None,
+            last_fail: None,
+        }
     }
 
     fn run(&mut self) -> CaseResult {
         let empty = vec![];
-        let steps = self.case.get("steps").and_then(|s| s.as_array()).unwrap_or(&empty);
+        let steps = self
+            .case
+            .get("steps")
+            .and_then(|s| s.as_array())
+            .unwrap_or(&empty);
         for (i, st) in steps.iter().enumerate() {
             CURRENT.with(|c| *c.borrow_mut() = (i, step_label(st)));
             match self.step(st) {
                 Ok(()) => {}
                 Err(CallErr::Missing(op)) => return CaseResult::Skip(op),
-                Err(CallErr::Bad(msg)) => return CaseResult::Fail(i, step_label(st), fail("harness", "convertible step", msg)),
-                Err(CallErr::Lib(_)) => unreachable!("library errors are turned into Fails in step()"),
+                Err(CallErr::Bad(msg)) => {
+                    return CaseResult::Fail(
+                        i,
+                        step_label(st),
+                        fail("harness", "convertible step", msg),
+                    );
+                }
+                Err(CallErr::Lib(_)) => {
+                    unreachable!("library errors are turned into Fails in step()")
+                }
             }
             if let Some(f) = self.last_fail.take() {
                 return CaseResult::Fail(i, step_label(st), f);
@@ -611,7 +738,14 @@ impl Replayer<'_> {
         let empty_map = Map::new();
         if let Some(n) = st.get("check").and_then(|v| v.as_str()) {
             let t = self.env.tensor_of(&serde_json::json!({ "t": n }))?;
-            return Ok(compare(&t, &st["expect"], &self.tol, &self.env, &[n], &self.env.names));
+            return Ok(compare(
+                &t,
+                &st["expect"],
+                &self.tol,
+                &self.env,
+                &[n],
+                &self.env.names,
+            ));
         }
         if let Some(n) = st.get("grad").and_then(|v| v.as_str()) {
             let t = self.env.tensor_of(&serde_json::json!({ "t": n }))?;
@@ -622,16 +756,32 @@ impl Replayer<'_> {
                 (Some(g), e) => compare(&g, e, &self.tol, &self.env, &[], &[]),
             });
         }
-        let op = st.get("op").and_then(|v| v.as_str()).map_or_else(|| bad("step without op"), Ok)?;
-        let args = st.get("args").and_then(|v| v.as_array()).map(|a| a.as_slice()).unwrap_or(&[]);
-        let kwargs = st.get("kwargs").and_then(|v| v.as_object()).unwrap_or(&empty_map);
+        let op = st
+            .get("op")
+            .and_then(|v| v.as_str())
+            .map_or_else(|| bad("step without op"), Ok)?;
+        let args = st
+            .get("args")
+            .and_then(|v| v.as_array())
+            .map(|a| a.as_slice())
+            .unwrap_or(&[]);
+        let kwargs = st
+            .get("kwargs")
+            .and_then(|v| v.as_object())
+            .unwrap_or(&empty_map);
         let result = if op == "set_grad_enabled" {
             let on = to_bool(args.first().unwrap_or(&Value::Null))?;
             self.grad_guard = None;
             self.grad_guard = Some(set_grad_enabled(on));
             Ok(Val::Unit)
         } else {
-            let call = Call { op, args, kwargs, env: &self.env, used: RefCell::new(HashSet::new()) };
+            let call = Call {
+                op,
+                args,
+                kwargs,
+                env: &self.env,
+                used: RefCell::new(HashSet::new()),
+            };
             let r = dispatch(&call).map_err(|e| match e {
                 CallErr::Missing(m) if m.starts_with('(') => CallErr::Missing(format!("{op}{m}")),
                 e => e,
@@ -645,14 +795,22 @@ impl Replayer<'_> {
         if let Some(kind) = st.get("error").and_then(|v| v.as_str()) {
             return match result {
                 Err(CallErr::Lib(e)) if format!("{:?}", e.kind()) == kind => Ok(Ok(())),
-                Err(CallErr::Lib(e)) => Ok(Err(fail("error", kind, format!("{:?} ({e})", e.kind())))),
+                Err(CallErr::Lib(e)) => {
+                    Ok(Err(fail("error", kind, format!("{:?} ({e})", e.kind()))))
+                }
                 Err(other) => Err(other),
                 Ok(_) => Ok(Err(fail("error", kind, "success"))),
             };
         }
         let res = match result {
             Ok(v) => v,
-            Err(CallErr::Lib(e)) => return Ok(Err(fail("error", "success", format!("{:?} ({e})", e.kind())))),
+            Err(CallErr::Lib(e)) => {
+                return Ok(Err(fail(
+                    "error",
+                    "success",
+                    format!("{:?} ({e})", e.kind()),
+                )));
+            }
             Err(other) => return Err(other),
         };
         Ok(self.bind_and_check(st, res))
@@ -669,7 +827,10 @@ impl Replayer<'_> {
                 for (n, t) in outs.iter().zip(ts) {
                     self.env.bind(n.as_str().unwrap_or("?"), t);
                 }
-                let exps = expect.and_then(|e| e.as_array()).cloned().unwrap_or_default();
+                let exps = expect
+                    .and_then(|e| e.as_array())
+                    .cloned()
+                    .unwrap_or_default();
                 let mut cands = before;
                 for (n, e) in outs.iter().zip(&exps) {
                     let n = n.as_str().unwrap_or("?");
@@ -698,11 +859,21 @@ impl Replayer<'_> {
                     return Err(fail("value", ev, "a tensor"));
                 }
                 let self_name = st["args"].get(0).and_then(tensor_name);
-                let own = match self_name.filter(|n| self.env.get(n).is_some_and(|s| s.is_same(&t))) {
+                let own = match self_name.filter(|n| self.env.get(n).is_some_and(|s| s.is_same(&t)))
+                {
                     Some(n) => n.to_string(),
-                    None => match before.iter().find(|n| self.env.get(n).is_some_and(|s| s.is_same(&t))) {
+                    None => match before
+                        .iter()
+                        .find(|n| self.env.get(n).is_some_and(|s| s.is_same(&t)))
+                    {
                         Some(n) => n.clone(),
-                        None => return Err(fail("result", "the same object as args[0]", "a new tensor")),
+                        None => {
+                            return Err(fail(
+                                "result",
+                                "the same object as args[0]",
+                                "a new tensor",
+                            ));
+                        }
                     },
                 };
                 compare(&t, e, &self.tol, &self.env, &[own.as_str()], &before)
@@ -721,12 +892,24 @@ impl Replayer<'_> {
 
 fn fixture_files() -> Vec<std::path::PathBuf> {
     let dirs = std::env::var("TAPEGRAD_CONFORMANCE_DIRS")
-        .map(|s| s.split(':').filter(|d| !d.is_empty()).map(String::from).collect::<Vec<_>>())
-        .unwrap_or_else(|_| vec![concat!(env!("CARGO_MANIFEST_DIR"), "/grad_tests/fixtures").to_string()]);
+        .map(|s| {
+            s.split(':')
+                .filter(|d| !d.is_empty())
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .unwrap_or_else(|_| {
+            vec![concat!(env!("CARGO_MANIFEST_DIR"), "/grad_tests/fixtures").to_string()]
+        });
     let mut files = vec![];
     for d in dirs {
-        let rd = std::fs::read_dir(&d).unwrap_or_else(|e| panic!("cannot read fixture dir {d}: {e}"));
-        files.extend(rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "json")));
+        let rd =
+            std::fs::read_dir(&d).unwrap_or_else(|e| panic!("cannot read fixture dir {d}: {e}"));
+        files.extend(
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "json")),
+        );
     }
     files.sort();
     files
@@ -754,7 +937,10 @@ fn run_case(case: &Value) -> CaseResult {
 }
 
 fn main() {
-    let filter: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
+    let filter: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| !a.starts_with("--"))
+        .collect();
     let strict = std::env::var("TAPEGRAD_CONFORMANCE_STRICT").is_ok_and(|v| v == "1");
     std::panic::set_hook(Box::new(|_| {}));
     let (mut tp, mut tf, mut ts) = (0, 0, 0);
@@ -773,7 +959,10 @@ fn main() {
                 CaseResult::Pass => p += 1,
                 CaseResult::Fail(i, op, fl) => {
                     f += 1;
-                    println!("FAIL {name} step {i} {op}: {}: expected {} got {}", fl.field, fl.expected, fl.got);
+                    println!(
+                        "FAIL {name} step {i} {op}: {}: expected {} got {}",
+                        fl.field, fl.expected, fl.got
+                    );
                 }
                 CaseResult::Skip(ops) => {
                     s += 1;

@@ -31,32 +31,63 @@ fn close(a: &[f64], b: &[f64], tol: f64) {
 
 #[test]
 fn mm_matches_reference_across_layouts_and_dtypes() -> R {
-    for dt in [DType::F32, DType::F64, DType::F16, DType::BF16, DType::I64, DType::I32] {
+    for dt in [
+        DType::F32,
+        DType::F64,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+    ] {
         let a = Tensor::arange(0, 12, 1)?.to_dtype(dt)?.view(&[3, 4])?;
         let b = Tensor::arange(0, 20, 1)?.to_dtype(dt)?.view(&[4, 5])?;
         let r = a.mm(&b)?;
         assert_eq!(r.dtype(), dt);
         let refv = naive_mm(&a.to_vec()?, &b.to_vec()?, 3, 4, 5);
-        close(&r.to_vec::<f64>()?, &refv, if matches!(dt, DType::F16 | DType::BF16) { 1e-2 } else { 1e-12 });
+        close(
+            &r.to_vec::<f64>()?,
+            &refv,
+            if matches!(dt, DType::F16 | DType::BF16) {
+                1e-2
+            } else {
+                1e-12
+            },
+        );
     }
     // transposed and stepped slices
     let big = Tensor::randn(&[8, 9], DType::F64)?;
-    let a = big.slice(0, Some(0), Some(8), 2)?.slice(1, Some(1), Some(9), 3)?; // [4, 3]
+    let a = big
+        .slice(0, Some(0), Some(8), 2)?
+        .slice(1, Some(1), Some(9), 3)?; // [4, 3]
     let b = Tensor::randn(&[5, 3], DType::F64)?.t()?; // [3, 5]
     let r = a.mm(&b)?;
-    close(&r.to_vec::<f64>()?, &naive_mm(&a.to_vec()?, &b.to_vec()?, 4, 3, 5), 1e-12);
+    close(
+        &r.to_vec::<f64>()?,
+        &naive_mm(&a.to_vec()?, &b.to_vec()?, 4, 3, 5),
+        1e-12,
+    );
     // large enough for the parallel path
     let a = Tensor::randn(&[130, 120], DType::F32)?;
     let b = Tensor::randn(&[120, 110], DType::F32)?;
-    close(&a.mm(&b)?.to_vec::<f64>()?, &naive_mm(&a.to_vec()?, &b.to_vec()?, 130, 120, 110), 1e-4);
+    close(
+        &a.mm(&b)?.to_vec::<f64>()?,
+        &naive_mm(&a.to_vec()?, &b.to_vec()?, 130, 120, 110),
+        1e-4,
+    );
     Ok(())
 }
 
 #[test]
 fn complex_mm() -> R {
     use num_complex::Complex;
-    let a = Tensor::from_vec(vec![Complex::new(1.0f64, 1.0), Complex::new(0.0, 2.0)], &[1, 2])?;
-    let b = Tensor::from_vec(vec![Complex::new(3.0f64, 0.0), Complex::new(1.0, -1.0)], &[2, 1])?;
+    let a = Tensor::from_vec(
+        vec![Complex::new(1.0f64, 1.0), Complex::new(0.0, 2.0)],
+        &[1, 2],
+    )?;
+    let b = Tensor::from_vec(
+        vec![Complex::new(3.0f64, 0.0), Complex::new(1.0, -1.0)],
+        &[2, 1],
+    )?;
     let r = a.mm(&b)?.to_vec::<Complex<f64>>()?;
     assert_eq!(r, vec![Complex::new(5.0, 5.0)]);
     let r = a.to_dtype(DType::C64)?.mm(&b.to_dtype(DType::C64)?)?;
@@ -96,19 +127,26 @@ fn errors() -> R {
     let a = Tensor::ones(&[2, 3], DType::F32)?;
     let e = a.mm(&a).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
-    assert!(e.to_string().contains("mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)"));
+    assert!(
+        e.to_string()
+            .contains("mat1 and mat2 shapes cannot be multiplied (2x3 and 2x3)")
+    );
     let e = a.mm(&Tensor::ones(&[3, 2], DType::F64)?).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
     assert!(e.to_string().contains("float != double"), "{e}");
     let e = a.matmul(&Tensor::ones(&[4], DType::F32)?).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
-    let e = Tensor::ones(&[3], DType::F32)?.matmul(&Tensor::ones(&[4], DType::F32)?).unwrap_err();
+    let e = Tensor::ones(&[3], DType::F32)?
+        .matmul(&Tensor::ones(&[4], DType::F32)?)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
     let e = Tensor::ones(&[2, 2, 3], DType::F32)?
         .matmul(&Tensor::ones(&[3, 3, 2], DType::F32)?)
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
-    let e = Tensor::ones(&[3], DType::F32)?.dot(&Tensor::ones(&[3], DType::F64)?).unwrap_err();
+    let e = Tensor::ones(&[3], DType::F32)?
+        .dot(&Tensor::ones(&[3], DType::F64)?)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
     Ok(())
 }
@@ -120,18 +158,27 @@ fn addmm_outer_dot_values() -> R {
     let r = bias.addmm(&a, &a, 0.5, 2.0)?;
     assert_eq!(r.to_vec::<f64>()?, vec![19.0, 15.0, 35.0, 39.0]);
     let nan = t64(&[f64::NAN; 4], &[2, 2]);
-    assert_eq!(nan.addmm(&a, &a, 0.0, 1.0)?.to_vec::<f64>()?, vec![7.0, 10.0, 15.0, 22.0]);
+    assert_eq!(
+        nan.addmm(&a, &a, 0.0, 1.0)?.to_vec::<f64>()?,
+        vec![7.0, 10.0, 15.0, 22.0]
+    );
     let u = Tensor::from_vec(vec![1i64, 2, 3], &[3])?;
     let v = Tensor::from_vec(vec![0.5f32, -1.0], &[2])?;
     let o = u.outer(&v)?;
-    assert_eq!((o.dtype(), o.to_vec::<f32>()?), (DType::F32, vec![0.5, -1.0, 1.0, -2.0, 1.5, -3.0]));
+    assert_eq!(
+        (o.dtype(), o.to_vec::<f32>()?),
+        (DType::F32, vec![0.5, -1.0, 1.0, -2.0, 1.5, -3.0])
+    );
     let d = u.dot(&u)?;
     assert_eq!((d.dtype(), d.item::<i64>()?), (DType::I64, 14));
     Ok(())
 }
 
 fn rg(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64).unwrap().requires_grad_(true).unwrap()
+    Tensor::randn(s, DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
 }
 
 #[test]
@@ -141,10 +188,18 @@ fn gradchecks() -> R {
     gradcheck(|x| x[0].t()?.mm(&x[1]), &[rg(&[4, 3]), rg(&[4, 2])], o())?;
     gradcheck(|x| x[0].bmm(&x[1]), &[rg(&[2, 3, 4]), rg(&[2, 4, 2])], o())?;
     gradcheck(|x| x[0].dot(&x[1]), &[rg(&[5]), rg(&[5])], o())?;
-    gradcheck(|x| x[0].matmul(&x[1]), &[rg(&[2, 1, 3, 4]), rg(&[3, 4, 2])], o())?;
+    gradcheck(
+        |x| x[0].matmul(&x[1]),
+        &[rg(&[2, 1, 3, 4]), rg(&[3, 4, 2])],
+        o(),
+    )?;
     gradcheck(|x| x[0].matmul(&x[1]), &[rg(&[4]), rg(&[2, 4, 3])], o())?;
     gradcheck(|x| x[0].matmul(&x[1]), &[rg(&[2, 3, 4]), rg(&[4])], o())?;
-    gradcheck(|x| x[0].addmm(&x[1], &x[2], 0.5, 2.0), &[rg(&[3]), rg(&[2, 4]), rg(&[4, 3])], o())?;
+    gradcheck(
+        |x| x[0].addmm(&x[1], &x[2], 0.5, 2.0),
+        &[rg(&[3]), rg(&[2, 4]), rg(&[4, 3])],
+        o(),
+    )?;
     gradcheck(|x| x[0].outer(&x[1]), &[rg(&[3]), rg(&[2])], o())?;
     Ok(())
 }

@@ -11,17 +11,26 @@ fn t64(v: &[f64], s: &[usize]) -> Tensor {
 }
 
 fn rg(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64).unwrap().requires_grad_(true).unwrap()
+    Tensor::randn(s, DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
 }
 
 #[test]
 fn mean_var_std() -> R {
     let x = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
     assert_eq!(x.mean(&[], false, None)?.item::<f64>()?, 3.5);
-    assert_eq!(x.t()?.mean(&[0], true, None)?.to_vec::<f64>()?, vec![2.0, 5.0]);
+    assert_eq!(
+        x.t()?.mean(&[0], true, None)?.to_vec::<f64>()?,
+        vec![2.0, 5.0]
+    );
     assert_eq!(x.mean(&[0, -1], true, None)?.shape(), vec![1, 1]);
     let i = Tensor::from_vec(vec![1i32, 2], &[2])?;
-    assert_eq!(i.mean(&[], false, None).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        i.mean(&[], false, None).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
     assert_eq!(i.mean(&[], false, Some(DType::F64))?.item::<f64>()?, 1.5);
     let e = Tensor::zeros(&[0], DType::F32)?;
     assert!(e.mean(&[], false, None)?.item::<f32>()?.is_nan());
@@ -29,7 +38,12 @@ fn mean_var_std() -> R {
     assert_eq!(v.var(&[1], 0.0, false)?.to_vec::<f64>()?, vec![0.25, 6.25]);
     assert_eq!(v.var(&[1], 1.0, true)?.to_vec::<f64>()?, vec![0.5, 12.5]);
     assert_eq!(v.std(&[0], 0.0, false)?.to_vec::<f64>()?, vec![1.0, 3.0]);
-    assert!(t64(&[1.0], &[1]).var(&[], 1.0, false)?.item::<f64>()?.is_nan());
+    assert!(
+        t64(&[1.0], &[1])
+            .var(&[], 1.0, false)?
+            .item::<f64>()?
+            .is_nan()
+    );
     Ok(())
 }
 
@@ -39,7 +53,10 @@ fn half_accumulation() -> R {
     let s = h.mean(&[], false, None)?;
     assert_eq!((s.dtype(), s.item::<f64>()?), (DType::F16, 2048.0));
     let i = Tensor::from_vec(vec![2_000_000_000i32, 1_000_000_000], &[2])?;
-    assert_eq!(i.cumsum(0, None)?.to_vec::<i64>()?, vec![2_000_000_000, 3_000_000_000]);
+    assert_eq!(
+        i.cumsum(0, None)?.to_vec::<i64>()?,
+        vec![2_000_000_000, 3_000_000_000]
+    );
     assert_eq!(i.prod(&[], false)?.dtype(), DType::I64);
     Ok(())
 }
@@ -63,9 +80,18 @@ fn max_min_rules() -> R {
     assert_eq!(it.argmax(None, true)?.shape(), vec![1, 1]);
     let e = Tensor::zeros(&[0, 3], DType::F32)?;
     assert!(e.max().is_err());
-    assert_eq!(e.max_dim(0, false).unwrap_err().kind(), ErrorKind::IndexOutOfRange);
-    assert_eq!(x.max_dim(2, false).unwrap_err().kind(), ErrorKind::DimOutOfRange);
-    assert_eq!(x.argmax(Some(5), false).unwrap_err().kind(), ErrorKind::DimOutOfRange);
+    assert_eq!(
+        e.max_dim(0, false).unwrap_err().kind(),
+        ErrorKind::IndexOutOfRange
+    );
+    assert_eq!(
+        x.max_dim(2, false).unwrap_err().kind(),
+        ErrorKind::DimOutOfRange
+    );
+    assert_eq!(
+        x.argmax(Some(5), false).unwrap_err().kind(),
+        ErrorKind::DimOutOfRange
+    );
     Ok(())
 }
 
@@ -85,16 +111,35 @@ fn tie_gradients() -> R {
 
 #[test]
 fn prod_cumsum_cumprod_logical() -> R {
-    let big = t64(&(0..12).map(|v| v as f64 - 3.0).collect::<Vec<_>>(), &[3, 4]);
+    let big = t64(
+        &(0..12).map(|v| v as f64 - 3.0).collect::<Vec<_>>(),
+        &[3, 4],
+    );
     let s = big.slice(1, Some(0), Some(4), 2)?; // [3,2] stepped
-    assert_eq!(s.prod(&[0], false)?.to_vec::<f64>()?, vec![-3.0 * 1.0 * 5.0, -1.0 * 3.0 * 7.0]);
-    assert_eq!(s.cumsum(0, None)?.to_vec::<f64>()?, vec![-3.0, -1.0, -2.0, 2.0, 3.0, 9.0]);
-    assert_eq!(big.t()?.cumprod(1, None)?.to_vec::<f64>()?[..3], [-3.0, -3.0, -15.0]);
+    assert_eq!(
+        s.prod(&[0], false)?.to_vec::<f64>()?,
+        vec![-3.0 * 1.0 * 5.0, -1.0 * 3.0 * 7.0]
+    );
+    assert_eq!(
+        s.cumsum(0, None)?.to_vec::<f64>()?,
+        vec![-3.0, -1.0, -2.0, 2.0, 3.0, 9.0]
+    );
+    assert_eq!(
+        big.t()?.cumprod(1, None)?.to_vec::<f64>()?[..3],
+        [-3.0, -3.0, -15.0]
+    );
     let b = Tensor::from_vec(vec![true, false, true, true], &[2, 2])?;
     assert_eq!(b.all(&[1], false)?.to_vec::<bool>()?, vec![false, true]);
     assert_eq!(b.any(&[0], true)?.to_vec::<bool>()?, vec![true, true]);
-    assert!(Tensor::zeros(&[0], DType::F32)?.all(&[], false)?.item::<bool>()?);
-    assert_eq!(big.cumsum(-3, None).unwrap_err().kind(), ErrorKind::DimOutOfRange);
+    assert!(
+        Tensor::zeros(&[0], DType::F32)?
+            .all(&[], false)?
+            .item::<bool>()?
+    );
+    assert_eq!(
+        big.cumsum(-3, None).unwrap_err().kind(),
+        ErrorKind::DimOutOfRange
+    );
     Ok(())
 }
 
@@ -105,9 +150,18 @@ fn logsumexp_norm() -> R {
     assert!((r[0] - (1000.0 + 2f64.ln())).abs() < 1e-9);
     assert!((r[1] - (-999.0 + (1.0 + (-1f64).exp()).ln())).abs() < 1e-9);
     let y = t64(&[3.0, -4.0, 0.0, 1.0], &[2, 2]);
-    assert_eq!(y.norm(NormOrd::L2, &[], false)?.item::<f64>()?, 26f64.sqrt());
-    assert_eq!(y.norm(NormOrd::L1, &[1], false)?.to_vec::<f64>()?, vec![7.0, 1.0]);
-    assert_eq!(y.t()?.norm(NormOrd::Inf, &[0], true)?.to_vec::<f64>()?, vec![4.0, 1.0]);
+    assert_eq!(
+        y.norm(NormOrd::L2, &[], false)?.item::<f64>()?,
+        26f64.sqrt()
+    );
+    assert_eq!(
+        y.norm(NormOrd::L1, &[1], false)?.to_vec::<f64>()?,
+        vec![7.0, 1.0]
+    );
+    assert_eq!(
+        y.t()?.norm(NormOrd::Inf, &[0], true)?.to_vec::<f64>()?,
+        vec![4.0, 1.0]
+    );
     assert_eq!(y.norm(NormOrd::NegInf, &[], false)?.item::<f64>()?, 0.0);
     Ok(())
 }
@@ -120,7 +174,11 @@ fn gradchecks() -> R {
     gradcheck(|x| x[0].var(&[0], 1.0, true), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].std(&[1], 0.0, false), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].prod(&[1], false), &[rg(&[3, 4])], o())?;
-    gradcheck(|x| x[0].prod(&[], false), &[t64(&[1.5, 0.0, 2.0, -1.0], &[4]).requires_grad_(true)?], o())?;
+    gradcheck(
+        |x| x[0].prod(&[], false),
+        &[t64(&[1.5, 0.0, 2.0, -1.0], &[4]).requires_grad_(true)?],
+        o(),
+    )?;
     gradcheck(|x| x[0].max(), &[rg(&[3, 4])], o())?;
     gradcheck(|x| Ok(x[0].min_dim(0, true)?.0), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].amax(&[1], false), &[rg(&[3, 4])], o())?;
@@ -128,7 +186,11 @@ fn gradchecks() -> R {
     gradcheck(|x| x[0].logsumexp(&[1], true), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].norm(NormOrd::L2, &[1], false), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].norm(NormOrd::L1, &[], false), &[rg(&[3, 4])], o())?;
-    gradcheck(|x| x[0].norm(NormOrd::Inf, &[0], false), &[rg(&[3, 4])], o())?;
+    gradcheck(
+        |x| x[0].norm(NormOrd::Inf, &[0], false),
+        &[rg(&[3, 4])],
+        o(),
+    )?;
     gradcheck(|x| x[0].cumsum(1, None), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].t()?.cumsum(0, None), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].cumprod(1, None), &[rg(&[3, 4])], o())?;
@@ -151,9 +213,15 @@ fn sum_parallel_path() -> R {
 #[test]
 fn cumsum_f16_accumulates_in_f32() -> R {
     let h = Tensor::from_vec(
-        [2048.0f32, 1.0, 1.0, 1.0, 1.0].iter().map(|&v| half::f16::from_f32(v)).collect(),
+        [2048.0f32, 1.0, 1.0, 1.0, 1.0]
+            .iter()
+            .map(|&v| half::f16::from_f32(v))
+            .collect(),
         &[5],
     )?;
-    assert_eq!(h.cumsum(0, None)?.to_vec::<f64>()?, vec![2048.0, 2048.0, 2050.0, 2052.0, 2052.0]);
+    assert_eq!(
+        h.cumsum(0, None)?.to_vec::<f64>()?,
+        vec![2048.0, 2048.0, 2050.0, 2052.0, 2052.0]
+    );
     Ok(())
 }

@@ -13,7 +13,9 @@ fn t64(v: &[f64], shape: &[usize]) -> Tensor {
 /// expanded (rows equal), each with the flat logical values.
 fn layouts(lo: f64, hi: f64) -> Vec<(Tensor, Vec<f64>)> {
     let n = 12;
-    let v: Vec<f64> = (0..n).map(|i| lo + (hi - lo) * (i as f64 + 0.5) / n as f64).collect();
+    let v: Vec<f64> = (0..n)
+        .map(|i| lo + (hi - lo) * (i as f64 + 0.5) / n as f64)
+        .collect();
     let c = t64(&v, &[3, 4]);
     let tr = t64(&v, &[4, 3]).t().unwrap();
     let mut wide = Vec::new();
@@ -24,17 +26,26 @@ fn layouts(lo: f64, hi: f64) -> Vec<(Tensor, Vec<f64>)> {
     let sl = t64(&wide, &[3, 8]).slice(1, None, None, 2).unwrap();
     let ex = t64(&v[..4], &[1, 4]).expand(&[3, 4]).unwrap();
     let flat = |t: &Tensor| t.contiguous().unwrap().to_vec::<f64>().unwrap();
-    vec![c, tr, sl, ex].into_iter().map(|t| {
-        let f = flat(&t);
-        (t, f)
-    }).collect()
+    vec![c, tr, sl, ex]
+        .into_iter()
+        .map(|t| {
+            let f = flat(&t);
+            (t, f)
+        })
+        .collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
     (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-12 + 1e-9 * b.abs()
 }
 
-type UnaryCase = (&'static str, fn(&Tensor) -> tapegrad::Result<Tensor>, fn(f64) -> f64, f64, f64);
+type UnaryCase = (
+    &'static str,
+    fn(&Tensor) -> tapegrad::Result<Tensor>,
+    fn(f64) -> f64,
+    f64,
+    f64,
+);
 
 fn unary_cases() -> Vec<UnaryCase> {
     vec![
@@ -59,15 +70,47 @@ fn unary_cases() -> Vec<UnaryCase> {
         ("sinh", |t| t.sinh(), |x| x.sinh(), -2.0, 2.0),
         ("cosh", |t| t.cosh(), |x| x.cosh(), -2.0, 2.0),
         ("tanh", |t| t.tanh(), |x| x.tanh(), -2.0, 2.0),
-        ("sigmoid", |t| t.sigmoid(), |x| 1.0 / (1.0 + (-x).exp()), -2.0, 2.0),
+        (
+            "sigmoid",
+            |t| t.sigmoid(),
+            |x| 1.0 / (1.0 + (-x).exp()),
+            -2.0,
+            2.0,
+        ),
         ("relu", |t| t.relu(), |x| x.max(0.0), -2.0, 2.0),
         ("silu", |t| t.silu(), |x| x / (1.0 + (-x).exp()), -2.0, 2.0),
-        ("gelu_tanh", |t| t.gelu(true), |x| {
-            0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
-        }, -2.0, 2.0),
-        ("softplus", |t| t.softplus(2.0, 20.0), |x| (2.0 * x).exp().ln_1p() / 2.0, -2.0, 2.0),
-        ("elu", |t| t.elu(0.7), |x| if x > 0.0 { x } else { 0.7 * x.exp_m1() }, -2.0, 2.0),
-        ("leaky_relu", |t| t.leaky_relu(0.1), |x| if x > 0.0 { x } else { 0.1 * x }, -2.0, 2.0),
+        (
+            "gelu_tanh",
+            |t| t.gelu(true),
+            |x| {
+                0.5 * x
+                    * (1.0
+                        + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh())
+            },
+            -2.0,
+            2.0,
+        ),
+        (
+            "softplus",
+            |t| t.softplus(2.0, 20.0),
+            |x| (2.0 * x).exp().ln_1p() / 2.0,
+            -2.0,
+            2.0,
+        ),
+        (
+            "elu",
+            |t| t.elu(0.7),
+            |x| if x > 0.0 { x } else { 0.7 * x.exp_m1() },
+            -2.0,
+            2.0,
+        ),
+        (
+            "leaky_relu",
+            |t| t.leaky_relu(0.1),
+            |x| if x > 0.0 { x } else { 0.1 * x },
+            -2.0,
+            2.0,
+        ),
     ]
 }
 
@@ -102,8 +145,15 @@ fn unary_gradchecks() -> R {
 
 #[test]
 fn gelu_erf_values() -> R {
-    let y = t64(&[-1.0, 0.0, 1.0, 3.0], &[4]).gelu(false)?.to_vec::<f64>()?;
-    let want = [-0.15865525393145707, 0.0, 0.8413447460685429, 2.9959503059051103];
+    let y = t64(&[-1.0, 0.0, 1.0, 3.0], &[4])
+        .gelu(false)?
+        .to_vec::<f64>()?;
+    let want = [
+        -0.15865525393145707,
+        0.0,
+        0.8413447460685429,
+        2.9959503059051103,
+    ];
     for (a, b) in y.iter().zip(want) {
         assert!((a - b).abs() < 1e-12, "{a} vs {b}");
     }
@@ -113,11 +163,26 @@ fn gelu_erf_values() -> R {
 #[test]
 fn rounding_and_sign() -> R {
     let x = Tensor::from_vec(vec![-1.5f32, -0.5, 0.5, 1.5, 2.5, f32::NAN], &[6])?;
-    assert_eq!(&x.floor()?.to_vec::<f32>()?[..5], &[-2.0, -1.0, 0.0, 1.0, 2.0]);
-    assert_eq!(&x.ceil()?.to_vec::<f32>()?[..5], &[-1.0, -0.0, 1.0, 2.0, 3.0]);
-    assert_eq!(&x.round()?.to_vec::<f32>()?[..5], &[-2.0, -0.0, 0.0, 2.0, 2.0]);
-    assert_eq!(&x.trunc()?.to_vec::<f32>()?[..5], &[-1.0, -0.0, 0.0, 1.0, 2.0]);
-    assert_eq!(x.sign()?.to_vec::<f32>()?, vec![-1.0, -1.0, 1.0, 1.0, 1.0, 0.0]);
+    assert_eq!(
+        &x.floor()?.to_vec::<f32>()?[..5],
+        &[-2.0, -1.0, 0.0, 1.0, 2.0]
+    );
+    assert_eq!(
+        &x.ceil()?.to_vec::<f32>()?[..5],
+        &[-1.0, -0.0, 1.0, 2.0, 3.0]
+    );
+    assert_eq!(
+        &x.round()?.to_vec::<f32>()?[..5],
+        &[-2.0, -0.0, 0.0, 2.0, 2.0]
+    );
+    assert_eq!(
+        &x.trunc()?.to_vec::<f32>()?[..5],
+        &[-1.0, -0.0, 0.0, 1.0, 2.0]
+    );
+    assert_eq!(
+        x.sign()?.to_vec::<f32>()?,
+        vec![-1.0, -1.0, 1.0, 1.0, 1.0, 0.0]
+    );
     let g = Tensor::from_vec(vec![0.3f64, 1.7], &[2])?.requires_grad_(true)?;
     g.floor()?.sum()?.backward()?;
     assert_eq!(g.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0]);
@@ -135,11 +200,23 @@ fn integer_promotion_and_keeping() -> R {
     assert_eq!(i.sign()?.to_vec::<i64>()?, vec![-1, 0, 1]);
     assert_eq!(i.relu()?.to_vec::<i64>()?, vec![0, 0, 3]);
     let c = i.clamp(Some(Scalar::from(-1)), Some(Scalar::from(2)))?;
-    assert_eq!((c.dtype(), c.to_vec::<i64>()?), (DType::I64, vec![-1, 0, 2]));
-    assert_eq!(Tensor::from_vec(vec![true], &[1])?.neg().unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        (c.dtype(), c.to_vec::<i64>()?),
+        (DType::I64, vec![-1, 0, 2])
+    );
+    assert_eq!(
+        Tensor::from_vec(vec![true], &[1])?
+            .neg()
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
     let h = Tensor::from_vec(vec![half::f16::from_f32(0.5)], &[1])?.exp()?;
     assert_eq!(h.dtype(), DType::F16);
-    assert_eq!(h.to_vec::<half::f16>()?[0], half::f16::from_f32(0.5f32.exp()));
+    assert_eq!(
+        h.to_vec::<half::f16>()?[0],
+        half::f16::from_f32(0.5f32.exp())
+    );
     Ok(())
 }
 
@@ -150,12 +227,18 @@ fn inplace_unary_and_saved_output() -> R {
     y.exp_()?;
     assert_eq!(y.grad_fn().unwrap().name(), "ExpBackward0");
     y.sum()?.backward()?;
-    assert_eq!(a.grad().unwrap().to_vec::<f64>()?, vec![0.5f64.exp(), 1.0f64.exp()]);
+    assert_eq!(
+        a.grad().unwrap().to_vec::<f64>()?,
+        vec![0.5f64.exp(), 1.0f64.exp()]
+    );
     // exp saves its output: modifying it breaks backward
     let b = t64(&[0.5], &[1]).requires_grad_(true)?;
     let z = b.exp()?;
     z.add_(1.0)?;
-    assert_eq!(z.sum()?.backward().unwrap_err().kind(), ErrorKind::SavedTensorModified);
+    assert_eq!(
+        z.sum()?.backward().unwrap_err().kind(),
+        ErrorKind::SavedTensorModified
+    );
     // sin_ saves the input before the op
     let c = t64(&[0.5], &[1]).requires_grad_(true)?;
     let w = c.mul(1.0)?;
@@ -188,13 +271,28 @@ fn comparisons_and_logical() -> R {
     assert_eq!(n.isfinite()?.to_vec::<bool>()?, vec![false, true, false]);
     let a = Tensor::from_vec(vec![1i32, 2], &[2, 1])?;
     let b = Tensor::from_vec(vec![0i64, 1, 2], &[3])?;
-    assert_eq!(a.le(&b)?.to_vec::<bool>()?, vec![false, true, true, false, false, true]);
+    assert_eq!(
+        a.le(&b)?.to_vec::<bool>()?,
+        vec![false, true, true, false, false, true]
+    );
     let x = Tensor::from_vec(vec![0.0f32, -0.0, 2.0, f32::NAN], &[4])?;
     let y = Tensor::from_vec(vec![1i64, 0], &[2, 1])?;
-    assert_eq!(x.logical_not()?.to_vec::<bool>()?, vec![true, true, false, false]);
-    assert_eq!(x.logical_and(&y)?.to_vec::<bool>()?, vec![false, false, true, true, false, false, false, false]);
-    assert_eq!(x.logical_or(&y)?.to_vec::<bool>()?, vec![true, true, true, true, false, false, true, true]);
-    assert_eq!(x.logical_xor(&y)?.to_vec::<bool>()?, vec![true, true, false, false, false, false, true, true]);
+    assert_eq!(
+        x.logical_not()?.to_vec::<bool>()?,
+        vec![true, true, false, false]
+    );
+    assert_eq!(
+        x.logical_and(&y)?.to_vec::<bool>()?,
+        vec![false, false, true, true, false, false, false, false]
+    );
+    assert_eq!(
+        x.logical_or(&y)?.to_vec::<bool>()?,
+        vec![true, true, true, true, false, false, true, true]
+    );
+    assert_eq!(
+        x.logical_xor(&y)?.to_vec::<bool>()?,
+        vec![true, true, false, false, false, false, true, true]
+    );
     let bi = Tensor::from_vec(vec![12i64, 10], &[2])?;
     assert_eq!(bi.bitwise_and(6)?.to_vec::<i64>()?, vec![4, 2]);
     assert_eq!(bi.bitwise_or(1)?.to_vec::<i64>()?, vec![13, 11]);
@@ -209,28 +307,52 @@ fn where_and_masked_fill() -> R {
     let c = Tensor::from_vec(vec![true, false], &[2, 1])?;
     let x = Tensor::from_vec(vec![1i64, 2, 3], &[3])?;
     let w = Tensor::where_(&c, &x, 0.5)?;
-    assert_eq!((w.dtype(), w.to_vec::<f32>()?), (DType::F32, vec![1., 2., 3., 0.5, 0.5, 0.5]));
+    assert_eq!(
+        (w.dtype(), w.to_vec::<f32>()?),
+        (DType::F32, vec![1., 2., 3., 0.5, 0.5, 0.5])
+    );
     let w = Tensor::where_(&c, &x, -1)?;
-    assert_eq!((w.dtype(), w.to_vec::<i64>()?), (DType::I64, vec![1, 2, 3, -1, -1, -1]));
+    assert_eq!(
+        (w.dtype(), w.to_vec::<i64>()?),
+        (DType::I64, vec![1, 2, 3, -1, -1, -1])
+    );
     let z = Tensor::from_vec(vec![7i32, 8, 9], &[3])?;
     let w = Tensor::where_(&x.gt(1)?, &x, &z)?;
     assert_eq!((w.dtype(), w.to_vec::<i64>()?), (DType::I64, vec![7, 2, 3]));
-    assert_eq!(Tensor::where_(&x, &x, 1).unwrap_err().kind(), ErrorKind::DTypeMismatch);
+    assert_eq!(
+        Tensor::where_(&x, &x, 1).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
 
     let f = Tensor::from_vec(vec![1.0f32, 2., 3., 4., 5., 6.], &[2, 3])?;
     let m = Tensor::from_vec(vec![true, false, true], &[3])?;
-    assert_eq!(f.masked_fill(&m, -1.0)?.to_vec::<f32>()?, vec![-1., 2., -1., -1., 5., -1.]);
+    assert_eq!(
+        f.masked_fill(&m, -1.0)?.to_vec::<f32>()?,
+        vec![-1., 2., -1., -1., 5., -1.]
+    );
     let m2 = Tensor::from_vec(vec![false, true], &[2, 1])?;
     let v = Tensor::scalar(9.5f32);
-    assert_eq!(f.masked_fill(&m2, &v)?.to_vec::<f32>()?, vec![1., 2., 3., 9.5, 9.5, 9.5]);
+    assert_eq!(
+        f.masked_fill(&m2, &v)?.to_vec::<f32>()?,
+        vec![1., 2., 3., 9.5, 9.5, 9.5]
+    );
     assert_eq!(x.masked_fill(&m, 2.9)?.to_vec::<i64>()?, vec![2, 2, 2]);
     assert_eq!(x.masked_fill(&m, -2.9)?.to_vec::<i64>()?, vec![-2, 2, -2]);
     let mt = Tensor::from_vec(vec![false, true, false, true, true, true], &[3, 2])?;
-    assert_eq!(f.t()?.masked_fill(&mt, 0.0)?.to_vec::<f32>()?, vec![1., 0., 2., 0., 0., 0.]);
+    assert_eq!(
+        f.t()?.masked_fill(&mt, 0.0)?.to_vec::<f32>()?,
+        vec![1., 0., 2., 0., 0., 0.]
+    );
     let bad = Tensor::from_vec(vec![1i64, 0], &[2])?;
     let i2 = Tensor::from_vec(vec![3i64, 4], &[2])?;
-    assert_eq!(i2.masked_fill(&bad, 0).unwrap_err().kind(), ErrorKind::DTypeMismatch);
-    assert_eq!(i2.masked_fill_(&bad, 0).unwrap_err().kind(), ErrorKind::DTypeMismatch);
+    assert_eq!(
+        i2.masked_fill(&bad, 0).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    assert_eq!(
+        i2.masked_fill_(&bad, 0).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
     assert_eq!((i2.to_vec::<i64>()?, i2.version()), (vec![3, 4], 0));
     i2.masked_fill_(&Tensor::from_vec(vec![true, false], &[2])?, 0)?;
     assert_eq!((i2.to_vec::<i64>()?, i2.version()), (vec![0, 4], 1));
@@ -248,14 +370,32 @@ fn nan_handling_of_max_min_clamp() -> R {
     assert_eq!(s(a.fmax(&b)?), "[1.0, 2.0, 0.0, NaN, inf]");
     assert_eq!(s(a.fmin(&b)?), "[1.0, 2.0, -inf, NaN, 2.0]");
     let c = t64(&[n, f64::NEG_INFINITY, f64::INFINITY, 0.5, -3.0], &[5]);
-    assert_eq!(s(c.clamp(Some((-1.0).into()), Some(1.0.into()))?), "[NaN, -1.0, 1.0, 0.5, -1.0]");
-    assert_eq!(s(c.clamp(Some(0.0.into()), None)?), "[NaN, 0.0, inf, 0.5, 0.0]");
-    assert_eq!(s(c.clamp(Some(2.0.into()), Some(1.0.into()))?), "[NaN, 1.0, 1.0, 1.0, 1.0]");
+    assert_eq!(
+        s(c.clamp(Some((-1.0).into()), Some(1.0.into()))?),
+        "[NaN, -1.0, 1.0, 0.5, -1.0]"
+    );
+    assert_eq!(
+        s(c.clamp(Some(0.0.into()), None)?),
+        "[NaN, 0.0, inf, 0.5, 0.0]"
+    );
+    assert_eq!(
+        s(c.clamp(Some(2.0.into()), Some(1.0.into()))?),
+        "[NaN, 1.0, 1.0, 1.0, 1.0]"
+    );
     let i = Tensor::from_vec(vec![3i64, 4], &[2])?;
-    assert_eq!(i.clamp_(Some(0.5.into()), None).unwrap_err().kind(), ErrorKind::DTypeMismatch);
+    assert_eq!(
+        i.clamp_(Some(0.5.into()), None).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
     assert_eq!((i.to_vec::<i64>()?, i.version()), (vec![3, 4], 0));
     assert_eq!(
-        s(t64(&[n, f64::INFINITY, f64::NEG_INFINITY, 1.0], &[4]).nan_to_num(0.0, None, Some(-5.0))?),
+        s(
+            t64(&[n, f64::INFINITY, f64::NEG_INFINITY, 1.0], &[4]).nan_to_num(
+                0.0,
+                None,
+                Some(-5.0)
+            )?
+        ),
         format!("[0.0, {:?}, -5.0, 1.0]", f64::MAX)
     );
     Ok(())
@@ -270,25 +410,44 @@ fn division_family() -> R {
     assert_eq!(a.floor_divide(&b)?.to_vec::<i64>()?, vec![2, -3, -3, 2, 0]);
     let x = t64(&[5.5, -5.5, 5.5, -5.5], &[4]);
     let y = t64(&[2.0, 2.0, -2.0, -2.0], &[4]);
-    assert_eq!(x.remainder(&y)?.to_vec::<f64>()?, vec![1.5, 0.5, -0.5, -1.5]);
+    assert_eq!(
+        x.remainder(&y)?.to_vec::<f64>()?,
+        vec![1.5, 0.5, -0.5, -1.5]
+    );
     assert_eq!(x.fmod(&y)?.to_vec::<f64>()?, vec![1.5, -1.5, 1.5, -1.5]);
-    assert_eq!(x.floor_divide(&y)?.to_vec::<f64>()?, vec![2.0, -3.0, -3.0, 2.0]);
+    assert_eq!(
+        x.floor_divide(&y)?.to_vec::<f64>()?,
+        vec![2.0, -3.0, -3.0, 2.0]
+    );
     let r = a.remainder(2.5)?;
-    assert_eq!((r.dtype(), r.to_vec::<f32>()?), (DType::F32, vec![2.0, 0.5, 2.0, 0.5, 0.0]));
+    assert_eq!(
+        (r.dtype(), r.to_vec::<f32>()?),
+        (DType::F32, vec![2.0, 0.5, 2.0, 0.5, 0.0])
+    );
     let t = Tensor::from_vec(vec![2i64, -2], &[2])?;
-    assert_eq!(Tensor::remainder_scalar_base(-3, &t)?.to_vec::<i64>()?, vec![1, -1]);
+    assert_eq!(
+        Tensor::remainder_scalar_base(-3, &t)?.to_vec::<i64>()?,
+        vec![1, -1]
+    );
     let q = Tensor::from_vec(vec![7i64, -7, 7, -7, 6, -1], &[6])?;
-    assert_eq!(q.floor_divide(-4)?.to_vec::<i64>()?, vec![-2, 1, -2, 1, -2, 0]);
+    assert_eq!(
+        q.floor_divide(-4)?.to_vec::<i64>()?,
+        vec![-2, 1, -2, 1, -2, 0]
+    );
     for e in [
         q.floor_divide(0).unwrap_err(),
-        a.remainder(&Tensor::from_vec(vec![1i64, 0, 1, 1, 1], &[5])?).unwrap_err(),
+        a.remainder(&Tensor::from_vec(vec![1i64, 0, 1, 1, 1], &[5])?)
+            .unwrap_err(),
         a.fmod(0).unwrap_err(),
         a.remainder_(0).unwrap_err(),
     ] {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument);
         assert!(e.message().contains("ZeroDivisionError"));
     }
-    assert_eq!((a.to_vec::<i64>()?, a.version()), (vec![7, -7, 7, -7, 0], 0));
+    assert_eq!(
+        (a.to_vec::<i64>()?, a.version()),
+        (vec![7, -7, 7, -7, 0], 0)
+    );
     Ok(())
 }
 
@@ -305,19 +464,34 @@ fn pow_dtype_rules() -> R {
     let e = Tensor::from_vec(vec![3i64, 2, 1, 0], &[4])?;
     assert_eq!(i.pow(&e)?.to_vec::<i64>()?, vec![8, 9, -4, 1]);
     let f = Tensor::from_vec(vec![4.0f32, 0.25, -8.0, 0.0], &[4])?;
-    assert_eq!(f.pow(-1)?.to_vec::<f32>()?, vec![0.25, 4.0, -0.125, f32::INFINITY]);
-    assert_eq!(Tensor::pow_scalar_base(2, &Tensor::from_vec(vec![0i64, 1, 5], &[3])?)?.to_vec::<i64>()?, vec![1, 2, 32]);
+    assert_eq!(
+        f.pow(-1)?.to_vec::<f32>()?,
+        vec![0.25, 4.0, -0.125, f32::INFINITY]
+    );
+    assert_eq!(
+        Tensor::pow_scalar_base(2, &Tensor::from_vec(vec![0i64, 1, 5], &[3])?)?.to_vec::<i64>()?,
+        vec![1, 2, 32]
+    );
     let p = Tensor::pow_scalar_base(2.5, &Tensor::from_vec(vec![1i64, 2], &[2])?)?;
-    assert_eq!((p.dtype(), p.to_vec::<f32>()?), (DType::F32, vec![2.5, 6.25]));
+    assert_eq!(
+        (p.dtype(), p.to_vec::<f32>()?),
+        (DType::F32, vec![2.5, 6.25])
+    );
     let j = Tensor::from_vec(vec![1i64, -1, 2, 3], &[4])?;
     let err = j.pow(-1).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidArgument);
-    assert!(err.message().contains("Integers to negative integer powers are not allowed."));
+    assert!(
+        err.message()
+            .contains("Integers to negative integer powers are not allowed.")
+    );
     assert_eq!(j.pow_(-2).unwrap_err().kind(), ErrorKind::InvalidArgument);
     assert_eq!(j.version(), 0);
     let k = Tensor::from_vec(vec![-1i64, -3, -1, -2], &[4])?;
     assert_eq!(j.pow(&k)?.to_vec::<i64>()?, vec![1, -1, 0, 0]);
-    assert_eq!(j.pow(-1.0)?.to_vec::<f32>()?, vec![1.0, -1.0, 0.5, 1.0 / 3.0]);
+    assert_eq!(
+        j.pow(-1.0)?.to_vec::<f32>()?,
+        vec![1.0, -1.0, 0.5, 1.0 / 3.0]
+    );
     Ok(())
 }
 
@@ -330,33 +504,93 @@ fn pointwise_gradchecks() -> R {
     let cond = Tensor::from_vec(vec![true, false, true, false, false, true], &[2, 3])?;
     let m = Tensor::from_vec(vec![false, true, true], &[3])?;
     let o = Default::default;
-    gradcheck(|v| v[0].clamp(Some((-0.5).into()), Some(1.0.into()))?.sum(), &[a.clone()], o())?;
+    gradcheck(
+        |v| v[0].clamp(Some((-0.5).into()), Some(1.0.into()))?.sum(),
+        &[a.clone()],
+        o(),
+    )?;
     gradcheck(|v| v[0].clamp_min(0.5)?.sum(), &[a.clone()], o())?;
     gradcheck(|v| v[0].pow(3)?.sum(), &[a.clone()], o())?;
     gradcheck(|v| v[0].pow(2.5)?.sum(), &[pos.clone()], o())?;
     gradcheck(|v| v[0].pow(&v[1])?.sum(), &[pos.clone(), b.clone()], o())?;
-    gradcheck(|v| Tensor::pow_scalar_base(1.7, &v[0])?.sum(), &[b.clone()], o())?;
-    gradcheck(|v| Tensor::where_(&cond, &v[0], &v[1])?.sum(), &[a.clone(), row.clone()], o())?;
-    gradcheck(|v| Tensor::where_(&cond, 2.0, &v[0])?.mul(&v[0])?.sum(), &[a.clone()], o())?;
+    gradcheck(
+        |v| Tensor::pow_scalar_base(1.7, &v[0])?.sum(),
+        &[b.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| Tensor::where_(&cond, &v[0], &v[1])?.sum(),
+        &[a.clone(), row.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| Tensor::where_(&cond, 2.0, &v[0])?.mul(&v[0])?.sum(),
+        &[a.clone()],
+        o(),
+    )?;
     let val = Tensor::scalar(0.7f64).requires_grad_(true)?;
-    gradcheck(|v| v[0].masked_fill(&m, &v[1])?.mul(&v[0])?.sum(), &[a.clone(), val], o())?;
+    gradcheck(
+        |v| v[0].masked_fill(&m, &v[1])?.mul(&v[0])?.sum(),
+        &[a.clone(), val],
+        o(),
+    )?;
     gradcheck(|v| v[0].maximum(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
-    gradcheck(|v| v[0].minimum(&v[1])?.sum(), &[a.clone(), row.clone()], o())?;
+    gradcheck(
+        |v| v[0].minimum(&v[1])?.sum(),
+        &[a.clone(), row.clone()],
+        o(),
+    )?;
     gradcheck(|v| v[0].fmax(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
     gradcheck(|v| v[0].fmin(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
     gradcheck(|v| v[0].atan2(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
     gradcheck(|v| v[0].hypot(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
-    gradcheck(|v| v[0].remainder(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
+    gradcheck(
+        |v| v[0].remainder(&v[1])?.sum(),
+        &[a.clone(), b.clone()],
+        o(),
+    )?;
     gradcheck(|v| v[0].fmod(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
-    gradcheck(|v| v[0].lerp(&v[1], &v[2])?.sum(), &[a.clone(), b.clone(), row.clone()], o())?;
-    gradcheck(|v| v[0].addcmul(&v[1], &v[2], 0.5)?.sum(), &[a.clone(), b.clone(), row.clone()], o())?;
-    gradcheck(|v| v[0].nan_to_num(0.0, None, None)?.sum(), &[a.clone()], o())?;
+    gradcheck(
+        |v| v[0].lerp(&v[1], &v[2])?.sum(),
+        &[a.clone(), b.clone(), row.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].addcmul(&v[1], &v[2], 0.5)?.sum(),
+        &[a.clone(), b.clone(), row.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].nan_to_num(0.0, None, None)?.sum(),
+        &[a.clone()],
+        o(),
+    )?;
     // in-place forms through a non-leaf copy
-    gradcheck(|v| v[0].mul(1.0)?.clamp_(Some(0.0.into()), None)?.sum(), &[a.clone()], o())?;
-    gradcheck(|v| v[0].mul(1.0)?.pow_(&v[1])?.sum(), &[pos.clone(), b.clone()], o())?;
-    gradcheck(|v| v[0].mul(1.0)?.atan2_(&v[1])?.sum(), &[a.clone(), b.clone()], o())?;
-    gradcheck(|v| v[0].mul(1.0)?.masked_fill_(&m, 0.0)?.sum(), &[a.clone()], o())?;
-    gradcheck(|v| v[0].mul(1.0)?.lerp_(&v[1], 0.3)?.sum(), &[a.clone(), b.clone()], o())?;
+    gradcheck(
+        |v| v[0].mul(1.0)?.clamp_(Some(0.0.into()), None)?.sum(),
+        &[a.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].mul(1.0)?.pow_(&v[1])?.sum(),
+        &[pos.clone(), b.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].mul(1.0)?.atan2_(&v[1])?.sum(),
+        &[a.clone(), b.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].mul(1.0)?.masked_fill_(&m, 0.0)?.sum(),
+        &[a.clone()],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].mul(1.0)?.lerp_(&v[1], 0.3)?.sum(),
+        &[a.clone(), b.clone()],
+        o(),
+    )?;
     gradcheck(|v| v[0].mul(1.0)?.tanh_()?.sum(), &[a.clone()], o())?;
     Ok(())
 }
@@ -367,7 +601,10 @@ fn backward_names() -> R {
     let n = |t: Tensor| t.grad_fn().unwrap().name().to_string();
     assert_eq!(n(a.neg()?), "NegBackward0");
     assert_eq!(n(a.relu()?), "ReluBackward0");
-    assert_eq!(n(a.clamp(Some(0.0.into()), Some(1.0.into()))?), "ClampBackward1");
+    assert_eq!(
+        n(a.clamp(Some(0.0.into()), Some(1.0.into()))?),
+        "ClampBackward1"
+    );
     assert_eq!(n(a.pow(2)?), "PowBackward0");
     assert_eq!(n(a.pow(&a)?), "PowBackward1");
     assert_eq!(n(Tensor::where_(&a.gt(1)?, &a, 0.0)?), "WhereBackward0");
@@ -384,7 +621,10 @@ fn self_aliasing_inplace_binary() -> R {
     assert_eq!(x.to_vec::<f64>()?, vec![1.0, 4.0, 27.0]);
     let y = t64(&[1.0, -2.0], &[2]);
     y.atan2_(&y)?;
-    assert_eq!(y.to_vec::<f64>()?, vec![1f64.atan2(1.0), (-2f64).atan2(-2.0)]);
+    assert_eq!(
+        y.to_vec::<f64>()?,
+        vec![1f64.atan2(1.0), (-2f64).atan2(-2.0)]
+    );
     let z = t64(&[1.0, 2.0], &[2]);
     z.addcmul_(&z, &z, 2.0)?;
     assert_eq!(z.to_vec::<f64>()?, vec![3.0, 10.0]);
@@ -397,7 +637,10 @@ fn self_aliasing_inplace_binary() -> R {
     // partial overlap is refused and leaves the data unchanged
     let base = t64(&[1.0, 2.0, 3.0, 4.0], &[4]);
     let (p, q) = (base.narrow(0, 0, 3)?, base.narrow(0, 1, 3)?);
-    assert_eq!(p.maximum_(&q).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        p.maximum_(&q).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
     assert_eq!(base.to_vec::<f64>()?, vec![1.0, 2.0, 3.0, 4.0]);
     Ok(())
 }

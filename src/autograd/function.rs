@@ -30,13 +30,17 @@ fn perturbed(inputs: &[Tensor], which: usize, flat: usize, delta: f64) -> Result
         .iter()
         .enumerate()
         .map(|(i, t)| {
+            // Perturbed copies keep `requires_grad`, so functions that differentiate inside
+            // (gradgradcheck's first-order grad) still work on them.
             let c = t.detach().copy()?;
-            if i == which {
+            let c = if i == which {
                 let mut v = c.to_vec::<f64>()?;
                 v[flat] += delta;
-                return Tensor::from_vec(v, &c.shape())?.to_dtype(t.dtype());
-            }
-            Ok(c)
+                Tensor::from_vec(v, &c.shape())?.to_dtype(t.dtype())?
+            } else {
+                c
+            };
+            c.requires_grad_(t.requires_grad())
         })
         .collect()
 }

@@ -216,7 +216,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn logical_and(&self, other: &Tensor) -> Result<Tensor> {
-        binary_map::<bool, bool>(&as_bool(self)?, &as_bool(other)?, "logical_and", |x, y| x & y)
+        binary_map::<bool, bool>(&as_bool(self)?, &as_bool(other)?, "logical_and", |x, y| {
+            x & y
+        })
     }
     /// Logical or as Bool.
     ///
@@ -227,7 +229,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn logical_or(&self, other: &Tensor) -> Result<Tensor> {
-        binary_map::<bool, bool>(&as_bool(self)?, &as_bool(other)?, "logical_or", |x, y| x | y)
+        binary_map::<bool, bool>(&as_bool(self)?, &as_bool(other)?, "logical_or", |x, y| {
+            x | y
+        })
     }
     /// Logical xor as Bool.
     ///
@@ -238,7 +242,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn logical_xor(&self, other: &Tensor) -> Result<Tensor> {
-        binary_map::<bool, bool>(&as_bool(self)?, &as_bool(other)?, "logical_xor", |x, y| x ^ y)
+        binary_map::<bool, bool>(&as_bool(self)?, &as_bool(other)?, "logical_xor", |x, y| {
+            x ^ y
+        })
     }
     /// Logical not as Bool (NaN counts as true).
     ///
@@ -300,7 +306,12 @@ impl Tensor {
             DType::I16 => unary_map::<i16, i16>(self, |x| !x),
             DType::I32 => unary_map::<i32, i32>(self, |x| !x),
             DType::I64 => unary_map::<i64, i64>(self, |x| !x),
-            d => bail!(Unsupported, "bitwise_not", "not implemented for '{}'", d.torch_scalar_name()),
+            d => bail!(
+                Unsupported,
+                "bitwise_not",
+                "not implemented for '{}'",
+                d.torch_scalar_name()
+            ),
         }
     }
     /// True where the element is NaN.
@@ -344,10 +355,18 @@ impl Tensor {
             DType::F16 => unary_map::<f16, bool>(self, move |x| f(x.to_f64())),
             DType::BF16 => unary_map::<bf16, bool>(self, move |x| f(x.to_f64())),
             DType::C64 => unary_map::<crate::dtype::C64, bool>(self, move |x| {
-                if f(1.0) { f(x.re as f64) && f(x.im as f64) } else { f(x.re as f64) || f(x.im as f64) }
+                if f(1.0) {
+                    f(x.re as f64) && f(x.im as f64)
+                } else {
+                    f(x.re as f64) || f(x.im as f64)
+                }
             }),
             DType::C128 => unary_map::<crate::dtype::C128, bool>(self, move |x| {
-                if f(1.0) { f(x.re) && f(x.im) } else { f(x.re) || f(x.im) }
+                if f(1.0) {
+                    f(x.re) && f(x.im)
+                } else {
+                    f(x.re) || f(x.im)
+                }
             }),
             _ => {
                 let v = f(1.0);

@@ -103,7 +103,11 @@ impl Backward for MmBackward {
         let b = if self.save_b { it.next() } else { None };
         let tr = |t: &Tensor| -> Result<Tensor> {
             let t = t.conj_if_complex();
-            if self.batched { t.transpose(1, 2) } else { t.t() }
+            if self.batched {
+                t.transpose(1, 2)
+            } else {
+                t.t()
+            }
         };
         let prod = |x: &Tensor, y: &Tensor| if self.batched { x.bmm(y) } else { x.mm(y) };
         let ga = match (ctx.needs(0), b) {
@@ -134,7 +138,11 @@ fn record_mm(out: &Tensor, a: &Tensor, b: &Tensor, batched: bool) -> Result<()> 
             s
         },
         MmBackward {
-            name: if batched { "BmmBackward0" } else { "MmBackward0" },
+            name: if batched {
+                "BmmBackward0"
+            } else {
+                "MmBackward0"
+            },
             batched,
             save_a,
             save_b,
@@ -219,7 +227,11 @@ impl Tensor {
     /// ```
     pub fn bmm(&self, other: &Tensor) -> Result<Tensor> {
         if self.dim() != 3 || other.dim() != 3 {
-            bail!(InvalidArgument, "bmm", "batch1 and batch2 must be 3D tensors");
+            bail!(
+                InvalidArgument,
+                "bmm",
+                "batch1 and batch2 must be 3D tensors"
+            );
         }
         let (sa, sb) = (self.shape(), other.shape());
         if sa[0] != sb[0] || sa[2] != sb[1] {
@@ -280,7 +292,9 @@ impl Tensor {
         }
         let out = {
             let _g = crate::autograd::no_grad();
-            mm_raw(&self.unsqueeze(0)?, &other.unsqueeze(1)?)?.view(&[])?.copy()?
+            mm_raw(&self.unsqueeze(0)?, &other.unsqueeze(1)?)?
+                .view(&[])?
+                .copy()?
         };
         let (save_a, save_b) = (other.requires_grad(), self.requires_grad());
         record(
@@ -347,8 +361,16 @@ impl Tensor {
             _ => {}
         }
         // batched: promote 1-D operands, broadcast batch dims, fold into bmm
-        let a = if da == 1 { self.unsqueeze(0)? } else { self.clone() };
-        let b = if db == 1 { other.unsqueeze(1)? } else { other.clone() };
+        let a = if da == 1 {
+            self.unsqueeze(0)?
+        } else {
+            self.clone()
+        };
+        let b = if db == 1 {
+            other.unsqueeze(1)?
+        } else {
+            other.clone()
+        };
         let (sa, sb) = (a.shape(), b.shape());
         let (n, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
         let (k2, p) = (sb[sb.len() - 2], sb[sb.len() - 1]);
@@ -419,7 +441,11 @@ impl Tensor {
         if beta == 0.0 {
             return Ok(p);
         }
-        let inp = if beta != 1.0 { self.mul(beta)? } else { self.clone() };
+        let inp = if beta != 1.0 {
+            self.mul(beta)?
+        } else {
+            self.clone()
+        };
         inp.add(&p)
     }
 
@@ -438,4 +464,3 @@ impl Tensor {
         self.unsqueeze(1)?.mul(&other.unsqueeze(0)?)
     }
 }
-

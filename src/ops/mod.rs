@@ -3,20 +3,23 @@
 //! formula reads. In-place ops follow one protocol: `check_inplace` → overlap checks → kernel →
 //! version bump → record.
 
+pub(crate) mod activation;
 pub(crate) mod binary;
 pub(crate) mod binary_out;
+pub(crate) mod compare;
 pub(crate) mod copy;
+pub(crate) mod gather;
 pub(crate) mod geometry;
 pub(crate) mod matmul;
+pub mod nn;
+pub(crate) mod pointwise;
+pub(crate) mod pointwise_api;
 pub(crate) mod reduce;
 pub(crate) mod reduce_minmax;
 pub(crate) mod reduce_scan;
 pub mod reduce_stats;
 pub(crate) mod reduce_util;
-pub(crate) mod util;
 pub(crate) mod set_resize;
-pub(crate) mod compare;
-pub(crate) mod pointwise;
+pub(crate) mod shape;
 pub(crate) mod unary;
-pub(crate) mod pointwise_api;
-pub(crate) mod activation;
+pub(crate) mod util;

@@ -44,7 +44,8 @@ fn ternary_map<T: Element>(
                 // SAFETY: all geometries are tensor layouts inside their locked storages and
                 // `out` is fresh (no overlap with the inputs).
                 unsafe {
-                    let (po, pc, pa, pb) = (po.offset(oo), pc.offset(oc), pa.offset(oa), pb.offset(ob));
+                    let (po, pc, pa, pb) =
+                        (po.offset(oo), pc.offset(oc), pa.offset(oa), pb.offset(ob));
                     if so == 1 && sc == 1 && sa == 1 && sb == 1 {
                         for i in 0..len {
                             *po.add(i) = f(*pc.add(i), *pa.add(i), *pb.add(i));
@@ -95,7 +96,11 @@ pub(crate) fn write_back(
     if !can_cast(res.dtype(), a.dtype()) {
         return Err(cast_error(name, res.dtype(), a.dtype()));
     }
-    let orig = if rec.is_some() { Some(SavedTensor::private(a.detach().copy()?)) } else { None };
+    let orig = if rec.is_some() {
+        Some(SavedTensor::private(a.detach().copy()?))
+    } else {
+        None
+    };
     super::geometry::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
     a.0.version.bump();
     record_inplace(rec, a, || saved(orig, a), bw)?;
@@ -137,7 +142,11 @@ impl Backward for WhereBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let n = self.has.iter().filter(|h| **h).count();
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None; n]);
@@ -146,11 +155,19 @@ impl Backward for WhereBackward {
         let mut out = Vec::new();
         let mut i = 0;
         if self.has[0] {
-            out.push(if ctx.needs(i) { Some(Tensor::where_(c, &g, 0.0)?) } else { None });
+            out.push(if ctx.needs(i) {
+                Some(Tensor::where_(c, &g, 0.0)?)
+            } else {
+                None
+            });
             i += 1;
         }
         if self.has[1] {
-            out.push(if ctx.needs(i) { Some(Tensor::where_(c, 0.0, &g)?) } else { None });
+            out.push(if ctx.needs(i) {
+                Some(Tensor::where_(c, 0.0, &g)?)
+            } else {
+                None
+            });
         }
         Ok(out)
     }
@@ -187,15 +204,27 @@ impl Backward for MaskedFillBackward {
     fn name(&self) -> &'static str {
         "MaskedFillBackward0"
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let n = 1 + self.value_tensor as usize;
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None; n]);
         };
         let m = &ctx.saved[0];
-        let mut out = vec![if ctx.needs(0) { Some(Tensor::where_(m, 0.0, &g)?) } else { None }];
+        let mut out = vec![if ctx.needs(0) {
+            Some(Tensor::where_(m, 0.0, &g)?)
+        } else {
+            None
+        }];
         if self.value_tensor {
-            out.push(if ctx.needs(1) { Some(Tensor::where_(m, &g, 0.0)?.sum()?) } else { None });
+            out.push(if ctx.needs(1) {
+                Some(Tensor::where_(m, &g, 0.0)?.sum()?)
+            } else {
+                None
+            });
         }
         Ok(out)
     }
@@ -219,9 +248,18 @@ pub(crate) fn masked_fill_result(a: &Tensor, mask: &Tensor, value: &Operand) -> 
 
 // ---------------------------------------------------------------- clamp
 
-pub(crate) fn clamp_result(a: &Tensor, lo: Option<Scalar>, hi: Option<Scalar>, name: &'static str) -> Result<Tensor> {
+pub(crate) fn clamp_result(
+    a: &Tensor,
+    lo: Option<Scalar>,
+    hi: Option<Scalar>,
+    name: &'static str,
+) -> Result<Tensor> {
     if lo.is_none() && hi.is_none() {
-        bail!(InvalidArgument, name, "At least one of 'min' or 'max' must not be None");
+        bail!(
+            InvalidArgument,
+            name,
+            "At least one of 'min' or 'max' must not be None"
+        );
     }
     let ao = Operand::Tensor(a.clone());
     let los = lo.map(Operand::Scalar);
@@ -269,7 +307,11 @@ impl Backward for ClampBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
@@ -300,7 +342,13 @@ pub(crate) fn clamp_name(lo: &Option<Scalar>, hi: &Option<Scalar>) -> &'static s
 
 // ---------------------------------------------------------------- pow
 
-fn ipow<T: Copy + PartialEq + Default>(mut base: T, mut e: i64, one: T, mul: impl Fn(T, T) -> T, neg_one: T) -> T {
+fn ipow<T: Copy + PartialEq + Default>(
+    mut base: T,
+    mut e: i64,
+    one: T,
+    mul: impl Fn(T, T) -> T,
+    neg_one: T,
+) -> T {
     if e < 0 {
         return if base == one {
             one
@@ -324,16 +372,32 @@ fn ipow<T: Copy + PartialEq + Default>(mut base: T, mut e: i64, one: T, mul: imp
 fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
     macro_rules! int {
         ($T:ty) => {
-            binary_map::<$T, $T>(a, b, "pow", |x, e| ipow(x, e as i64, 1 as $T, |p, q| p.wrapping_mul(q), (0 as $T).wrapping_sub(1)))
+            binary_map::<$T, $T>(a, b, "pow", |x, e| {
+                ipow(
+                    x,
+                    e as i64,
+                    1 as $T,
+                    |p, q| p.wrapping_mul(q),
+                    (0 as $T).wrapping_sub(1),
+                )
+            })
         };
     }
     match dt {
         DType::F64 => binary_map::<f64, f64>(a, b, "pow", |x, e| x.powf(e)),
         DType::F32 => binary_map::<f32, f32>(a, b, "pow", |x, e| x.powf(e)),
-        DType::F16 => binary_map::<f16, f16>(a, b, "pow", |x, e| f16::from_f32(x.to_f32().powf(e.to_f32()))),
-        DType::BF16 => binary_map::<bf16, bf16>(a, b, "pow", |x, e| bf16::from_f32(x.to_f32().powf(e.to_f32()))),
-        DType::C64 => binary_map::<crate::dtype::C64, crate::dtype::C64>(a, b, "pow", |x, e| x.powc(e)),
-        DType::C128 => binary_map::<crate::dtype::C128, crate::dtype::C128>(a, b, "pow", |x, e| x.powc(e)),
+        DType::F16 => binary_map::<f16, f16>(a, b, "pow", |x, e| {
+            f16::from_f32(x.to_f32().powf(e.to_f32()))
+        }),
+        DType::BF16 => binary_map::<bf16, bf16>(a, b, "pow", |x, e| {
+            bf16::from_f32(x.to_f32().powf(e.to_f32()))
+        }),
+        DType::C64 => {
+            binary_map::<crate::dtype::C64, crate::dtype::C64>(a, b, "pow", |x, e| x.powc(e))
+        }
+        DType::C128 => {
+            binary_map::<crate::dtype::C128, crate::dtype::C128>(a, b, "pow", |x, e| x.powc(e))
+        }
         DType::I64 => int!(i64),
         DType::I32 => int!(i32),
         DType::I16 => int!(i16),
@@ -347,7 +411,11 @@ pub(crate) fn pow_result(a: &Operand, b: &Operand) -> Result<Tensor> {
     let dt = result_type(&[a, b]);
     if let (Operand::Tensor(_), Operand::Scalar(Scalar::Int(e))) = (a, b) {
         if dt.is_integral(false) && *e < 0 {
-            bail!(InvalidArgument, "pow", "Integers to negative integer powers are not allowed.");
+            bail!(
+                InvalidArgument,
+                "pow",
+                "Integers to negative integer powers are not allowed."
+            );
         }
     }
     let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
@@ -365,7 +433,11 @@ impl Backward for PowBackward {
     fn name(&self) -> &'static str {
         ["PowBackward0", "PowBackward1", "PowBackward2"][self.kind as usize]
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let n = if self.kind == 1 { 2 } else { 1 };
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None; n]);
@@ -456,7 +528,12 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
         dt = DType::F32;
     }
     if dt.is_complex() {
-        bail!(Unsupported, name, "{} is not supported for complex tensors", name);
+        bail!(
+            Unsupported,
+            name,
+            "{} is not supported for complex tensors",
+            name
+        );
     }
     let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
     if dt.is_integral(true) && matches!(op, Bin::FloorDivide | Bin::Remainder | Bin::Fmod) {
@@ -471,10 +548,50 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
     macro_rules! nanmax {
         ($T:ty) => {
             match op {
-                Bin::Maximum => binary_map::<$T, $T>(&ta, &tb, name, |x, y| if x != x { x } else if y != y { y } else if x > y { x } else { y }),
-                Bin::Minimum => binary_map::<$T, $T>(&ta, &tb, name, |x, y| if x != x { x } else if y != y { y } else if x < y { x } else { y }),
-                Bin::Fmax => binary_map::<$T, $T>(&ta, &tb, name, |x, y| if x != x { y } else if y != y { x } else if x > y { x } else { y }),
-                _ => binary_map::<$T, $T>(&ta, &tb, name, |x, y| if x != x { y } else if y != y { x } else if x < y { x } else { y }),
+                Bin::Maximum => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        x
+                    } else if y != y {
+                        y
+                    } else if x > y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+                Bin::Minimum => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        x
+                    } else if y != y {
+                        y
+                    } else if x < y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+                Bin::Fmax => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        y
+                    } else if y != y {
+                        x
+                    } else if x > y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+                _ => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        y
+                    } else if y != y {
+                        x
+                    } else if x < y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
             }
         };
     }
@@ -497,7 +614,11 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                     if d - f > 0.5 {
                         f += 1.0;
                     }
-                    from(if d == 0.0 { (0.0 as $R).copysign(a / b) } else { f })
+                    from(if d == 0.0 {
+                        (0.0 as $R).copysign(a / b)
+                    } else {
+                        f
+                    })
                 }),
                 Bin::Remainder => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| {
                     let (a, b): ($R, $R) = (to(x), to(y));
@@ -508,8 +629,12 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                     from(m)
                 }),
                 Bin::Fmod => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x) % to(y))),
-                Bin::Atan2 => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).atan2(to(y)))),
-                Bin::Hypot => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).hypot(to(y)))),
+                Bin::Atan2 => {
+                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).atan2(to(y))))
+                }
+                Bin::Hypot => {
+                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).hypot(to(y))))
+                }
             }
         }};
     }
@@ -519,11 +644,19 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                 Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!($T),
                 Bin::FloorDivide => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
                     let q = x.wrapping_div(y);
-                    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) { q.wrapping_sub(1) } else { q }
+                    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                        q.wrapping_sub(1)
+                    } else {
+                        q
+                    }
                 }),
                 Bin::Remainder => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
                     let r = x.wrapping_rem(y);
-                    if r != 0 && ((r < 0) != (y < 0)) { r.wrapping_add(y) } else { r }
+                    if r != 0 && ((r < 0) != (y < 0)) {
+                        r.wrapping_add(y)
+                    } else {
+                        r
+                    }
                 }),
                 _ => binary_map::<$T, $T>(&ta, &tb, name, |x, y| x.wrapping_rem(y)),
             }
@@ -542,7 +675,12 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
         DType::Bool => match op {
             Bin::Maximum | Bin::Fmax => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x | y),
             Bin::Minimum | Bin::Fmin => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x & y),
-            _ => bail!(Unsupported, name, "{} is not supported for bool tensors", name),
+            _ => bail!(
+                Unsupported,
+                name,
+                "{} is not supported for bool tensors",
+                name
+            ),
         },
         _ => unreachable!("internal: complex handled above"),
     }
@@ -559,7 +697,11 @@ impl Backward for BinBackward {
     fn name(&self) -> &'static str {
         self.op.backward_name()
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let n = self.has.iter().filter(|h| **h).count();
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None; n]);
@@ -569,11 +711,22 @@ impl Backward for BinBackward {
         let (ga, gb): (Tensor, Tensor) = match self.op {
             Bin::Maximum | Bin::Minimum => {
                 let half = Tensor::where_(&a.eq(b)?, &g.div(2.0)?, &g)?;
-                let (lt, gt) = if self.op == Bin::Maximum { (a.lt(b)?, a.gt(b)?) } else { (a.gt(b)?, a.lt(b)?) };
-                (Tensor::where_(&lt, 0.0, &half)?, Tensor::where_(&gt, 0.0, &half)?)
+                let (lt, gt) = if self.op == Bin::Maximum {
+                    (a.lt(b)?, a.gt(b)?)
+                } else {
+                    (a.gt(b)?, a.lt(b)?)
+                };
+                (
+                    Tensor::where_(&lt, 0.0, &half)?,
+                    Tensor::where_(&gt, 0.0, &half)?,
+                )
             }
             Bin::Fmax | Bin::Fmin => {
-                let ka = if self.op == Bin::Fmax { a.ge(b)? } else { a.le(b)? };
+                let ka = if self.op == Bin::Fmax {
+                    a.ge(b)?
+                } else {
+                    a.le(b)?
+                };
                 let ka = ka.logical_or(&b.isnan()?)?;
                 (Tensor::where_(&ka, &g, 0.0)?, Tensor::where_(&ka, 0.0, &g)?)
             }
@@ -627,7 +780,13 @@ pub(crate) fn bin_op(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                 }
                 v
             },
-            BinBackward { op, has: [matches!(a, Operand::Tensor(_)), matches!(b, Operand::Tensor(_))] },
+            BinBackward {
+                op,
+                has: [
+                    matches!(a, Operand::Tensor(_)),
+                    matches!(b, Operand::Tensor(_)),
+                ],
+            },
         )?;
     }
     Ok(out)
@@ -651,6 +810,9 @@ pub(crate) fn bin_op_(a: &Tensor, b: Operand, op: Bin, name: &'static str) -> Re
             }
             v
         },
-        BinBackward { op, has: [true, !bt.is_empty()] },
+        BinBackward {
+            op,
+            has: [true, !bt.is_empty()],
+        },
     )
 }

@@ -10,13 +10,29 @@ fn where_record(cond: &Tensor, a: Operand, b: Operand) -> Result<Tensor> {
     if out.dtype().is_differentiable() {
         let ts = tensors(&[&a, &b]);
         let refs: Vec<&Tensor> = ts.iter().collect();
-        let has = [matches!(a, Operand::Tensor(_)), matches!(b, Operand::Tensor(_))];
-        record(&[&out], &refs, || vec![SavedTensor::input(cond)], WhereBackward { has, name: "WhereBackward0" })?;
+        let has = [
+            matches!(a, Operand::Tensor(_)),
+            matches!(b, Operand::Tensor(_)),
+        ];
+        record(
+            &[&out],
+            &refs,
+            || vec![SavedTensor::input(cond)],
+            WhereBackward {
+                has,
+                name: "WhereBackward0",
+            },
+        )?;
     }
     Ok(out)
 }
 
-fn nan_to_num_result(x: &Tensor, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
+fn nan_to_num_result(
+    x: &Tensor,
+    nan: f64,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+) -> Result<Tensor> {
     use half::{bf16, f16};
     macro_rules! go {
         ($T:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
@@ -38,9 +54,27 @@ fn nan_to_num_result(x: &Tensor, nan: f64, posinf: Option<f64>, neginf: Option<f
     }
     match x.dtype() {
         DType::F64 => go!(f64, f64::MAX, f64::MIN, |v: f64| v, |v: f64| v),
-        DType::F32 => go!(f32, f32::MAX as f64, f32::MIN as f64, |v: f32| v as f64, |v: f64| v as f32),
-        DType::F16 => go!(f16, f16::MAX.to_f64(), f16::MIN.to_f64(), |v: f16| v.to_f64(), f16::from_f64),
-        DType::BF16 => go!(bf16, bf16::MAX.to_f64(), bf16::MIN.to_f64(), |v: bf16| v.to_f64(), bf16::from_f64),
+        DType::F32 => go!(
+            f32,
+            f32::MAX as f64,
+            f32::MIN as f64,
+            |v: f32| v as f64,
+            |v: f64| v as f32
+        ),
+        DType::F16 => go!(
+            f16,
+            f16::MAX.to_f64(),
+            f16::MIN.to_f64(),
+            |v: f16| v.to_f64(),
+            f16::from_f64
+        ),
+        DType::BF16 => go!(
+            bf16,
+            bf16::MAX.to_f64(),
+            bf16::MIN.to_f64(),
+            |v: bf16| v.to_f64(),
+            bf16::from_f64
+        ),
         d if d.is_complex() => bail!(Unsupported, "nan_to_num", "not implemented for complex"),
         _ => x.copy(),
     }
@@ -78,7 +112,9 @@ impl Tensor {
             let mut ins = vec![self.clone()];
             ins.extend(tensors(&[&value]));
             let refs: Vec<&Tensor> = ins.iter().collect();
-            let bw = MaskedFillBackward { value_tensor: ins.len() == 2 };
+            let bw = MaskedFillBackward {
+                value_tensor: ins.len() == 2,
+            };
             record(&[&out], &refs, || vec![SavedTensor::input(mask)], bw)?;
         }
         Ok(out)
@@ -105,7 +141,9 @@ impl Tensor {
             "masked_fill_",
             || masked_fill_result(self, mask, &value),
             |_, _| vec![SavedTensor::input(&m)],
-            MaskedFillBackward { value_tensor: !vt.is_empty() },
+            MaskedFillBackward {
+                value_tensor: !vt.is_empty(),
+            },
         )
     }
 
@@ -121,7 +159,11 @@ impl Tensor {
     pub fn clamp(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
         let out = clamp_result(self, min, max, "clamp")?;
         if out.dtype().is_differentiable() {
-            let bw = ClampBackward { lo: min, hi: max, name: clamp_name(&min, &max) };
+            let bw = ClampBackward {
+                lo: min,
+                hi: max,
+                name: clamp_name(&min, &max),
+            };
             record(&[&out], &[self], || vec![SavedTensor::input(self)], bw)?;
         }
         Ok(out)
@@ -137,7 +179,11 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn clamp_(&self, min: Option<Scalar>, max: Option<Scalar>) -> Result<Tensor> {
-        let bw = ClampBackward { lo: min, hi: max, name: clamp_name(&min, &max) };
+        let bw = ClampBackward {
+            lo: min,
+            hi: max,
+            name: clamp_name(&min, &max),
+        };
         write_back(
             self,
             &[],
@@ -210,15 +256,27 @@ impl Tensor {
         if out.dtype().is_differentiable() {
             match &e {
                 Operand::Scalar(s) => {
-                    let bw = PowBackward { kind: 0, scalar: *s };
+                    let bw = PowBackward {
+                        kind: 0,
+                        scalar: *s,
+                    };
                     record(&[&out], &[self], || vec![SavedTensor::input(self)], bw)?;
                 }
                 Operand::Tensor(t) => {
-                    let bw = PowBackward { kind: 1, scalar: Scalar::Int(0) };
+                    let bw = PowBackward {
+                        kind: 1,
+                        scalar: Scalar::Int(0),
+                    };
                     record(
                         &[&out],
                         &[self, t],
-                        || vec![SavedTensor::input(self), SavedTensor::input(t), SavedTensor::output(&out, 0)],
+                        || {
+                            vec![
+                                SavedTensor::input(self),
+                                SavedTensor::input(t),
+                                SavedTensor::output(&out, 0),
+                            ]
+                        },
                         bw,
                     )?;
                 }
@@ -274,7 +332,12 @@ impl Tensor {
         let out = pow_result(&Operand::Scalar(s), &Operand::Tensor(exponent.clone()))?;
         if out.dtype().is_differentiable() {
             let bw = PowBackward { kind: 2, scalar: s };
-            record(&[&out], &[exponent], || vec![SavedTensor::output(&out, 0)], bw)?;
+            record(
+                &[&out],
+                &[exponent],
+                || vec![SavedTensor::output(&out, 0)],
+                bw,
+            )?;
         }
         Ok(out)
     }
@@ -508,7 +571,10 @@ impl Tensor {
                 let _g = crate::autograd::no_grad();
                 self.isfinite()?
             };
-            let bw = WhereBackward { has: [true, false], name: "NanToNumBackward0" };
+            let bw = WhereBackward {
+                has: [true, false],
+                name: "NanToNumBackward0",
+            };
             record(&[&out], &[self], || vec![SavedTensor::private(m)], bw)?;
         }
         Ok(out)

@@ -234,7 +234,11 @@ impl Tensor {
     /// ```
     pub fn sum_dims_dtype(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Result<Tensor> {
         let x = self.to_dtype(dtype)?;
-        let s = if dims.is_empty() && !keepdim { x.sum()? } else { x.sum_dims(dims, keepdim)? };
+        let s = if dims.is_empty() && !keepdim {
+            x.sum()?
+        } else {
+            x.sum_dims(dims, keepdim)?
+        };
         s.to_dtype(dtype)
     }
 

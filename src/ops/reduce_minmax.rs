@@ -75,7 +75,13 @@ fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool
         let vf = v.iter().map(|&a| a as f64).collect();
         (build(v, &rw.kshape, dt)?, i, vf)
     };
-    Ok(Ext { rw, vals, idx, data, vf })
+    Ok(Ext {
+        rw,
+        vals,
+        idx,
+        data,
+        vf,
+    })
 }
 
 impl Ext {
@@ -114,7 +120,13 @@ fn full(x: &Tensor, max: bool, op: &'static str, name: &'static str) -> Result<T
     Ok(out)
 }
 
-fn along(x: &Tensor, dim: i64, keepdim: bool, max: bool, op: &'static str) -> Result<(Tensor, Tensor)> {
+fn along(
+    x: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    max: bool,
+    op: &'static str,
+) -> Result<(Tensor, Tensor)> {
     let e = extremum(x, one_dim(dim, x.dim(), op)?, max, op, false)?;
     let out = e.out(keepdim)?;
     let idx = build(e.idx.clone(), e.rw.shape(keepdim), DType::I64)?;
@@ -123,15 +135,31 @@ fn along(x: &Tensor, dim: i64, keepdim: bool, max: bool, op: &'static str) -> Re
     Ok((out, idx))
 }
 
-fn amax_impl(x: &Tensor, dims: &[i64], keepdim: bool, max: bool, op: &'static str) -> Result<Tensor> {
+fn amax_impl(
+    x: &Tensor,
+    dims: &[i64],
+    keepdim: bool,
+    max: bool,
+    op: &'static str,
+) -> Result<Tensor> {
     let e = extremum(x, norm_dims(Some(dims), x.dim(), op)?, max, op, false)?;
     let out = e.out(keepdim)?;
-    let name = if max { "AmaxBackward0" } else { "AminBackward0" };
+    let name = if max {
+        "AmaxBackward0"
+    } else {
+        "AminBackward0"
+    };
     record_weighted(&out, x, name, &e.rw, keepdim, || e.tie_weights(x))?;
     Ok(out)
 }
 
-fn arg_impl(x: &Tensor, dim: Option<i64>, keepdim: bool, max: bool, op: &'static str) -> Result<Tensor> {
+fn arg_impl(
+    x: &Tensor,
+    dim: Option<i64>,
+    keepdim: bool,
+    max: bool,
+    op: &'static str,
+) -> Result<Tensor> {
     let _g = crate::autograd::no_grad();
     match dim {
         None => {

@@ -6,11 +6,21 @@ use crate::autograd::{Backward, BackwardCtx, record};
 use crate::{DType, Result, Tensor};
 
 fn scan_dtype(x: &Tensor, dtype: Option<DType>) -> DType {
-    dtype.unwrap_or(if x.dtype().is_integral(true) { DType::I64 } else { x.dtype() })
+    dtype.unwrap_or(if x.dtype().is_integral(true) {
+        DType::I64
+    } else {
+        x.dtype()
+    })
 }
 
 /// Runs `f` over each row (kept dims first, `dim` last) and returns values in `x`'s shape.
-fn scan_f64(x: &Tensor, dim: i64, dt: DType, op: &'static str, f: impl Fn(&mut [f64])) -> Result<(Tensor, Rows, Vec<f64>)> {
+fn scan_f64(
+    x: &Tensor,
+    dim: i64,
+    dt: DType,
+    op: &'static str,
+    f: impl Fn(&mut [f64]),
+) -> Result<(Tensor, Rows, Vec<f64>)> {
     let ds = one_dim(dim, x.dim(), op)?;
     let (rw, d) = rows::<f64>(x, &ds)?;
     let mut v = d.clone();
@@ -37,7 +47,11 @@ impl Backward for CumsumBackward {
     fn name(&self) -> &'static str {
         "CumsumBackward0"
     }
-    fn apply(&mut self, _: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
@@ -69,7 +83,11 @@ impl Tensor {
             })?;
             if dt != DType::I64 { r.to_dtype(dt)? } else { r }
         } else if dt.is_complex() || self.dtype().is_complex() {
-            crate::bail!(Unsupported, "cumsum", "cumsum: complex inputs are not supported yet");
+            crate::bail!(
+                Unsupported,
+                "cumsum",
+                "cumsum: complex inputs are not supported yet"
+            );
         } else {
             // accumulate in the accumulation dtype (f32 for f16/bf16/f32), round on output
             let src = if self.dtype() != dt {
@@ -114,10 +132,18 @@ impl Tensor {
                     row[j] = row[j].wrapping_mul(row[j - 1]);
                 }
             })?;
-            return if dt != DType::I64 { r.to_dtype(dt) } else { Ok(r) };
+            return if dt != DType::I64 {
+                r.to_dtype(dt)
+            } else {
+                Ok(r)
+            };
         }
         if dt.is_complex() || self.dtype().is_complex() {
-            crate::bail!(Unsupported, "cumprod", "cumprod: complex inputs are not supported yet");
+            crate::bail!(
+                Unsupported,
+                "cumprod",
+                "cumprod: complex inputs are not supported yet"
+            );
         }
         let (out, rw, d) = scan_f64(self, dim, dt, "cumprod", |row| {
             for j in 1..row.len() {
@@ -126,7 +152,12 @@ impl Tensor {
         })?;
         if crate::autograd::is_grad_enabled() && self.requires_grad() {
             let x = self.clone();
-            record(&[&out], &[self], Vec::new, CumprodBackward { x_rows: d, rw, x })?;
+            record(
+                &[&out],
+                &[self],
+                Vec::new,
+                CumprodBackward { x_rows: d, rw, x },
+            )?;
         }
         Ok(out)
     }
@@ -144,7 +175,11 @@ impl Backward for CumprodBackward {
     fn name(&self) -> &'static str {
         "CumprodBackward0"
     }
-    fn apply(&mut self, _: &BackwardCtx<'_>, g: Vec<Option<Tensor>>) -> Result<Vec<Option<Tensor>>> {
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
@@ -152,7 +187,10 @@ impl Backward for CumprodBackward {
         let r = self.rw.r;
         let mut out = vec![0.0f64; gr.len()];
         for row in 0..self.rw.m {
-            let (x, gg) = (&self.x_rows[row * r..(row + 1) * r], &gr[row * r..(row + 1) * r]);
+            let (x, gg) = (
+                &self.x_rows[row * r..(row + 1) * r],
+                &gr[row * r..(row + 1) * r],
+            );
             for i in 0..r {
                 let mut pre: f64 = x[..i].iter().product();
                 let mut acc = 0.0;

@@ -55,11 +55,23 @@ impl Tensor {
         let ds = norm_dims(Some(dims), self.dim(), "mean")?;
         let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
         let acc = dt.accumulate_dtype();
-        let x = if self.dtype() != acc { self.to_dtype(acc)? } else { self.clone() };
+        let x = if self.dtype() != acc {
+            self.to_dtype(acc)?
+        } else {
+            self.clone()
+        };
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
-        let s = if self.dim() == 0 { x } else { x.sum_dims(&dl, keepdim)? };
+        let s = if self.dim() == 0 {
+            x
+        } else {
+            x.sum_dims(&dl, keepdim)?
+        };
         let m = s.div(n as f64)?;
-        if m.dtype() != dt { m.to_dtype(dt) } else { Ok(m) }
+        if m.dtype() != dt {
+            m.to_dtype(dt)
+        } else {
+            Ok(m)
+        }
     }
 
     /// Variance over `dims` (empty = all) with `correction` (1 = unbiased).
@@ -78,7 +90,11 @@ impl Tensor {
         let mu = self.mean(&dl, true, None)?;
         let d = self.sub(&mu)?;
         let sq = d.mul(&d.conj_if_complex())?;
-        let s = if self.dim() == 0 { sq } else { sq.sum_dims(&dl, keepdim)? };
+        let s = if self.dim() == 0 {
+            sq
+        } else {
+            sq.sum_dims(&dl, keepdim)?
+        };
         s.div((n as f64 - correction).max(0.0))
     }
 
@@ -107,20 +123,32 @@ impl Tensor {
         let ds = norm_dims(Some(dims), self.dim(), "prod")?;
         let dt = self.dtype();
         if dt.is_complex() {
-            bail!(Unsupported, "prod", "prod(): complex inputs are not supported yet");
+            bail!(
+                Unsupported,
+                "prod",
+                "prod(): complex inputs are not supported yet"
+            );
         }
         if dt.is_integral(true) {
             let (rw, d) = rows::<i64>(self, &ds)?;
             let v: Vec<i64> = d
                 .chunks(rw.r.max(1))
                 .take(rw.m)
-                .map(|c| if rw.r == 0 { 1 } else { c.iter().fold(1i64, |a, &b| a.wrapping_mul(b)) })
+                .map(|c| {
+                    if rw.r == 0 {
+                        1
+                    } else {
+                        c.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
+                    }
+                })
                 .collect();
             return build(v, rw.shape(keepdim), DType::I64);
         }
         let (rw, d) = rows::<f64>(self, &ds)?;
         let r = rw.r;
-        let v: Vec<f64> = (0..rw.m).map(|i| d[i * r..(i + 1) * r].iter().product()).collect();
+        let v: Vec<f64> = (0..rw.m)
+            .map(|i| d[i * r..(i + 1) * r].iter().product())
+            .collect();
         let out = build(v, rw.shape(keepdim), dt)?;
         record_weighted(&out, self, "ProdBackward1", &rw, keepdim, || {
             // product of all other elements of the row (prefix * suffix; exact with zeros)
@@ -154,7 +182,11 @@ impl Tensor {
     /// ```
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let ds = norm_dims(Some(dims), self.dim(), "logsumexp")?;
-        let dt = if self.dtype().is_float() { self.dtype() } else { DType::F32 };
+        let dt = if self.dtype().is_float() {
+            self.dtype()
+        } else {
+            DType::F32
+        };
         let (rw, d) = rows::<f64>(self, &ds)?;
         let r = rw.r;
         let v: Vec<f64> = (0..rw.m)
@@ -162,7 +194,11 @@ impl Tensor {
                 let row = &d[i * r..(i + 1) * r];
                 let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
                 if m.is_infinite() || row.iter().any(|v| v.is_nan()) {
-                    if row.iter().any(|v| v.is_nan()) { f64::NAN } else { m }
+                    if row.iter().any(|v| v.is_nan()) {
+                        f64::NAN
+                    } else {
+                        m
+                    }
                 } else {
                     m + row.iter().map(|&v| (v - m).exp()).sum::<f64>().ln()
                 }
@@ -170,7 +206,11 @@ impl Tensor {
             .collect();
         let out = build(v.clone(), rw.shape(keepdim), dt)?;
         record_weighted(&out, self, "LogsumexpBackward0", &rw, keepdim, || {
-            let w: Vec<f64> = d.iter().enumerate().map(|(k, &x)| (x - v[k / r.max(1)]).exp()).collect();
+            let w: Vec<f64> = d
+                .iter()
+                .enumerate()
+                .map(|(k, &x)| (x - v[k / r.max(1)]).exp())
+                .collect();
             unrows(w, self, &rw, dt)
         })?;
         Ok(out)
@@ -197,14 +237,34 @@ impl Tensor {
                 match ord {
                     NormOrd::L1 => row.sum(),
                     NormOrd::L2 => row.map(|v| v * v).sum::<f64>().sqrt(),
-                    NormOrd::Inf => row.fold(0.0, |a: f64, b| if b.is_nan() || a.is_nan() { f64::NAN } else { a.max(b) }),
-                    NormOrd::NegInf => row.fold(f64::INFINITY, |a: f64, b| if b.is_nan() || a.is_nan() { f64::NAN } else { a.min(b) }),
+                    NormOrd::Inf => row.fold(0.0, |a: f64, b| {
+                        if b.is_nan() || a.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.max(b)
+                        }
+                    }),
+                    NormOrd::NegInf => row.fold(f64::INFINITY, |a: f64, b| {
+                        if b.is_nan() || a.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.min(b)
+                        }
+                    }),
                 }
             })
             .collect();
         let out = build(v.clone(), rw.shape(keepdim), dt)?;
         record_weighted(&out, self, "NormBackward1", &rw, keepdim, || {
-            let sgn = |x: f64| if x > 0.0 { 1.0 } else if x < 0.0 { -1.0 } else { 0.0 };
+            let sgn = |x: f64| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            };
             let mut w = vec![0.0f64; d.len()];
             for i in 0..rw.m {
                 let row = &d[i * r..(i + 1) * r];
@@ -213,9 +273,19 @@ impl Tensor {
                     let x = row[j];
                     w[i * r + j] = match ord {
                         NormOrd::L1 => sgn(x),
-                        NormOrd::L2 => if v[i] == 0.0 { 0.0 } else { x / v[i] },
+                        NormOrd::L2 => {
+                            if v[i] == 0.0 {
+                                0.0
+                            } else {
+                                x / v[i]
+                            }
+                        }
                         NormOrd::Inf | NormOrd::NegInf => {
-                            if x.abs() == v[i] { sgn(x) / cnt } else { 0.0 }
+                            if x.abs() == v[i] {
+                                sgn(x) / cnt
+                            } else {
+                                0.0
+                            }
                         }
                     };
                 }
@@ -258,24 +328,45 @@ fn logical(x: &Tensor, dims: &[i64], keepdim: bool, all: bool) -> Result<Tensor>
     let v: Vec<bool> = (0..rw.m)
         .map(|i| {
             let row = &d[i * r..(i + 1) * r];
-            if all { row.iter().all(|&b| b) } else { row.iter().any(|&b| b) }
+            if all {
+                row.iter().all(|&b| b)
+            } else {
+                row.iter().any(|&b| b)
+            }
         })
         .collect();
-    let dt = if x.dtype() == DType::U8 { DType::U8 } else { DType::Bool };
+    let dt = if x.dtype() == DType::U8 {
+        DType::U8
+    } else {
+        DType::Bool
+    };
     build(v, rw.shape(keepdim), dt)
 }
 
 /// Square root used by `std`, with backward `g / (2 * out)` (out treated as constant).
 fn sqrt_of(v: &Tensor) -> Result<Tensor> {
     let d = v.to_vec::<f64>()?;
-    let out = build(d.iter().map(|x| x.sqrt()).collect::<Vec<_>>(), &v.shape(), v.dtype())?;
+    let out = build(
+        d.iter().map(|x| x.sqrt()).collect::<Vec<_>>(),
+        &v.shape(),
+        v.dtype(),
+    )?;
     if crate::autograd::is_grad_enabled() && v.requires_grad() {
-        let w = build(d.iter().map(|x| 0.5 / x.sqrt()).collect::<Vec<_>>(), &v.shape(), v.dtype())?;
+        let w = build(
+            d.iter().map(|x| 0.5 / x.sqrt()).collect::<Vec<_>>(),
+            &v.shape(),
+            v.dtype(),
+        )?;
         crate::autograd::record(
             &[&out],
             &[v],
             Vec::new,
-            super::reduce_util::WeightedBackward { name: "StdBackward0", w, dims: vec![], keepdim: true },
+            super::reduce_util::WeightedBackward {
+                name: "StdBackward0",
+                w,
+                dims: vec![],
+                keepdim: true,
+            },
         )?;
     }
     Ok(out)

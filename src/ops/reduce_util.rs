@@ -49,7 +49,16 @@ pub(crate) fn rows<T: Element>(x: &Tensor, dims: &[usize]) -> Result<(Rows, Vec<
     let oshape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
     let m = oshape.iter().product();
     let r = dims.iter().map(|&d| shape[d]).product();
-    Ok((Rows { dims: dims.to_vec(), kshape, oshape, m, r }, data))
+    Ok((
+        Rows {
+            dims: dims.to_vec(),
+            kshape,
+            oshape,
+            m,
+            r,
+        },
+        data,
+    ))
 }
 
 /// Builds a tensor of `dtype` and `shape` from computed values (no autograd).
@@ -114,7 +123,9 @@ impl crate::autograd::Backward for WeightedBackward {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
-        Ok(vec![Some(unsqueeze_dims(&g, &self.dims, self.keepdim)?.mul(&self.w)?)])
+        Ok(vec![Some(
+            unsqueeze_dims(&g, &self.dims, self.keepdim)?.mul(&self.w)?,
+        )])
     }
 }
 
@@ -135,6 +146,11 @@ pub(crate) fn record_weighted(
         &[out],
         &[x],
         Vec::new,
-        WeightedBackward { name, w, dims: rw.dims.clone(), keepdim },
+        WeightedBackward {
+            name,
+            w,
+            dims: rw.dims.clone(),
+            keepdim,
+        },
     )
 }

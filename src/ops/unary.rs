@@ -3,12 +3,12 @@
 //! one-input analogue of `binary_map`: output strides follow the input's memory order and the
 //! contiguous run is a plain indexed loop the compiler vectorises.
 
+use super::activation::{gelu_f64, gelu_grad_f64};
 use super::util::{broadcast_strides, check_no_internal_overlap, with_raw};
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::{dense_strides_like, for_each_run};
 use crate::{DType, Element, Result, Tensor, bail};
 use half::{bf16, f16};
-use super::activation::{gelu_f64, gelu_grad_f64};
 
 /// Computes `f(a)` elementwise into a fresh tensor laid out like `a`.
 pub(crate) fn unary_map<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U) -> Result<Tensor> {
@@ -202,7 +202,12 @@ impl UOp {
             return match self {
                 UOp::Neg | UOp::Exp => Ok(d),
                 UOp::Abs => Ok(d.to_real()),
-                _ => bail!(Unsupported, self.name(), "not implemented for '{}'", d.torch_scalar_name()),
+                _ => bail!(
+                    Unsupported,
+                    self.name(),
+                    "not implemented for '{}'",
+                    d.torch_scalar_name()
+                ),
             };
         }
         Ok(if d.is_integral(true) && !self.keeps_int() {
@@ -467,7 +472,11 @@ impl Backward for UnaryBackward {
             Gelu(t) => {
                 // fused first-order kernel (not differentiable twice)
                 let x = s();
-                let x = if x.dtype() == g.dtype() { x.clone() } else { x.to_dtype(g.dtype())? };
+                let x = if x.dtype() == g.dtype() {
+                    x.clone()
+                } else {
+                    x.to_dtype(g.dtype())?
+                };
                 let d = float_go!(x.dtype(), &x, None, R, |v| gelu_grad_f64(v as f64, t) as R)?;
                 g.mul(&d)?
             }
@@ -735,4 +744,3 @@ unary_methods! {
     /// ```
     trunc, trunc_ => UOp::Trunc;
 }
-

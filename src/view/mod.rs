@@ -232,10 +232,21 @@ impl Tensor {
             );
         }
         if let Some(&s) = sizes.iter().find(|&&s| s < 0) {
-            bail!(InvalidArgument, "as_strided", "Trying to create tensor with negative dimension {}: {:?}", s, sizes);
+            bail!(
+                InvalidArgument,
+                "as_strided",
+                "Trying to create tensor with negative dimension {}: {:?}",
+                s,
+                sizes
+            );
         }
         if let Some(o) = storage_offset.filter(|&o| o < 0) {
-            bail!(InvalidArgument, "as_strided", "Tensor: invalid storage offset {}", o);
+            bail!(
+                InvalidArgument,
+                "as_strided",
+                "Tensor: invalid storage offset {}",
+                o
+            );
         }
         let sizes: Vec<usize> = sizes.iter().map(|&s| s as usize).collect();
         let strides: Vec<usize> = strides.iter().map(|&s| s as usize).collect();

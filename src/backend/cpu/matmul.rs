@@ -47,8 +47,25 @@ pub(crate) unsafe fn matmul<T: Element>(
         // valid per this function's contract. alpha (dst scale) is unused as read_dst = false.
         unsafe {
             gemm::gemm::<T>(
-                m, n, k, dst.ptr, dst.cs, dst.rs, false, lhs.ptr, lhs.cs, lhs.rs, rhs.ptr, rhs.cs,
-                rhs.rs, T::zero(), T::one(), false, false, false, par,
+                m,
+                n,
+                k,
+                dst.ptr,
+                dst.cs,
+                dst.rs,
+                false,
+                lhs.ptr,
+                lhs.cs,
+                lhs.rs,
+                rhs.ptr,
+                rhs.cs,
+                rhs.rs,
+                T::zero(),
+                T::one(),
+                false,
+                false,
+                false,
+                par,
             );
         }
         return;

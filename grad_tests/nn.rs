@@ -1,0 +1,457 @@
+//! NN functions: values vs PyTorch fixtures, errors, gradchecks.
+
+use tapegrad::autograd::gradcheck;
+use tapegrad::{
+    BceWithLogitsOptions, CrossEntropyOptions, DType, ErrorKind, NllLossOptions, Reduction, Tensor,
+};
+
+type R = tapegrad::Result<()>;
+
+fn t64(v: &[f64], s: &[usize]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), s).unwrap()
+}
+fn rnd(s: &[usize]) -> Tensor {
+    Tensor::randn(s, DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
+}
+fn i64t(v: &[i64], s: &[usize]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), s).unwrap()
+}
+fn close(a: &[f64], b: &[f64]) {
+    assert_eq!(a.len(), b.len());
+    for (x, y) in a.iter().zip(b) {
+        assert!(
+            (x - y).abs() < 1e-9 || (x.is_nan() && y.is_nan()),
+            "{a:?} vs {b:?}"
+        );
+    }
+}
+const X: [f64; 12] = [
+    2.0, -1.0, 0.5, 0.0, 1.0, 3.0, 1.5, 1.5, -2.0, -0.5, 2.0, 0.25,
+];
+
+#[test]
+fn cross_entropy_fixture_values() -> R {
+    let x = t64(&X, &[4, 3]);
+    let y = i64t(&[0, 2, 1, 1], &[4]);
+    let ce = |t: &Tensor, o: CrossEntropyOptions| {
+        x.cross_entropy(t, o).unwrap().to_vec::<f64>().unwrap()
+    };
+    close(&ce(&y, Default::default()), &[0.33677752305667125]);
+    close(
+        &ce(
+            &y,
+            CrossEntropyOptions {
+                reduction: Reduction::Sum,
+                ..Default::default()
+            },
+        ),
+        &[1.347110092226685],
+    );
+    close(
+        &ce(
+            &y,
+            CrossEntropyOptions {
+                reduction: Reduction::None,
+                ..Default::default()
+            },
+        ),
+        &[
+            0.24131129665715703,
+            0.16984601955628567,
+            0.7081330215398184,
+            0.22781975447342392,
+        ],
+    );
+    let w = t64(&[1.0, 2.0, 0.5], &[3]);
+    let yi = i64t(&[0, 2, -100, 1], &[4]);
+    close(
+        &ce(
+            &yi,
+            CrossEntropyOptions {
+                weight: Some(&w),
+                ..Default::default()
+            },
+        ),
+        &[0.22339251868061363],
+    );
+    close(
+        &ce(
+            &yi,
+            CrossEntropyOptions {
+                weight: Some(&w),
+                reduction: Reduction::None,
+                ..Default::default()
+            },
+        ),
+        &[
+            0.24131129665715703,
+            0.08492300977814284,
+            0.0,
+            0.45563950894684785,
+        ],
+    );
+    close(
+        &ce(
+            &i64t(&[0, 2, 2, 1], &[4]),
+            CrossEntropyOptions {
+                ignore_index: 2,
+                ..Default::default()
+            },
+        ),
+        &[0.23456552556529048],
+    );
+    let all = x
+        .slice(0, None, Some(1), 1)?
+        .cross_entropy(&i64t(&[-100], &[1]), Default::default())?;
+    assert!(all.item::<f64>()?.is_nan());
+    // label smoothing
+    let x3 = t64(&X[..9], &[3, 3]);
+    let y3 = i64t(&[0, 2, 1], &[3]);
+    let ce3 = |o: CrossEntropyOptions| x3.cross_entropy(&y3, o).unwrap().to_vec::<f64>().unwrap();
+    close(
+        &ce3(CrossEntropyOptions {
+            label_smoothing: 0.1,
+            ..Default::default()
+        }),
+        &[0.5175412236955315],
+    );
+    close(
+        &ce3(CrossEntropyOptions {
+            label_smoothing: 0.3,
+            reduction: Reduction::None,
+            ..Default::default()
+        }),
+        &[0.691311296657157, 0.6698460195562856, 1.0581330215398181],
+    );
+    close(
+        &ce3(CrossEntropyOptions {
+            weight: Some(&w),
+            label_smoothing: 0.2,
+            ..Default::default()
+        }),
+        &[0.7681432452631554],
+    );
+    // probabilities
+    let x2 = t64(&X[..6], &[2, 3]);
+    let p = t64(&[0.5, 0.25, 0.25, 0.0, 0.0, 1.0], &[2, 3]);
+    close(
+        &x2.cross_entropy(&p, Default::default())?.to_vec::<f64>()?,
+        &[0.7680786581067214],
+    );
+    close(
+        &x2.cross_entropy(
+            &p,
+            CrossEntropyOptions {
+                label_smoothing: 0.1,
+                reduction: Reduction::None,
+                ..Default::default()
+            },
+        )?
+        .to_vec::<f64>()?,
+        &[1.4038112966571572, 0.33651268622295233],
+    );
+    let w2 = t64(&[2.0, 1.0, 0.5], &[3]);
+    close(
+        &x2.cross_entropy(
+            &p,
+            CrossEntropyOptions {
+                weight: Some(&w2),
+                ..Default::default()
+            },
+        )?
+        .to_vec::<f64>()?,
+        &[0.6771130213408669],
+    );
+    // k-dim
+    let k = Tensor::arange_dtype(0.0, 12.0, 1.0, DType::F64)?.view(&[2, 3, 2])?;
+    close(
+        &k.cross_entropy(&i64t(&[0, 2, 1, 1], &[2, 2]), Default::default())?
+            .to_vec::<f64>()?,
+        &[2.142931628499899],
+    );
+    // errors
+    let e = x
+        .cross_entropy(&i64t(&[0, 3, 0, 0], &[4]), Default::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+    Ok(())
+}
+
+#[test]
+fn nll_bce_fixture_values() -> R {
+    let lp = Tensor::from_vec(
+        vec![-0.5f32, -1.0, -2.0, -3.0, -0.25, -1.5, -1.0, -1.0, -1.0],
+        &[3, 3],
+    )?;
+    let y = i64t(&[2, 1, 0], &[3]);
+    let w = Tensor::from_vec(vec![0.5f32, 1.0, 2.0], &[3])?;
+    let r = lp.nll_loss(&y, Default::default())?;
+    assert_eq!(
+        (r.dtype(), r.item::<f32>()?),
+        (DType::F32, 1.0833333730697632)
+    );
+    assert_eq!(
+        lp.nll_loss(
+            &y,
+            NllLossOptions {
+                weight: Some(&w),
+                ..Default::default()
+            }
+        )?
+        .item::<f32>()?,
+        1.3571428060531616
+    );
+    assert_eq!(
+        lp.nll_loss(
+            &y,
+            NllLossOptions {
+                weight: Some(&w),
+                ignore_index: 1,
+                reduction: Reduction::Sum
+            }
+        )?
+        .item::<f32>()?,
+        4.5
+    );
+    assert_eq!(
+        lp.nll_loss(
+            &y,
+            NllLossOptions {
+                reduction: Reduction::None,
+                ..Default::default()
+            }
+        )?
+        .to_vec::<f32>()?,
+        vec![2.0, 0.25, 1.0]
+    );
+    assert_eq!(
+        lp.nll_loss(&i64t(&[-1, 0, 0], &[3]), Default::default())
+            .unwrap_err()
+            .kind(),
+        ErrorKind::IndexOutOfRange
+    );
+    let z = t64(&[100.0, -100.0, 0.5, -2.0], &[4]);
+    let t = t64(&[0.0, 1.0, 0.25, 1.0], &[4]);
+    let b = |o: BceWithLogitsOptions| {
+        z.binary_cross_entropy_with_logits(&t, o)
+            .unwrap()
+            .to_vec::<f64>()
+            .unwrap()
+    };
+    close(
+        &b(BceWithLogitsOptions {
+            reduction: Reduction::None,
+            ..Default::default()
+        }),
+        &[100.0, 100.0, 0.8490769841801067, 2.1269280110429727],
+    );
+    close(&b(Default::default()), &[50.744001248805766]);
+    let pw = t64(&[2.0, 2.0, 3.0, 0.5], &[4]);
+    close(
+        &b(BceWithLogitsOptions {
+            pos_weight: Some(&pw),
+            reduction: Reduction::None,
+            ..Default::default()
+        }),
+        &[100.0, 200.0, 1.0861154762701601, 1.0634640055214863],
+    );
+    let wt = t64(&[1.0, 0.0, 2.0, 1.0], &[4]);
+    close(
+        &b(BceWithLogitsOptions {
+            weight: Some(&wt),
+            reduction: Reduction::Sum,
+            ..Default::default()
+        }),
+        &[103.8250819794032],
+    );
+    Ok(())
+}
+
+#[test]
+fn softmax_values_and_grads() -> R {
+    let x = t64(&[1.0, 2.0, 3.0, 1000.0, 1000.0, 1000.0], &[2, 3]);
+    let s = x.softmax(1)?.to_vec::<f64>()?;
+    assert!(
+        (s[3] - 1.0 / 3.0).abs() < 1e-12 && (s.iter().take(3).sum::<f64>() - 1.0).abs() < 1e-12
+    );
+    let l = x.t()?.log_softmax(0)?.to_vec::<f64>()?;
+    assert!((l[1] + 3f64.ln()).abs() < 1e-12);
+    let a = rnd(&[3, 4]);
+    gradcheck(|v| v[0].softmax(1), &[a.clone()], Default::default())?;
+    gradcheck(|v| v[0].t()?.softmax(-1), &[a.clone()], Default::default())?;
+    gradcheck(|v| v[0].log_softmax(0), &[a.clone()], Default::default())?;
+    gradcheck(
+        |v| v[0].slice(1, None, None, 2)?.log_softmax(1),
+        &[a.clone()],
+        Default::default(),
+    )?;
+    assert_eq!(a.softmax(0)?.grad_fn().unwrap().name(), "SoftmaxBackward0");
+    assert_eq!(
+        a.log_softmax(0)?.grad_fn().unwrap().name(),
+        "LogSoftmaxBackward0"
+    );
+    assert_eq!(
+        i64t(&[1], &[1]).softmax(0).unwrap_err().kind(),
+        ErrorKind::Unsupported
+    );
+    Ok(())
+}
+
+#[test]
+fn loss_grads() -> R {
+    let a = rnd(&[4, 3]);
+    let y = i64t(&[0, 2, -100, 1], &[4]);
+    let w = t64(&[1.0, 2.0, 0.5], &[3]);
+    for o in [
+        CrossEntropyOptions::default(),
+        CrossEntropyOptions {
+            weight: Some(&w),
+            reduction: Reduction::None,
+            ..Default::default()
+        },
+        CrossEntropyOptions {
+            weight: Some(&w),
+            label_smoothing: 0.2,
+            ..Default::default()
+        },
+        CrossEntropyOptions {
+            label_smoothing: 0.3,
+            reduction: Reduction::Sum,
+            ..Default::default()
+        },
+    ] {
+        gradcheck(
+            |v| v[0].cross_entropy(&y, o),
+            &[a.clone()],
+            Default::default(),
+        )?;
+    }
+    let p = t64(
+        &[0.5, 0.25, 0.25, 0.0, 0.0, 1.0, 0.2, 0.3, 0.5, 1.0, 0.0, 0.0],
+        &[4, 3],
+    );
+    gradcheck(
+        |v| {
+            v[0].t()?.t()?.cross_entropy(
+                &p,
+                CrossEntropyOptions {
+                    label_smoothing: 0.1,
+                    weight: Some(&w),
+                    ..Default::default()
+                },
+            )
+        },
+        &[a.clone()],
+        Default::default(),
+    )?;
+    gradcheck(
+        |v| {
+            v[0].nll_loss(
+                &y,
+                NllLossOptions {
+                    weight: Some(&w),
+                    ..Default::default()
+                },
+            )
+        },
+        &[a.clone()],
+        Default::default(),
+    )?;
+    assert_eq!(
+        a.nll_loss(&y, Default::default())?
+            .grad_fn()
+            .unwrap()
+            .name(),
+        "NllLossBackward0"
+    );
+    let b = rnd(&[4, 3]);
+    gradcheck(
+        |v| v[0].mse_loss(&v[1].t()?.t()?, Reduction::Mean),
+        &[a.clone(), b.clone()],
+        Default::default(),
+    )?;
+    gradcheck(
+        |v| v[0].l1_loss(&v[1], Reduction::None),
+        &[a.clone(), b.clone()],
+        Default::default(),
+    )?;
+    let pw = t64(&[2.0, 1.0, 0.5], &[3]);
+    let tw = Tensor::rand(&[4, 3], DType::F64)?;
+    gradcheck(
+        |v| {
+            v[0].binary_cross_entropy_with_logits(
+                &v[1],
+                BceWithLogitsOptions {
+                    weight: Some(&tw),
+                    pos_weight: Some(&pw),
+                    reduction: Reduction::Mean,
+                },
+            )
+        },
+        &[a.clone(), b.clone()],
+        Default::default(),
+    )?;
+    // k-dim cross entropy
+    let k = rnd(&[2, 3, 2]);
+    gradcheck(
+        |v| {
+            v[0].cross_entropy(
+                &i64t(&[0, 2, 1, 1], &[2, 2]),
+                CrossEntropyOptions {
+                    label_smoothing: 0.1,
+                    ..Default::default()
+                },
+            )
+        },
+        &[k],
+        Default::default(),
+    )?;
+    Ok(())
+}
+
+#[test]
+fn dropout_embedding_layer_norm() -> R {
+    tapegrad::manual_seed(3);
+    let x = Tensor::ones(&[1000], DType::F32)?;
+    let d = x.dropout(0.3, true)?.to_vec::<f32>()?;
+    let kept = d.iter().filter(|&&v| v != 0.0).count();
+    assert!((600..800).contains(&kept));
+    assert!(d.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.7).abs() < 1e-6));
+    let w = rnd(&[5, 3]);
+    let idx = i64t(&[4, 0, 4, 1], &[2, 2]);
+    let e = Tensor::embedding(&idx, &w)?;
+    assert_eq!(e.shape(), vec![2, 2, 3]);
+    assert_eq!(e.grad_fn().unwrap().name(), "EmbeddingBackward0");
+    gradcheck(
+        |v| Tensor::embedding(&idx, &v[0]),
+        &[w.clone()],
+        Default::default(),
+    )?;
+    assert_eq!(
+        Tensor::embedding(&i64t(&[5], &[1]), &w).unwrap_err().kind(),
+        ErrorKind::IndexOutOfRange
+    );
+    let a = rnd(&[2, 3, 4]);
+    let g = rnd(&[3, 4]);
+    let bb = rnd(&[3, 4]);
+    gradcheck(
+        |v| v[0].layer_norm(&[3, 4], Some(&v[1]), Some(&v[2]), 1e-5),
+        &[a.clone(), g, bb],
+        Default::default(),
+    )?;
+    gradcheck(
+        |v| v[0].transpose(0, 2)?.layer_norm(&[2], None, None, 1e-5),
+        &[a.clone()],
+        Default::default(),
+    )?;
+    let y = t64(&[1.0, 3.0, 5.0, 5.0], &[2, 2]).layer_norm(&[2], None, None, 0.0)?;
+    close(&y.to_vec::<f64>()?[..2], &[-1.0, 1.0]);
+    assert_eq!(
+        a.layer_norm(&[4, 3], None, None, 1e-5).unwrap_err().kind(),
+        ErrorKind::ShapeMismatch
+    );
+    Ok(())
+}
