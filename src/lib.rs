@@ -41,4 +41,4 @@ pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Red
 pub use ops::reduce_stats::NormOrd;
 pub use ops::set_resize::ResizeFill;
 pub use storage::Storage;
-pub use tensor::{Tensor, manual_seed};
+pub use tensor::{Nested, Tensor, manual_seed};

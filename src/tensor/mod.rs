@@ -10,11 +10,13 @@
 mod access;
 mod create;
 mod display;
+mod literal;
 
 pub(crate) mod version;
 
 pub use create::manual_seed;
 pub(crate) use create::with_rng;
+pub use literal::Nested;
 pub use version::VersionCounter;
 
 use crate::autograd::AutogradMeta;
