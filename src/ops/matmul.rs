@@ -463,4 +463,31 @@ impl Tensor {
         }
         self.unsqueeze(1)?.mul(&other.unsqueeze(0)?)
     }
+
+    /// PyTorch's functional `linear`: `input @ weight.T + bias` with `weight` `[out, in]` (or
+    /// 1-D `[in]`) and an optional `bias` broadcast over the output.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2])?;
+    /// let w = Tensor::from_vec(vec![1.0f32, 0.0, 0.5, 0.5, -1.0, 1.0], &[3, 2])?;
+    /// let b = Tensor::from_vec(vec![0.0f32, 1.0, 0.0], &[3])?;
+    /// assert_eq!(Tensor::linear(&x, &w, Some(&b))?.to_vec::<f32>()?, vec![1.0, 2.5, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if weight.dim() > 2 {
+            bail!(
+                InvalidArgument,
+                "linear",
+                "linear: weight must be 1-D or 2-D, got shape {:?}",
+                weight.shape()
+            );
+        }
+        let y = input.matmul(&weight.t()?)?;
+        match bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
 }
