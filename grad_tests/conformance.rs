@@ -386,7 +386,6 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "numel" => Ok(Val::Plain(Value::from(c.t(0)?.numel()))),
         "add" | "sub" | "add_" | "sub_" => add_sub(c),
         "mul" => val(c.t(0)?.mul(c.operand(1)?)),
-        "div" => val(c.t(0)?.div(c.operand(1)?)),
         "mul_" => val(c.t(0)?.mul_(c.operand(1)?)),
         "div_" => val(c.t(0)?.div_(c.operand(1)?)),
         "neg" => val(c.t(0)?.neg()),

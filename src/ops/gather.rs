@@ -167,7 +167,7 @@ impl Backward for PutAddBackward {
 
 /// Flat targets in `self` (shape `shape`) of every `index` position, plus the flat `src`
 /// position (src strides `sst`) for each: validates shapes and bounds like PyTorch.
-fn scatter_pairs(
+pub(crate) fn scatter_pairs(
     shape: &[usize],
     dim: usize,
     index: &Tensor,

@@ -51,7 +51,8 @@ fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
 fn mm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let _g = crate::autograd::no_grad();
     let r = bmm_raw(&a.unsqueeze(0)?, &b.unsqueeze(0)?)?;
-    r.squeeze_dim(0)
+    let s = r.shape();
+    super::util::fresh_output(&r, &s[1..])
 }
 
 /// c10's lower-case scalar-type spelling used in PyTorch's mm messages.
@@ -354,9 +355,12 @@ impl Tensor {
                         sb[0]
                     );
                 }
-                return self.mm(&other.unsqueeze(1)?)?.squeeze_dim(1);
+                return self
+                    .mm(&other.unsqueeze(1)?)?
+                    .unsafe_view(&[sa[0] as i64]);
             }
-            (1, 2) => return self.unsqueeze(0)?.mm(other)?.squeeze_dim(0),
+            // PyTorch squeezes this result in place (its version is 1)
+            (1, 2) => return self.unsqueeze(0)?.mm(other)?.squeeze_(Some(0)),
             (2, 2) => return self.mm(other),
             _ => {}
         }
@@ -391,7 +395,7 @@ impl Tensor {
             let r = a.reshape(&[rows, k as i64])?.mm(&b)?;
             let mut shape: Vec<i64> = sa[..sa.len() - 1].iter().map(|&s| s as i64).collect();
             shape.push(p as i64);
-            r.view(&shape)?
+            (r, shape)
         } else {
             let batch = broadcast_shapes(&sa[..sa.len() - 2], &sb[..sb.len() - 2], "matmul")?;
             let bn: usize = batch.iter().product();
@@ -403,16 +407,18 @@ impl Tensor {
             let b3 = b.expand(&eb)?.reshape(&[bn as i64, k as i64, p as i64])?;
             let mut shape: Vec<i64> = batch.iter().map(|&s| s as i64).collect();
             shape.extend([n as i64, p as i64]);
-            a3.bmm(&b3)?.view(&shape)?
+            (a3.bmm(&b3)?, shape)
         };
-        let mut out = out;
-        if da == 1 {
-            out = out.squeeze_dim(-2)?;
-        }
+        // drop the dims of promoted 1-D operands; the result is not a view (`_unsafe_view`)
+        let (r, mut shape) = out;
+        let nd = shape.len();
         if db == 1 {
-            out = out.squeeze_dim(-1)?;
+            shape.remove(nd - 1);
         }
-        Ok(out)
+        if da == 1 {
+            shape.remove(nd - 2);
+        }
+        r.unsafe_view(&shape)
     }
 
     /// `beta * self + alpha * (m1 @ m2)`; with `beta == 0` `self` is ignored (NaN/inf included).
@@ -462,5 +468,32 @@ impl Tensor {
             bail!(InvalidArgument, "outer", "outer: expected 1-D tensors");
         }
         self.unsqueeze(1)?.mul(&other.unsqueeze(0)?)
+    }
+
+    /// PyTorch's functional `linear`: `input @ weight.T + bias` with `weight` `[out, in]` (or
+    /// 1-D `[in]`) and an optional `bias` broadcast over the output.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[1, 2])?;
+    /// let w = Tensor::from_vec(vec![1.0f32, 0.0, 0.5, 0.5, -1.0, 1.0], &[3, 2])?;
+    /// let b = Tensor::from_vec(vec![0.0f32, 1.0, 0.0], &[3])?;
+    /// assert_eq!(Tensor::linear(&x, &w, Some(&b))?.to_vec::<f32>()?, vec![1.0, 2.5, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn linear(input: &Tensor, weight: &Tensor, bias: Option<&Tensor>) -> Result<Tensor> {
+        if weight.dim() > 2 {
+            bail!(
+                InvalidArgument,
+                "linear",
+                "linear: weight must be 1-D or 2-D, got shape {:?}",
+                weight.shape()
+            );
+        }
+        let y = input.matmul(&weight.t()?)?;
+        match bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
     }
 }

@@ -296,7 +296,8 @@ pub(crate) fn clamp_result(
     real_dispatch!(dt, T => go!(T), complex bail!(Unsupported, name, "clamp is not supported for complex types"))
 }
 
-/// Backward of clamp with scalar bounds: saved self; grad passes where `lo <= x <= hi`.
+/// Backward of clamp with scalar bounds: saved self; grad passes where `lo < x < hi` (PyTorch
+/// 2.15 gives the bounds themselves a zero gradient).
 pub(crate) struct ClampBackward {
     pub(crate) lo: Option<Scalar>,
     pub(crate) hi: Option<Scalar>,
@@ -318,10 +319,10 @@ impl Backward for ClampBackward {
         let x = &ctx.saved[0];
         let mut m: Option<Tensor> = None;
         if let Some(l) = self.lo {
-            m = Some(x.ge(l)?);
+            m = Some(x.gt(l)?);
         }
         if let Some(h) = self.hi {
-            let mh = x.le(h)?;
+            let mh = x.lt(h)?;
             m = Some(match m {
                 Some(m) => m.logical_and(&mh)?,
                 None => mh,

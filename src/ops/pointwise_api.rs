@@ -108,6 +108,13 @@ impl Tensor {
         let value = value.into();
         check_mask(mask, &value, "masked_fill")?;
         let out = masked_fill_result(self, mask, &value)?;
+        // PyTorch fills a row-major clone, whatever the input's memory order
+        let out = if out.is_contiguous() {
+            out
+        } else {
+            let _g = crate::autograd::no_grad();
+            out.contiguous()?
+        };
         if out.dtype().is_differentiable() {
             let mut ins = vec![self.clone()];
             ins.extend(tensors(&[&value]));

@@ -86,8 +86,7 @@ fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool
 
 impl Ext {
     fn out(&self, keepdim: bool) -> Result<Tensor> {
-        let s: Vec<i64> = self.rw.shape(keepdim).iter().map(|&v| v as i64).collect();
-        self.vals.view(&s)
+        super::util::fresh_output(&self.vals, self.rw.shape(keepdim))
     }
     /// Weights 1/count at elements equal to their row's extremum.
     fn tie_weights(&self, x: &Tensor) -> Result<Tensor> {

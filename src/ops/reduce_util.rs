@@ -97,7 +97,8 @@ pub(crate) fn unrows<T: Element>(v: Vec<T>, x: &Tensor, rw: &Rows, dtype: DType)
         inv[d] = i as i64;
     }
     let _g = crate::autograd::no_grad();
-    build(v, &pshape, dtype)?.permute(&inv)?.contiguous()
+    let t = build(v, &pshape, dtype)?.permute(&inv)?;
+    super::util::fresh_output(&t, &shape)
 }
 
 /// Backward of reductions whose input gradient is `grad (re-expanded) * w` for a weight tensor

@@ -193,7 +193,7 @@ impl Tensor {
                 .collect();
             let r = take(&flat, Arc::new(idx), &[n], "RollBackward0")?;
             let s: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
-            return r.view(&s);
+            return r.unsafe_view(&s);
         }
         if shifts.len() != dims.len() {
             bail!(
@@ -323,7 +323,12 @@ impl Tensor {
         }
         let mut sh = self.shape();
         sh.push(c);
-        Tensor::from_vec(out, &sh)
+        let t = Tensor::from_vec(out, &sh)?;
+        // PyTorch builds the result with two in-place writes (zero fill, then scatter_), which
+        // its version counter shows; keep the same observable state.
+        t.0.version.bump();
+        t.0.version.bump();
+        Ok(t)
     }
 }
 

@@ -132,6 +132,26 @@ pub(crate) fn with_raw<R>(
     f(out_raw, &raws)
 }
 
+/// `t` (made contiguous) as a fresh, non-view tensor of `shape` (same numel) with no autograd
+/// history: turns an internally computed temporary into an op's result, which PyTorch never
+/// reports as a view of that temporary.
+pub(crate) fn fresh_output(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    let c = if t.is_contiguous() {
+        t.clone()
+    } else {
+        let _g = crate::autograd::no_grad();
+        t.contiguous()?
+    };
+    let d = c.data();
+    debug_assert_eq!(d.layout.numel(), shape.iter().product::<usize>());
+    let strides = crate::layout::Layout::contiguous(shape).strides().to_vec();
+    Ok(Tensor::from_parts(
+        d.storage,
+        crate::layout::Layout::new(shape.to_vec(), strides, d.layout.offset()),
+        c.dtype(),
+    ))
+}
+
 /// Normalises a list of sizes given as i64 (rejecting negatives).
 pub(crate) fn to_usize_sizes(sizes: &[i64], op: &'static str) -> Result<Vec<usize>> {
     sizes
