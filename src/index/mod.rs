@@ -382,6 +382,18 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
+        self.index_put_impl(indices, values, accumulate, true)
+    }
+
+    /// [`Tensor::index_put_`]; `bump` is false for the fresh copy of the out-of-place
+    /// [`Tensor::index_put`], whose result starts at version 0 like PyTorch's.
+    fn index_put_impl(
+        &self,
+        indices: &[Option<Tensor>],
+        values: &Tensor,
+        accumulate: bool,
+        bump: bool,
+    ) -> Result<Tensor> {
         if values.dtype() != self.dtype() {
             bail!(
                 DTypeMismatch,
@@ -413,7 +425,9 @@ impl Tensor {
             values.detach().expand(&shp)?.contiguous()?
         };
         scatter(self, &p, &vals, accumulate)?;
-        self.0.version.bump();
+        if bump {
+            self.0.version.bump();
+        }
         record_inplace(
             rec,
             self,
@@ -443,7 +457,13 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<Tensor> {
         if values.dtype() != self.dtype() {
-            return self.copy()?.index_put_(indices, values, accumulate);
+            bail!(
+                DTypeMismatch,
+                "index_put",
+                "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                self.dtype().torch_scalar_name(),
+                values.dtype().torch_scalar_name()
+            );
         }
         // validate on self first so a failing call leaves no half-built graph
         let l = self.layout();
@@ -453,7 +473,8 @@ impl Tensor {
             l.offset(),
             &normalize(l.sizes(), indices)?,
         )?;
-        self.copy()?.index_put_(indices, values, accumulate)
+        self.copy()?
+            .index_put_impl(indices, values, accumulate, false)
     }
 
     /// `x[idx] = value` (scalar or tensor, cast to `x`'s dtype for basic indices, broadcast to
