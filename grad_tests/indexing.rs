@@ -275,22 +275,111 @@ fn setitem_advanced_and_errors() {
         e.message(),
         "shape mismatch: value tensor of shape [3, 3] cannot be broadcast to indexing result of shape [2, 3]"
     );
-    // False: nothing happens, no bump
+    // (False,): an index_put_ on zero rows: nothing written, but one version bump like PyTorch's
+    // `x[(False,)] = v` (only Python's bare `x[False] = v` shortcut skips the bump)
     x.i_set(false, 1.0).unwrap();
-    assert_eq!((f64s(&x), x.version()), (vec![0.0; 6], 0));
+    assert_eq!((f64s(&x), x.version()), (vec![0.0; 6], 1));
+    x.i_set((false, 1), &Tensor::ones(&[1], DType::F32).unwrap())
+        .unwrap();
+    assert_eq!((f64s(&x), x.version()), (vec![0.0; 6], 2));
+    let e = x
+        .i_set(false, &Tensor::ones(&[2], DType::F32).unwrap())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
+    // (True,): every element
+    x.i_set(true, 2.0).unwrap();
+    assert_eq!((f64s(&x), x.version()), (vec![2.0; 6], 3));
 }
 
 #[test]
 fn setitem_aliasing_source() {
-    // x[1:] = x[:-1] must read the source before writing (copy semantics)
+    // PyTorch semantics: a value that partially overlaps the destination is an error (clone it
+    // first), leaving everything unchanged; a full overlap (the same elements in the same order)
+    // is a no-op copy; a 0-dim value is read before the fill.
     let x = Tensor::from_vec(vec![1.0f64, 2., 3., 4.], &[4]).unwrap();
-    x.i_set(1.., &x.i(..3).unwrap()).unwrap();
-    assert_eq!(f64s(&x), vec![1., 1., 2., 3.]);
-    // advanced: x[[3,2,1,0]] = x (an alias view of x): values are read before writing
-    let x = Tensor::from_vec(vec![1.0f64, 2., 3., 4.], &[4]).unwrap();
-    x.i_set(&it(vec![3, 2, 1, 0], &[4]), &x.i(..).unwrap())
+    let overlap_msg = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+    for r in [
+        x.i_set(1.., &x.i(..3).unwrap()),
+        x.i_set(..3, &x.i(1..).unwrap()),
+        x.i_set(&it(vec![3, 2, 1, 0], &[4]), &x),
+        x.i_set(&it(vec![3, 2, 1, 0], &[4]), &x.i(..).unwrap()),
+        x.i_set(&it(vec![1, 2, 3], &[3]), &x.i(..3).unwrap()),
+        x.index_put_(&[Some(it(vec![3, 2, 1, 0], &[4]))], &x, false)
+            .map(|_| ()),
+        x.index_put_(&[Some(it(vec![0], &[1]))], &x.i(1..2).unwrap(), true)
+            .map(|_| ()),
+    ] {
+        let e = r.unwrap_err();
+        assert_eq!(
+            (e.kind(), e.message()),
+            (ErrorKind::InvalidArgument, overlap_msg)
+        );
+    }
+    assert_eq!((f64s(&x), x.version()), (vec![1., 2., 3., 4.], 0));
+    let w = Tensor::from_vec(vec![1.0f64, 2., 3., 4.], &[2, 2]).unwrap();
+    let e = w.index_set(&[I::Ellipsis], &w.t().unwrap()).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!((f64s(&w), w.version()), (vec![1., 2., 3., 4.], 0));
+    // full overlap: allowed, values unchanged, one bump
+    w.index_set(&[I::Ellipsis], &w).unwrap();
+    assert_eq!((f64s(&w), w.version()), (vec![1., 2., 3., 4.], 1));
+    // a 0-dim value inside the destination fills with its old value
+    x.i_set(.., &x.i(0).unwrap()).unwrap();
+    assert_eq!((f64s(&x), x.version()), (vec![1.0; 4], 1));
+    // advanced: index_put_ checks the 0-dim value against the whole (dense) destination
+    let e = w.i_set(&it(vec![1], &[1]), &w.i((0, 1)).unwrap());
+    assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // ... unless the destination view is not dense (column 0 of w), as in PyTorch
+    w.i_set((&it(vec![1], &[1]), 0), &w.i((0, 1)).unwrap())
         .unwrap();
+    assert_eq!((f64s(&w), w.version()), (vec![1., 2., 2., 4.], 2));
+    // the usual fix: a copy such as flip (or clone) does not alias
+    let x = Tensor::from_vec(vec![1.0f64, 2., 3., 4.], &[4]).unwrap();
+    x.i_set(.., &x.flip(&[0]).unwrap()).unwrap();
     assert_eq!((f64s(&x), x.version()), (vec![4., 3., 2., 1.], 1));
+    x.i_set(
+        &it(vec![0, 1], &[2]),
+        &x.flip(&[0]).unwrap().i(..2).unwrap(),
+    )
+    .unwrap();
+    assert_eq!((f64s(&x), x.version()), (vec![1., 2., 2., 1.], 2));
+    // the same tensor always overlaps itself, even when strided
+    let b = Tensor::from_vec(vec![1.0f64, 2., 3., 4., 5., 6.], &[6]).unwrap();
+    let e = b.slice(0, None, None, 2).unwrap();
+    let perm = it(vec![2, 1, 0], &[3]);
+    assert_eq!(
+        e.i_set(&perm, &e).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    // two distinct non-dense aliases are "too hard" for the overlap check and pass, as in
+    // PyTorch; tapegrad reads the values before writing (PyTorch's result here depends on its
+    // kernel's write order: [1, 2, 3, 4, 1, 6])
+    e.i_set(&perm, &b.slice(0, None, None, 2).unwrap()).unwrap();
+    assert_eq!(f64s(&b), vec![5., 2., 3., 4., 1., 6.]);
+}
+
+#[test]
+fn zero_dim_tensor_indices() {
+    let x = ar(12, &[3, 4], DType::F32);
+    // a 0-dim int tensor selects (a view), a 0-dim bool tensor acts like the Python bool
+    let a = x.i(&Tensor::scalar(1i64)).unwrap();
+    assert_eq!(
+        (a.shape(), a.is_view(), a.storage_offset()),
+        (vec![4], true, 4)
+    );
+    let b = x.i((.., &Tensor::scalar(-1i64))).unwrap();
+    assert_eq!(f64s(&b.to_dtype(DType::F64).unwrap()), vec![3., 7., 11.]);
+    let c = x.i(&Tensor::scalar(true)).unwrap();
+    assert_eq!((c.shape(), c.is_view()), (vec![1, 3, 4], false));
+    let d = x.i(&Tensor::scalar(false)).unwrap();
+    assert_eq!(d.shape(), vec![0, 3, 4]);
+    let e = x.i((0, &Tensor::scalar(true))).unwrap();
+    assert_eq!(e.shape(), vec![1, 4]);
+    let y = Tensor::zeros(&[3], DType::F32).unwrap();
+    y.i_set(&Tensor::scalar(false), 2.0).unwrap();
+    assert_eq!((y.to_vec::<f32>().unwrap(), y.version()), (vec![0.0; 3], 1));
+    y.i_set(&Tensor::scalar(true), 2.0).unwrap();
+    assert_eq!((y.to_vec::<f32>().unwrap(), y.version()), (vec![2.0; 3], 2));
 }
 
 #[test]

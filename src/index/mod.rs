@@ -8,6 +8,7 @@ mod kernel;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
 use crate::dtype::Operand;
 use crate::ops::binary::scalar_tensor;
+use crate::ops::util::check_no_overlap;
 use crate::{DType, Result, Tensor, bail};
 use kernel::{gather, normalize, plan, scatter};
 
@@ -145,7 +146,6 @@ struct Applied {
     view: Tensor,
     adv: Vec<Option<Tensor>>,
     changed: bool,
-    has_false: bool,
 }
 
 fn is_int_tensor(t: &Tensor) -> bool {
@@ -153,6 +153,19 @@ fn is_int_tensor(t: &Tensor) -> bool {
 }
 
 fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
+    // a 0-dim bool (or uint8) mask acts like the Python bool it holds
+    let idx = idx
+        .iter()
+        .map(|i| match i {
+            TensorIndex::Tensor(t)
+                if t.dim() == 0 && matches!(t.dtype(), DType::Bool | DType::U8) =>
+            {
+                Ok(TensorIndex::Bool(t.item::<bool>()?))
+            }
+            other => Ok(other.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let idx = &idx[..];
     let ndim = x.dim();
     let mut consumed = 0usize;
     let mut ellipses = 0;
@@ -227,7 +240,6 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
     let mut d = 0usize;
     let mut adv: Vec<Option<Tensor>> = Vec::new();
     let mut changed = false;
-    let mut has_false = false;
     for i in idx {
         match i {
             TensorIndex::Int(v) => {
@@ -259,7 +271,6 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             TensorIndex::Bool(b) => {
                 cur = cur.unsqueeze(d as i64)?;
                 changed = true;
-                has_false |= !*b;
                 let t = if *b {
                     Tensor::from_vec(vec![0i64], &[1])?
                 } else {
@@ -285,7 +296,6 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
         view: cur,
         adv,
         changed,
-        has_false,
     })
 }
 
@@ -417,6 +427,10 @@ impl Tensor {
                 p.shape
             );
         }
+        check_no_overlap(self, values, "index_put_")?;
+        for t in indices.iter().flatten() {
+            check_no_overlap(self, t, "index_put_")?;
+        }
         let rec = check_inplace(self, &[values])?;
         // read the values (broadcast, row-major) before writing: safe even if they alias self
         let vals = {
@@ -492,9 +506,6 @@ impl Tensor {
     pub fn index_set(&self, idx: &[TensorIndex], value: impl Into<Operand>) -> Result<()> {
         let value = value.into();
         let a = apply_basic(self, idx)?;
-        if a.has_false {
-            return Ok(());
-        }
         let dst = if a.changed {
             a.view.clone()
         } else {
@@ -513,11 +524,18 @@ impl Tensor {
                 dst.fill_(s)?;
             }
             Operand::Tensor(t) => {
-                let v = if t.shape() == dst.shape() {
-                    t
-                } else {
-                    strip_leading_ones(&t)?
-                };
+                if t.shape() == dst.shape() {
+                    // copy_ itself rejects a partially overlapping source, like PyTorch
+                    dst.copy_(&t)?;
+                    return Ok(());
+                }
+                if t.dim() == 0 {
+                    // PyTorch fills from a 0-dim value: it is read before anything is written
+                    let v = if t.shares_storage(&dst) { t.copy()? } else { t };
+                    dst.copy_(&v)?;
+                    return Ok(());
+                }
+                let v = strip_leading_ones(&t)?;
                 if v.numel() > 0 && v.shape().len() > dst.dim() {
                     bail!(
                         ShapeMismatch,
@@ -537,8 +555,6 @@ impl Tensor {
                         v.shape()
                     );
                 }
-                // a source overlapping the destination is read through a copy first
-                let v = if v.shares_storage(&dst) { v.copy()? } else { v };
                 dst.copy_(&v)?;
             }
         }
