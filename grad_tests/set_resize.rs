@@ -407,3 +407,280 @@ proptest! {
         }
     }
 }
+
+/// Rows R01–R36 of ../shared/sparse_and_set.md §5.5 that apply to PyTorch semantics (set_).
+/// Paddle behaviours deliberately rejected: byte offsets (R05/R06: tapegrad's offsets are in
+/// elements, PyTorch's convention, so a misaligned offset is unrepresentable); no dtype check /
+/// byte reinterpretation (R16: DTypeMismatch instead); the source's own offset ignored (R17: it is
+/// inherited, as PyTorch does); an empty source reusing self's old storage (R14: self moves to the
+/// source's storage, grown with zero bytes); `x` staying grad-free after set_ to a
+/// grad-requiring source (R15: PyTorch gives a non-leaf with a NotImplemented grad_fn). R11, R12
+/// and R30 (non-tensor source, negative sizes, a bare int shape) cannot be expressed in the
+/// Rust API.
+#[test]
+fn paddle_table_rows_set() {
+    let src2 = || f(vec![11., 22., 33., 44., 55., 66.], &[6]);
+    // R01 / R18: set_() -> shape [0], one bump
+    let x = f(vec![1., 2., 3., 4., 5.], &[5]);
+    x.set_empty().unwrap();
+    assert_eq!((x.shape(), x.strides(), x.version()), (vec![0], vec![1], 1));
+    // R02 / R19 / R20 / R21: set_(src) aliases src's storage and geometry
+    let src = f(vec![11., 22., 33.], &[1, 3]);
+    let x = f(vec![1., 2.], &[2]);
+    x.set_(&src).unwrap();
+    assert_eq!(
+        (x.shape(), x.strides(), f64s(&x)),
+        (vec![1, 3], vec![3, 1], vec![11., 22., 33.])
+    );
+    assert!(x.shares_storage(&src));
+    let a = f(vec![1., 2., 3., 4., 5., 6., 7., 8.], &[1, 2, 2, 2]);
+    a.set_(&f(vec![5., 6., 7., 8.], &[1, 2, 2])).unwrap();
+    assert_eq!((a.shape(), f64s(&a)), (vec![1, 2, 2], vec![5., 6., 7., 8.]));
+    // R03: explicit sizes, default (contiguous) strides
+    let x = f(vec![0.], &[1]);
+    x.set_with(&src, 0, &[2, 1], None).unwrap();
+    assert_eq!((x.strides(), f64s(&x)), (vec![1, 1], vec![11., 22.]));
+    // R04: strides
+    x.set_with(&src2(), 0, &[3], Some(&[2])).unwrap();
+    assert_eq!(f64s(&x), vec![11., 33., 55.]);
+    // R05: the offset counts elements
+    x.set_with(&src2(), 1, &[5], None).unwrap();
+    assert_eq!(
+        (f64s(&x), x.storage_offset()),
+        (vec![22., 33., 44., 55., 66.], 1)
+    );
+    // R07: column-major geometry
+    x.set_with(&src2(), 0, &[2, 2], Some(&[1, 2])).unwrap();
+    assert_eq!(f64s(&x), vec![11., 33., 22., 44.]);
+    // R08: aliasing with separate version counters
+    let s = f(vec![7., 8., 9.], &[3]);
+    let x = f(vec![1., 2.], &[2]);
+    x.set_(&s).unwrap();
+    s.i_set(0, 100.0).unwrap();
+    assert_eq!(
+        (f64s(&x), s.version(), x.version()),
+        (vec![100., 8., 9.], 1, 1)
+    );
+    // R09: one bump per call
+    let x = f(vec![1., 2., 3.], &[3]);
+    x.set_(&src2()).unwrap();
+    x.set_empty().unwrap();
+    assert_eq!(x.version(), 2);
+    // R13: set_ onto its own storage with a new geometry
+    let x = f(vec![1., 2., 3., 4.], &[4]);
+    x.set_with(&x.clone(), 0, &[2, 2], None).unwrap();
+    assert_eq!(
+        (x.shape(), f64s(&x), x.version()),
+        (vec![2, 2], vec![1., 2., 3., 4.], 1)
+    );
+    // R14 (PyTorch, not Paddle): an empty source's storage grows; the new bytes read as zero
+    let x = f(vec![1., 2., 3.], &[3]);
+    let e = Tensor::empty(&[0], DType::F64).unwrap();
+    x.set_with(&e, 0, &[2], Some(&[1])).unwrap();
+    assert!(x.shares_storage(&e));
+    assert_eq!((f64s(&x), e.storage().nbytes()), (vec![0., 0.], 16));
+    // R15 (PyTorch): a grad-requiring source makes x a non-leaf whose backward fails
+    let s = f(vec![1., 2.], &[2]).requires_grad_(true).unwrap();
+    let x = Tensor::zeros(&[2], DType::F64).unwrap();
+    x.set_(&s).unwrap();
+    assert!(x.requires_grad() && !x.is_leaf());
+    // R16: dtype mismatch is an error
+    let i = Tensor::from_vec(vec![1i64, 2, 3], &[3]).unwrap();
+    let e = i.set_(&f(vec![1.5, 2.5], &[2])).unwrap_err();
+    assert_eq!(
+        e.message(),
+        "Could not set tensor of type double to a tensor of type long int"
+    );
+    // R17 (PyTorch): the source view's offset is inherited
+    let base = f(vec![10., 20., 30., 40., 50.], &[5]);
+    let w = f(vec![0.], &[1]);
+    w.set_(&base.i(2..).unwrap()).unwrap();
+    assert_eq!((f64s(&w), w.storage_offset()), (vec![30., 40., 50.], 2));
+    // R10: a leaf requiring grad
+    let g = f(vec![1., 2.], &[2]).requires_grad_(true).unwrap();
+    assert_eq!(g.set_(&src).unwrap_err().kind(), ErrorKind::LeafInplace);
+}
+
+/// Rows R22–R36 of §5.5 (resize_), PyTorch semantics. Rejected Paddle behaviours: growing into
+/// unallocated memory (reads out of bounds; tapegrad reallocates and zero-fills), R32 (Paddle's
+/// `fill_zero` after a shrink zeroes the kept capacity; tapegrad keeps the storage's bytes, as
+/// PyTorch does, and only fills bytes that are new), R34 (Paddle divides by zero), R35 (Paddle's
+/// leaf error; tapegrad raises ResizeRequiresGrad for any tensor requiring grad).
+#[test]
+fn paddle_table_rows_resize() {
+    // R22 / R25: shrink to [2, 1]
+    let x = f(vec![1., 2., 3.], &[3]);
+    x.resize_(&[2, 1]).unwrap();
+    assert_eq!(
+        (f64s(&x), x.strides(), x.version()),
+        (vec![1., 2.], vec![1, 1], 1)
+    );
+    // R23 / R24: growth keeps the prefix, new elements are zero (f64, i32, bool)
+    let x = f(vec![1., 2., 3.], &[3]);
+    x.resize_(&[2, 3]).unwrap();
+    assert_eq!(f64s(&x), vec![1., 2., 3., 0., 0., 0.]);
+    let n = Tensor::from_vec(vec![1i32, 2, 3], &[3]).unwrap();
+    n.resize_(&[5]).unwrap();
+    assert_eq!(n.to_vec::<i32>().unwrap(), vec![1, 2, 3, 0, 0]);
+    let b = Tensor::from_vec(vec![true, false], &[2]).unwrap();
+    b.resize_(&[3]).unwrap();
+    assert_eq!(b.to_vec::<bool>().unwrap(), vec![true, false, false]);
+    // R26 / R27 / R28 / R29: reinterpretation of the same storage
+    let x = f(vec![1., 2., 3., 4., 5., 6.], &[2, 3]);
+    x.resize_(&[2, 2]).unwrap();
+    assert_eq!(f64s(&x), vec![1., 2., 3., 4.]);
+    x.resize_(&[6]).unwrap();
+    assert_eq!(f64s(&x), vec![1., 2., 3., 4., 5., 6.]);
+    let a = Tensor::arange(0, 24, 1).unwrap().view(&[2, 3, 4]).unwrap();
+    a.resize_(&[2, 4, 3]).unwrap();
+    assert_eq!(
+        (a.strides(), a.to_vec::<i64>().unwrap()),
+        (vec![12, 3, 1], (0..24).collect())
+    );
+    let x = f(vec![1., 2., 3., 4.], &[2, 2]);
+    x.resize_(&[1, 4]).unwrap();
+    assert_eq!(f64s(&x), vec![1., 2., 3., 4.]);
+    // R31 / R32 / R36: shrink then grow within capacity restores the data; one bump per change
+    let x = f(vec![1., 2., 3., 4.], &[4]);
+    x.resize_(&[2]).unwrap();
+    assert_eq!(x.version(), 1);
+    x.resize_with(&[4], ResizeFill::Zero).unwrap();
+    assert_eq!((f64s(&x), x.version()), (vec![1., 2., 3., 4.], 2));
+    // R33 / R34: zero elements, and growth from an empty storage
+    let x = f(vec![1., 2., 3.], &[3]);
+    x.resize_(&[0]).unwrap();
+    assert_eq!((x.shape(), x.strides()), (vec![0], vec![1]));
+    let z = Tensor::zeros(&[0], DType::F32).unwrap();
+    z.resize_(&[3]).unwrap();
+    assert_eq!(
+        (z.to_vec::<f32>().unwrap(), z.storage().nbytes()),
+        (vec![0.; 3], 12)
+    );
+    // R35: requires grad
+    let g = f(vec![1., 2.], &[2]).requires_grad_(true).unwrap();
+    assert_eq!(
+        g.resize_(&[1]).unwrap_err().kind(),
+        ErrorKind::ResizeRequiresGrad
+    );
+}
+
+#[test]
+fn bad_set_geometry_leaves_every_tensor_unchanged() {
+    let src = f(vec![1., 2., 3., 4.], &[4]);
+    let src_view = src.i(1..).unwrap();
+    let x = f(vec![7., 8., 9.], &[3]);
+    let xv = x.i(..2).unwrap();
+    let state = |t: &Tensor| {
+        (
+            f64s(t),
+            t.shape(),
+            t.strides(),
+            t.storage_offset(),
+            t.version(),
+            t.storage().nbytes(),
+        )
+    };
+    let before: Vec<_> = [&src, &src_view, &x, &xv]
+        .iter()
+        .map(|t| state(t))
+        .collect();
+    let fixed = Storage::zeroed(16).unwrap();
+    fixed.set_resizable(false);
+    let checks = [
+        // rank mismatch of sizes and strides
+        (
+            x.set_with(&src, 0, &[2], Some(&[1, 1])),
+            ErrorKind::InvalidArgument,
+        ),
+        // non-contiguous source tensor
+        (
+            x.set_with(&f(vec![1.; 4], &[2, 2]).t().unwrap(), 0, &[2], None),
+            ErrorKind::InvalidArgument,
+        ),
+        // unchanged geometry reaching past the end: bounds error, no growth
+        (
+            x.set_with(&src, 2, &[3], Some(&[1])),
+            ErrorKind::InvalidArgument,
+        ),
+        // a storage that cannot grow
+        (
+            x.set_storage(&fixed, 1, &[2, 2], None),
+            ErrorKind::NotResizable,
+        ),
+        // dtype mismatch
+        (
+            x.set_(&Tensor::zeros(&[2], DType::F32).unwrap()),
+            ErrorKind::DTypeMismatch,
+        ),
+        // an absurd geometry overflows the size computation instead of allocating
+        (
+            x.set_with(&src, 0, &[usize::MAX / 2, 4], None),
+            ErrorKind::InvalidArgument,
+        ),
+    ];
+    for (r, k) in checks {
+        assert_eq!(r.unwrap_err().kind(), k);
+        let now: Vec<_> = [&src, &src_view, &x, &xv]
+            .iter()
+            .map(|t| state(t))
+            .collect();
+        assert_eq!(now, before);
+        assert_eq!(fixed.nbytes(), 16);
+    }
+    assert!(!x.shares_storage(&src) && xv.shares_storage(&x));
+    // the same failures on resize_ also change nothing
+    let t = Tensor::zeros(&[1], DType::F32).unwrap();
+    t.set_storage(&fixed, 0, &[4], None).unwrap();
+    assert_eq!(t.resize_(&[5]).unwrap_err().kind(), ErrorKind::NotResizable);
+    assert_eq!((t.shape(), t.version(), fixed.nbytes()), (vec![4], 1, 16));
+    let e = t.resize_(&[usize::MAX / 2, 4]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!((t.shape(), t.version()), (vec![4], 1));
+}
+
+#[test]
+fn resize_growth_never_exposes_uninitialised_memory() {
+    // every dtype: grown storage reads as zero (or the requested fill) and the prefix is kept;
+    // all tensors sharing the storage see the new buffer
+    for dt in [
+        DType::F64,
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U8,
+        DType::Bool,
+    ] {
+        let x = Tensor::ones(&[3], dt).unwrap();
+        let alias = x.view(&[3]).unwrap();
+        x.resize_(&[2, 5]).unwrap();
+        assert!(alias.shares_storage(&x), "{dt:?}");
+        let v = x.to_dtype(DType::F64).unwrap();
+        assert_eq!(
+            f64s(&v),
+            vec![1., 1., 1., 0., 0., 0., 0., 0., 0., 0.],
+            "{dt:?}"
+        );
+        assert!(x.storage().nbytes() >= 10 * dt.size());
+    }
+    // growth from an offset view, after a shrink, and with the NaN / max fill
+    let b = f(vec![1., 2., 3., 4.], &[4]);
+    let v = b.i(3..).unwrap();
+    v.resize_(&[3]).unwrap();
+    assert_eq!(
+        (f64s(&v), f64s(&b)),
+        (vec![4., 0., 0.], vec![1., 2., 3., 4.])
+    );
+    let x = f(vec![1., 2.], &[2]);
+    x.resize_(&[1]).unwrap();
+    x.resize_with(&[4], ResizeFill::Nan).unwrap();
+    let got = f64s(&x);
+    assert_eq!(&got[..2], &[1., 2.]);
+    assert!(got[2].is_nan() && got[3].is_nan());
+    let u = Tensor::from_vec(vec![1u8], &[1]).unwrap();
+    u.resize_with(&[2], ResizeFill::Nan).unwrap();
+    assert_eq!(u.to_vec::<u8>().unwrap(), vec![1, 255]);
+}

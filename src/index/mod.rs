@@ -8,6 +8,7 @@ mod kernel;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
 use crate::dtype::Operand;
 use crate::ops::binary::scalar_tensor;
+use crate::ops::util::check_no_overlap;
 use crate::{DType, Result, Tensor, bail};
 use kernel::{gather, normalize, plan, scatter};
 
@@ -145,7 +146,6 @@ struct Applied {
     view: Tensor,
     adv: Vec<Option<Tensor>>,
     changed: bool,
-    has_false: bool,
 }
 
 fn is_int_tensor(t: &Tensor) -> bool {
@@ -153,6 +153,19 @@ fn is_int_tensor(t: &Tensor) -> bool {
 }
 
 fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
+    // a 0-dim bool (or uint8) mask acts like the Python bool it holds
+    let idx = idx
+        .iter()
+        .map(|i| match i {
+            TensorIndex::Tensor(t)
+                if t.dim() == 0 && matches!(t.dtype(), DType::Bool | DType::U8) =>
+            {
+                Ok(TensorIndex::Bool(t.item::<bool>()?))
+            }
+            other => Ok(other.clone()),
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let idx = &idx[..];
     let ndim = x.dim();
     let mut consumed = 0usize;
     let mut ellipses = 0;
@@ -227,7 +240,6 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
     let mut d = 0usize;
     let mut adv: Vec<Option<Tensor>> = Vec::new();
     let mut changed = false;
-    let mut has_false = false;
     for i in idx {
         match i {
             TensorIndex::Int(v) => {
@@ -259,7 +271,6 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             TensorIndex::Bool(b) => {
                 cur = cur.unsqueeze(d as i64)?;
                 changed = true;
-                has_false |= !*b;
                 let t = if *b {
                     Tensor::from_vec(vec![0i64], &[1])?
                 } else {
@@ -285,7 +296,6 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
         view: cur,
         adv,
         changed,
-        has_false,
     })
 }
 
@@ -382,6 +392,18 @@ impl Tensor {
         values: &Tensor,
         accumulate: bool,
     ) -> Result<Tensor> {
+        self.index_put_impl(indices, values, accumulate, true)
+    }
+
+    /// [`Tensor::index_put_`]; `bump` is false for the fresh copy of the out-of-place
+    /// [`Tensor::index_put`], whose result starts at version 0 like PyTorch's.
+    fn index_put_impl(
+        &self,
+        indices: &[Option<Tensor>],
+        values: &Tensor,
+        accumulate: bool,
+        bump: bool,
+    ) -> Result<Tensor> {
         if values.dtype() != self.dtype() {
             bail!(
                 DTypeMismatch,
@@ -405,6 +427,10 @@ impl Tensor {
                 p.shape
             );
         }
+        check_no_overlap(self, values, "index_put_")?;
+        for t in indices.iter().flatten() {
+            check_no_overlap(self, t, "index_put_")?;
+        }
         let rec = check_inplace(self, &[values])?;
         // read the values (broadcast, row-major) before writing: safe even if they alias self
         let vals = {
@@ -413,7 +439,9 @@ impl Tensor {
             values.detach().expand(&shp)?.contiguous()?
         };
         scatter(self, &p, &vals, accumulate)?;
-        self.0.version.bump();
+        if bump {
+            self.0.version.bump();
+        }
         record_inplace(
             rec,
             self,
@@ -443,7 +471,13 @@ impl Tensor {
         accumulate: bool,
     ) -> Result<Tensor> {
         if values.dtype() != self.dtype() {
-            return self.copy()?.index_put_(indices, values, accumulate);
+            bail!(
+                DTypeMismatch,
+                "index_put",
+                "Index put requires the source and destination dtypes match, got {} for the destination and {} for the source.",
+                self.dtype().torch_scalar_name(),
+                values.dtype().torch_scalar_name()
+            );
         }
         // validate on self first so a failing call leaves no half-built graph
         let l = self.layout();
@@ -453,7 +487,8 @@ impl Tensor {
             l.offset(),
             &normalize(l.sizes(), indices)?,
         )?;
-        self.copy()?.index_put_(indices, values, accumulate)
+        self.copy()?
+            .index_put_impl(indices, values, accumulate, false)
     }
 
     /// `x[idx] = value` (scalar or tensor, cast to `x`'s dtype for basic indices, broadcast to
@@ -471,9 +506,6 @@ impl Tensor {
     pub fn index_set(&self, idx: &[TensorIndex], value: impl Into<Operand>) -> Result<()> {
         let value = value.into();
         let a = apply_basic(self, idx)?;
-        if a.has_false {
-            return Ok(());
-        }
         let dst = if a.changed {
             a.view.clone()
         } else {
@@ -492,11 +524,18 @@ impl Tensor {
                 dst.fill_(s)?;
             }
             Operand::Tensor(t) => {
-                let v = if t.shape() == dst.shape() {
-                    t
-                } else {
-                    strip_leading_ones(&t)?
-                };
+                if t.shape() == dst.shape() {
+                    // copy_ itself rejects a partially overlapping source, like PyTorch
+                    dst.copy_(&t)?;
+                    return Ok(());
+                }
+                if t.dim() == 0 {
+                    // PyTorch fills from a 0-dim value: it is read before anything is written
+                    let v = if t.shares_storage(&dst) { t.copy()? } else { t };
+                    dst.copy_(&v)?;
+                    return Ok(());
+                }
+                let v = strip_leading_ones(&t)?;
                 if v.numel() > 0 && v.shape().len() > dst.dim() {
                     bail!(
                         ShapeMismatch,
@@ -516,8 +555,6 @@ impl Tensor {
                         v.shape()
                     );
                 }
-                // a source overlapping the destination is read through a copy first
-                let v = if v.shares_storage(&dst) { v.copy()? } else { v };
                 dst.copy_(&v)?;
             }
         }

@@ -100,6 +100,24 @@ pub(crate) fn check_no_partial_overlap(
     Ok(o)
 }
 
+/// PyTorch's `assert_no_overlap` (used by `index_put_`): rejects a full or partial overlap
+/// between the written tensor and an input. Like PyTorch, operands that are not
+/// non-overlapping-and-dense are "too hard" to decide and pass (the same tensor never does).
+pub(crate) fn check_no_overlap(out: &Tensor, input: &Tensor, op: &'static str) -> Result<()> {
+    let (a, b) = (out.data(), input.data());
+    let dense = a.layout.is_non_overlapping_and_dense() && b.layout.is_non_overlapping_and_dense();
+    let hit = out.is_same(input)
+        || (dense && overlap(&a, &b, out.dtype().size(), input.dtype().size()) != Overlap::No);
+    if hit {
+        bail!(
+            InvalidArgument,
+            op,
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
+        );
+    }
+    Ok(())
+}
+
 /// Runs `f` with a mutable raw view of `out` and raw views of `inputs` (each broadcast to
 /// `shape`), holding the storage locks in a deadlock-free order.
 pub(crate) fn with_raw<R>(
