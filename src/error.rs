@@ -43,6 +43,8 @@ pub enum ErrorKind {
     Unsupported,
     /// A derivative that is not implemented (for example through `set_`).
     NotImplemented,
+    /// A file could not be read or written (checkpoints).
+    Io,
 }
 
 /// A tapegrad error: a kind, the op that raised it and a human-readable message.

@@ -18,10 +18,12 @@
 //! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
 //! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one family per
 //! file, each backward beside its forward), [`autograd`] (graph, engine, views + in-place),
-//! `backend` (raw kernels).
+//! `backend` (raw kernels), [`nn`] (modules), [`optim`] (optimizers), [`checkpoint`]
+//! (safetensors files).
 
 pub mod autograd;
 mod backend;
+pub mod checkpoint;
 pub mod dtype;
 mod error;
 mod index;

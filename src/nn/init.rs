@@ -1,5 +1,5 @@
 //! Parameter initialisers (PyTorch's `torch.nn.init` formulas), drawing from the global seeded
-//! generator (`tapegrad::manual_seed`).
+//! generator (`tapegrad::manual_seed`): uniform, normal, Kaiming and Xavier (uniform and normal).
 
 use crate::{DType, Result, Tensor};
 
@@ -74,4 +74,40 @@ pub fn xavier_uniform(shape: &[usize], gain: f64, dtype: DType) -> Result<Tensor
     let (fi, fo) = fans(shape);
     let bound = gain * (6.0 / (fi + fo)).sqrt();
     uniform(shape, -bound, bound, dtype)
+}
+
+/// Kaiming (He) normal with leaky-ReLU slope `a` and fan-in mode: `N(0, gain / sqrt(fan_in))`,
+/// `gain = sqrt(2 / (1 + a^2))`.
+///
+/// ```
+/// let w = tapegrad::nn::init::kaiming_normal(&[64, 32], 0.0, tapegrad::DType::F64)?;
+/// assert_eq!(w.shape(), vec![64, 32]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub fn kaiming_normal(shape: &[usize], a: f64, dtype: DType) -> Result<Tensor> {
+    let (fan_in, _) = fans(shape);
+    let gain = (2.0 / (1.0 + a * a)).sqrt();
+    let std = if fan_in > 0.0 {
+        gain / fan_in.sqrt()
+    } else {
+        0.0
+    };
+    normal(shape, 0.0, std, dtype)
+}
+
+/// Xavier (Glorot) normal: `N(0, gain * sqrt(2 / (fan_in + fan_out)))`.
+///
+/// ```
+/// let w = tapegrad::nn::init::xavier_normal(&[8, 8], 1.0, tapegrad::DType::F32)?;
+/// assert_eq!(w.shape(), vec![8, 8]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub fn xavier_normal(shape: &[usize], gain: f64, dtype: DType) -> Result<Tensor> {
+    let (fi, fo) = fans(shape);
+    let std = if fi + fo > 0.0 {
+        gain * (2.0 / (fi + fo)).sqrt()
+    } else {
+        0.0
+    };
+    normal(shape, 0.0, std, dtype)
 }

@@ -2,7 +2,9 @@
 
 use super::Optimizer;
 use super::fused::{Real, run_fused};
-use crate::{Result, Tensor, bail};
+use super::state;
+use crate::checkpoint::StateDict;
+use crate::{DType, Result, Tensor, bail};
 
 /// Hyper-parameters of [`Adam`] (PyTorch defaults via [`AdamConfig::adam`] / [`AdamConfig::adamw`]).
 #[derive(Clone, Copy, Debug)]
@@ -70,15 +72,7 @@ pub struct Adam {
 impl Adam {
     /// Creates the optimizer.
     pub fn new(params: Vec<Tensor>, cfg: AdamConfig) -> Result<Self> {
-        let (b1, b2) = cfg.betas;
-        if !(0.0..1.0).contains(&b1) || !(0.0..1.0).contains(&b2) || cfg.lr < 0.0 || cfg.eps < 0.0 {
-            bail!(
-                InvalidArgument,
-                "Adam",
-                "Invalid hyper-parameter: {:?}",
-                cfg
-            );
-        }
+        validate(&cfg, "Adam")?;
         let n = params.len();
         Ok(Adam {
             params,
@@ -92,6 +86,42 @@ impl Adam {
             .as_ref()
             .map(|s| (s.step, &s.exp_avg, &s.exp_avg_sq, s.max_exp_avg_sq.as_ref()))
     }
+}
+
+fn validate(cfg: &AdamConfig, op: &'static str) -> Result<()> {
+    let (b1, b2) = cfg.betas;
+    if !(0.0..1.0).contains(&b1)
+        || !(0.0..1.0).contains(&b2)
+        || !(cfg.lr >= 0.0)
+        || !(cfg.eps >= 0.0)
+        || !(cfg.weight_decay >= 0.0)
+    {
+        bail!(InvalidArgument, op, "Invalid hyper-parameter: {:?}", cfg);
+    }
+    Ok(())
+}
+
+const KINDS: [&str; 2] = ["Adam", "AdamW"];
+const NAMES: [&str; 4] = ["step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"];
+
+/// Reads a `step` scalar (PyTorch stores a float32 0-d tensor) as a count.
+fn read_step(t: &Tensor, k: &str, op: &'static str) -> Result<u64> {
+    let v = if t.numel() == 1 && (t.dtype().is_float() || t.dtype().is_integral(false)) {
+        t.to_vec::<f64>()?[0]
+    } else {
+        f64::NAN
+    };
+    if !(v >= 1.0 && v.fract() == 0.0 && v < 9.0e15) {
+        bail!(
+            InvalidArgument,
+            op,
+            "\"{}\" must be a positive integral scalar, got {:?} {}",
+            k,
+            t.shape(),
+            t.dtype()
+        );
+    }
+    Ok(v as u64)
 }
 
 fn adam_kernel<T: Real>(s: &mut [&mut [T]], c: AdamConfig, t: u64) {
@@ -175,5 +205,85 @@ impl Optimizer for Adam {
     }
     fn set_lr(&mut self, lr: f64) {
         self.cfg.lr = lr;
+    }
+    fn state_dict(&self) -> Result<StateDict> {
+        let c = self.cfg;
+        let kind = if c.decoupled { KINDS[1] } else { KINDS[0] };
+        let mut sd = state::header(kind, self.params.len());
+        sd.set_metadata("lr", c.lr.to_string());
+        sd.set_metadata("beta1", c.betas.0.to_string());
+        sd.set_metadata("beta2", c.betas.1.to_string());
+        sd.set_metadata("eps", c.eps.to_string());
+        sd.set_metadata("weight_decay", c.weight_decay.to_string());
+        sd.set_metadata("amsgrad", c.amsgrad.to_string());
+        for (i, s) in self.state.iter().enumerate() {
+            let Some(s) = s else { continue };
+            sd.insert(
+                state::key(i, "step"),
+                &Tensor::scalar(s.step as f64).to_dtype(DType::F32)?,
+            )?;
+            sd.insert(state::key(i, "exp_avg"), &s.exp_avg)?;
+            sd.insert(state::key(i, "exp_avg_sq"), &s.exp_avg_sq)?;
+            if let Some(m) = &s.max_exp_avg_sq {
+                sd.insert(state::key(i, "max_exp_avg_sq"), m)?;
+            }
+        }
+        Ok(sd)
+    }
+    fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
+        let op = "Adam::load_state_dict";
+        state::check_layout(sd, &KINDS, &self.params, &NAMES, op)?;
+        let cfg = AdamConfig {
+            lr: sd.parse_meta("lr", op)?,
+            betas: (sd.parse_meta("beta1", op)?, sd.parse_meta("beta2", op)?),
+            eps: sd.parse_meta("eps", op)?,
+            weight_decay: sd.parse_meta("weight_decay", op)?,
+            amsgrad: sd.parse_meta("amsgrad", op)?,
+            decoupled: sd.metadata(state::KIND) == Some(KINDS[1]),
+        };
+        validate(&cfg, op)?;
+        let mut found = Vec::with_capacity(self.params.len());
+        for (i, p) in self.params.iter().enumerate() {
+            let step = sd.get(&state::key(i, "step"));
+            let m = state::get_like(sd, i, "exp_avg", p, op)?;
+            let v = state::get_like(sd, i, "exp_avg_sq", p, op)?;
+            let vmax = state::get_like(sd, i, "max_exp_avg_sq", p, op)?;
+            let entry = match (step, m, v) {
+                (None, None, None) if vmax.is_none() => None,
+                (Some(step), Some(m), Some(v)) if vmax.is_some() == cfg.amsgrad => {
+                    Some((read_step(step, &state::key(i, "step"), op)?, m, v, vmax))
+                }
+                _ => bail!(
+                    InvalidArgument,
+                    op,
+                    "incomplete state for parameter {}: expected step, exp_avg, exp_avg_sq{}",
+                    i,
+                    if cfg.amsgrad {
+                        " and max_exp_avg_sq"
+                    } else {
+                        " (no max_exp_avg_sq without amsgrad)"
+                    }
+                ),
+            };
+            found.push(entry);
+        }
+        let mut states = Vec::with_capacity(found.len());
+        for (e, p) in found.into_iter().zip(&self.params) {
+            states.push(match e {
+                None => None,
+                Some((step, m, v, vmax)) => Some(State {
+                    step,
+                    exp_avg: state::own_copy(&m, p)?,
+                    exp_avg_sq: state::own_copy(&v, p)?,
+                    max_exp_avg_sq: match vmax {
+                        Some(x) => Some(state::own_copy(&x, p)?),
+                        None => None,
+                    },
+                }),
+            });
+        }
+        self.cfg = cfg;
+        self.state = states;
+        Ok(())
     }
 }

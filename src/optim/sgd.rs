@@ -2,6 +2,8 @@
 
 use super::Optimizer;
 use super::fused::{Real, run_fused};
+use super::state;
+use crate::checkpoint::StateDict;
 use crate::{Result, Tensor, bail};
 
 /// Hyper-parameters of [`Sgd`] (PyTorch defaults except `lr`).
@@ -52,16 +54,7 @@ pub struct Sgd {
 impl Sgd {
     /// Creates the optimizer (Nesterov needs momentum > 0 and dampening 0).
     pub fn new(params: Vec<Tensor>, cfg: SgdConfig) -> Result<Self> {
-        if cfg.nesterov && (cfg.momentum <= 0.0 || cfg.dampening != 0.0) {
-            bail!(
-                InvalidArgument,
-                "Sgd",
-                "Nesterov momentum requires a momentum and zero dampening"
-            );
-        }
-        if cfg.lr < 0.0 || cfg.momentum < 0.0 || cfg.weight_decay < 0.0 {
-            bail!(InvalidArgument, "Sgd", "Invalid hyper-parameter: {:?}", cfg);
-        }
+        validate(&cfg, "Sgd")?;
         let n = params.len();
         Ok(Sgd {
             params,
@@ -74,6 +67,23 @@ impl Sgd {
         self.bufs[i].as_ref()
     }
 }
+
+fn validate(cfg: &SgdConfig, op: &'static str) -> Result<()> {
+    if cfg.nesterov && (cfg.momentum <= 0.0 || cfg.dampening != 0.0) {
+        bail!(
+            InvalidArgument,
+            op,
+            "Nesterov momentum requires a momentum and zero dampening"
+        );
+    }
+    if !(cfg.lr >= 0.0 && cfg.momentum >= 0.0 && cfg.weight_decay >= 0.0) {
+        bail!(InvalidArgument, op, "Invalid hyper-parameter: {:?}", cfg);
+    }
+    Ok(())
+}
+
+const KIND: &str = "SGD";
+const BUF: &str = "momentum_buffer";
 
 fn sgd_kernel<T: Real>(s: &mut [&mut [T]], c: SgdConfig, first: bool) {
     let (lr, mom, damp, wd) = (c.lr, c.momentum, c.dampening, c.weight_decay);
@@ -129,5 +139,46 @@ impl Optimizer for Sgd {
     }
     fn set_lr(&mut self, lr: f64) {
         self.cfg.lr = lr;
+    }
+    fn state_dict(&self) -> Result<StateDict> {
+        let c = self.cfg;
+        let mut sd = state::header(KIND, self.params.len());
+        sd.set_metadata("lr", c.lr.to_string());
+        sd.set_metadata("momentum", c.momentum.to_string());
+        sd.set_metadata("dampening", c.dampening.to_string());
+        sd.set_metadata("weight_decay", c.weight_decay.to_string());
+        sd.set_metadata("nesterov", c.nesterov.to_string());
+        for (i, b) in self.bufs.iter().enumerate() {
+            if let Some(b) = b {
+                sd.insert(state::key(i, BUF), b)?;
+            }
+        }
+        Ok(sd)
+    }
+    fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
+        let op = "Sgd::load_state_dict";
+        state::check_layout(sd, &[KIND], &self.params, &[BUF], op)?;
+        let cfg = SgdConfig {
+            lr: sd.parse_meta("lr", op)?,
+            momentum: sd.parse_meta("momentum", op)?,
+            dampening: sd.parse_meta("dampening", op)?,
+            weight_decay: sd.parse_meta("weight_decay", op)?,
+            nesterov: sd.parse_meta("nesterov", op)?,
+        };
+        validate(&cfg, op)?;
+        let mut found = Vec::with_capacity(self.params.len());
+        for (i, p) in self.params.iter().enumerate() {
+            found.push(state::get_like(sd, i, BUF, p, op)?);
+        }
+        let mut bufs = Vec::with_capacity(found.len());
+        for (b, p) in found.iter().zip(&self.params) {
+            bufs.push(match b {
+                Some(b) => Some(state::own_copy(b, p)?),
+                None => None,
+            });
+        }
+        self.cfg = cfg;
+        self.bufs = bufs;
+        Ok(())
     }
 }

@@ -1,0 +1,225 @@
+//! Layers with parameters or a training mode: [`Linear`], [`Embedding`], [`LayerNorm`],
+//! [`Dropout`], each initialised like its `torch.nn` counterpart.
+
+use super::{Module, init};
+use crate::{DType, Result, Tensor, bail};
+
+/// `y = x @ weight^T + bias` with PyTorch's default (Kaiming-uniform) initialisation.
+///
+/// ```
+/// # use tapegrad::{Tensor, DType, nn::{Linear, Module}};
+/// tapegrad::manual_seed(0);
+/// let l = Linear::new(4, 3, true, DType::F32)?;
+/// let y = l.forward(&Tensor::ones(&[2, 4], DType::F32)?)?;
+/// assert_eq!(y.shape(), vec![2, 3]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub struct Linear {
+    /// `[out_features, in_features]`.
+    pub weight: Tensor,
+    /// `[out_features]`.
+    pub bias: Option<Tensor>,
+}
+
+impl Linear {
+    /// A layer with weights `U(-1/sqrt(in), 1/sqrt(in))` (kaiming_uniform with a = sqrt(5)) and
+    /// the same bound for the bias, as `torch.nn.Linear`.
+    pub fn new(
+        in_features: usize,
+        out_features: usize,
+        bias: bool,
+        dtype: DType,
+    ) -> Result<Linear> {
+        let weight = init::kaiming_uniform(&[out_features, in_features], 5f64.sqrt(), dtype)?
+            .requires_grad_(true)?;
+        let bound = if in_features > 0 {
+            1.0 / (in_features as f64).sqrt()
+        } else {
+            0.0
+        };
+        let bias = if bias {
+            Some(init::uniform(&[out_features], -bound, bound, dtype)?.requires_grad_(true)?)
+        } else {
+            None
+        };
+        Ok(Linear { weight, bias })
+    }
+}
+
+impl Module for Linear {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        let y = x.matmul(&self.weight.t()?)?;
+        match &self.bias {
+            Some(b) => y.add(b),
+            None => Ok(y),
+        }
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut v = vec![("weight".to_string(), self.weight.clone())];
+        if let Some(b) = &self.bias {
+            v.push(("bias".to_string(), b.clone()));
+        }
+        v
+    }
+}
+
+/// A lookup table `[num_embeddings, embedding_dim]` initialised `N(0, 1)` (`torch.nn.Embedding`
+/// without `padding_idx`/`max_norm`); `forward` takes int64 indices of any shape and appends
+/// `embedding_dim`.
+///
+/// ```
+/// # use tapegrad::{Tensor, DType, nn::{Embedding, Module}};
+/// let e = Embedding::new(10, 3, DType::F32)?;
+/// let y = e.forward(&Tensor::from_vec(vec![1i64, 9, 1, 0], &[2, 2])?)?;
+/// assert_eq!(y.shape(), vec![2, 2, 3]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub struct Embedding {
+    /// `[num_embeddings, embedding_dim]`.
+    pub weight: Tensor,
+}
+
+impl Embedding {
+    /// A table with `N(0, 1)` rows.
+    pub fn new(num_embeddings: usize, embedding_dim: usize, dtype: DType) -> Result<Embedding> {
+        let weight = init::normal(&[num_embeddings, embedding_dim], 0.0, 1.0, dtype)?
+            .requires_grad_(true)?;
+        Ok(Embedding { weight })
+    }
+}
+
+impl Module for Embedding {
+    fn forward(&self, indices: &Tensor) -> Result<Tensor> {
+        Tensor::embedding(indices, &self.weight)
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        vec![("weight".to_string(), self.weight.clone())]
+    }
+}
+
+/// Layer normalisation over the trailing `normalized_shape` dims (`torch.nn.LayerNorm`), with
+/// an optional affine `weight` (ones) and `bias` (zeros).
+///
+/// ```
+/// # use tapegrad::{Tensor, DType, nn::{LayerNorm, Module}};
+/// let ln = LayerNorm::new(&[2], 0.0, true, DType::F64)?;
+/// let y = ln.forward(&Tensor::from_vec(vec![1.0f64, 3.0], &[1, 2])?)?;
+/// assert_eq!(y.to_vec::<f64>()?, vec![-1.0, 1.0]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub struct LayerNorm {
+    /// The trailing dims normalised over.
+    pub normalized_shape: Vec<usize>,
+    /// Added to the variance (PyTorch default `1e-5`).
+    pub eps: f64,
+    /// Scale, shape `normalized_shape` (None without `elementwise_affine`).
+    pub weight: Option<Tensor>,
+    /// Shift, shape `normalized_shape` (None without `elementwise_affine`).
+    pub bias: Option<Tensor>,
+}
+
+impl LayerNorm {
+    /// `LayerNorm(normalized_shape, eps, elementwise_affine)`.
+    pub fn new(
+        normalized_shape: &[usize],
+        eps: f64,
+        elementwise_affine: bool,
+        dtype: DType,
+    ) -> Result<LayerNorm> {
+        if normalized_shape.is_empty() {
+            bail!(
+                InvalidArgument,
+                "LayerNorm",
+                "normalized_shape must have at least one dimension"
+            );
+        }
+        let (weight, bias) = if elementwise_affine {
+            (
+                Some(Tensor::ones(normalized_shape, dtype)?.requires_grad_(true)?),
+                Some(Tensor::zeros(normalized_shape, dtype)?.requires_grad_(true)?),
+            )
+        } else {
+            (None, None)
+        };
+        Ok(LayerNorm {
+            normalized_shape: normalized_shape.to_vec(),
+            eps,
+            weight,
+            bias,
+        })
+    }
+}
+
+impl Module for LayerNorm {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.layer_norm(
+            &self.normalized_shape,
+            self.weight.as_ref(),
+            self.bias.as_ref(),
+            self.eps,
+        )
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        let mut v = Vec::new();
+        if let Some(w) = &self.weight {
+            v.push(("weight".to_string(), w.clone()));
+        }
+        if let Some(b) = &self.bias {
+            v.push(("bias".to_string(), b.clone()));
+        }
+        v
+    }
+}
+
+/// Zeroes elements with probability `p` and scales the rest by `1/(1-p)` in training mode; the
+/// identity in evaluation mode (`torch.nn.Dropout`). Draws from the global seeded generator.
+///
+/// ```
+/// # use tapegrad::{Tensor, DType, nn::{Dropout, Module}};
+/// let mut d = Dropout::new(0.5)?;
+/// let x = Tensor::ones(&[8], DType::F32)?;
+/// assert!(d.forward(&x)?.to_vec::<f32>()?.iter().all(|&v| v == 0.0 || v == 2.0));
+/// d.eval();
+/// assert_eq!(d.forward(&x)?.to_vec::<f32>()?, vec![1.0; 8]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Dropout {
+    p: f64,
+    training: bool,
+}
+
+impl Dropout {
+    /// A dropout layer in training mode; `p` must be in `[0, 1]`.
+    pub fn new(p: f64) -> Result<Dropout> {
+        if !(0.0..=1.0).contains(&p) {
+            bail!(
+                InvalidArgument,
+                "Dropout",
+                "dropout probability has to be between 0 and 1, but got {}",
+                p
+            );
+        }
+        Ok(Dropout { p, training: true })
+    }
+    /// The drop probability.
+    pub fn p(&self) -> f64 {
+        self.p
+    }
+    /// True in training mode.
+    pub fn is_training(&self) -> bool {
+        self.training
+    }
+}
+
+impl Module for Dropout {
+    fn forward(&self, x: &Tensor) -> Result<Tensor> {
+        x.dropout(self.p, self.training)
+    }
+    fn named_parameters(&self) -> Vec<(String, Tensor)> {
+        vec![]
+    }
+    fn train(&mut self, on: bool) {
+        self.training = on;
+    }
+}

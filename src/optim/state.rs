@@ -1,0 +1,145 @@
+//! Optimizer checkpoints: the state-dict layout shared by the optimizers (PyTorch's
+//! `optimizer.state_dict()` flattened to safetensors keys `state.<i>.<name>` plus hyper-parameters
+//! in the metadata) and the checks that run before any state is replaced.
+
+use super::Optimizer;
+use crate::checkpoint::StateDict;
+use crate::{Result, Tensor, bail};
+use std::path::Path;
+
+/// Metadata key naming the optimizer that wrote a state dict.
+pub(crate) const KIND: &str = "optimizer";
+
+/// The key of state `name` of parameter `i`.
+pub(crate) fn key(i: usize, name: &str) -> String {
+    format!("state.{i}.{name}")
+}
+
+/// Starts a state dict for `kind` over `n` parameters.
+pub(crate) fn header(kind: &str, n: usize) -> StateDict {
+    let mut sd = StateDict::new();
+    sd.set_metadata(KIND, kind);
+    sd.set_metadata("num_params", n.to_string());
+    sd
+}
+
+/// Checks the optimizer kind, the parameter count and that every key is `state.<i>.<name>` with
+/// `i < params.len()` and `name` in `names`.
+pub(crate) fn check_layout(
+    sd: &StateDict,
+    kinds: &[&str],
+    params: &[Tensor],
+    names: &[&str],
+    op: &'static str,
+) -> Result<()> {
+    let kind = sd.metadata(KIND).unwrap_or("<none>");
+    if !kinds.contains(&kind) {
+        bail!(
+            InvalidArgument,
+            op,
+            "the state dict was written by optimizer \"{}\", expected one of {:?}",
+            kind,
+            kinds
+        );
+    }
+    let n: usize = sd.parse_meta("num_params", op)?;
+    if n != params.len() {
+        bail!(
+            InvalidArgument,
+            op,
+            "loaded state dict has {} parameters, the optimizer has {}",
+            n,
+            params.len()
+        );
+    }
+    for k in sd.names() {
+        let ok = k
+            .strip_prefix("state.")
+            .and_then(|r| r.split_once('.'))
+            .is_some_and(|(i, name)| {
+                i.parse::<usize>().is_ok_and(|i| i < n) && names.contains(&name)
+            });
+        if !ok {
+            bail!(
+                InvalidArgument,
+                op,
+                "unexpected key \"{}\" in optimizer state dict",
+                k
+            );
+        }
+    }
+    Ok(())
+}
+
+/// State `name` of parameter `i`, checked against the parameter's shape and dtype.
+pub(crate) fn get_like(
+    sd: &StateDict,
+    i: usize,
+    name: &str,
+    p: &Tensor,
+    op: &'static str,
+) -> Result<Option<Tensor>> {
+    let k = key(i, name);
+    let Some(t) = sd.get(&k) else {
+        return Ok(None);
+    };
+    if t.shape() != p.shape() {
+        bail!(
+            ShapeMismatch,
+            op,
+            "\"{}\" has shape {:?}, parameter {} has shape {:?}",
+            k,
+            t.shape(),
+            i,
+            p.shape()
+        );
+    }
+    if t.dtype() != p.dtype() {
+        bail!(
+            DTypeMismatch,
+            op,
+            "\"{}\" has dtype {}, parameter {} is {}",
+            k,
+            t.dtype(),
+            i,
+            p.dtype()
+        );
+    }
+    Ok(Some(t.clone()))
+}
+
+/// A private contiguous copy of `src` laid out like parameter `p` (state buffers must be
+/// contiguous and must not alias the state dict's tensors).
+pub(crate) fn own_copy(src: &Tensor, p: &Tensor) -> Result<Tensor> {
+    let _g = crate::autograd::no_grad();
+    let t = Tensor::zeros(&p.shape(), p.dtype())?;
+    t.copy_(src)?;
+    Ok(t)
+}
+
+/// Writes the optimizer's state to the safetensors file `path`.
+///
+/// ```
+/// # use tapegrad::{Tensor, optim::{self, Adam, AdamConfig, Optimizer}};
+/// let path = std::env::temp_dir().join("tapegrad_doc_adam.safetensors");
+/// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
+/// let mut opt = Adam::new(vec![p.clone()], AdamConfig::adam(0.1))?;
+/// p.mul(&p)?.sum()?.backward()?;
+/// opt.step()?;
+/// optim::save(&path, &opt)?;
+/// let mut fresh = Adam::new(vec![p.clone()], AdamConfig::adam(0.5))?;
+/// optim::load_into(&path, &mut fresh)?;
+/// assert_eq!(fresh.state(0).unwrap().0, 1);
+/// assert_eq!(fresh.lr(), 0.1);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub fn save(path: impl AsRef<Path>, opt: &dyn Optimizer) -> Result<()> {
+    opt.state_dict()?.save(path)
+}
+
+/// Restores the optimizer's state and hyper-parameters from the safetensors file `path`
+/// ([`Optimizer::load_state_dict`] rules: nothing changes on error).
+pub fn load_into(path: impl AsRef<Path>, opt: &mut dyn Optimizer) -> Result<()> {
+    opt.load_state_dict(&StateDict::load(path)?)
+}
