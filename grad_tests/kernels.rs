@@ -30,8 +30,14 @@ fn sort_is_stable_and_orders_nan_last() -> R {
     assert_eq!(i.dtype(), DType::I64);
     let (_, i) = x.sort(0, true, true)?;
     assert_eq!(i.to_vec::<i64>()?, vec![0, 2, 5, 3, 1, 4]);
-    assert_eq!(x.argsort(0, false, true)?.to_vec::<i64>()?, vec![1, 4, 3, 0, 2, 5]);
-    let n = f64s(&[3.0, f64::NAN, 1.0, f64::NEG_INFINITY, f64::INFINITY], &[5]);
+    assert_eq!(
+        x.argsort(0, false, true)?.to_vec::<i64>()?,
+        vec![1, 4, 3, 0, 2, 5]
+    );
+    let n = f64s(
+        &[3.0, f64::NAN, 1.0, f64::NEG_INFINITY, f64::INFINITY],
+        &[5],
+    );
     let (v, i) = n.sort(0, false, true)?;
     assert_eq!(i.to_vec::<i64>()?, vec![3, 2, 0, 4, 1]);
     assert!(v.to_vec::<f64>()?[4].is_nan());
@@ -46,7 +52,10 @@ fn sort_is_stable_and_orders_nan_last() -> R {
     assert_eq!(big.argsort(0, false, true)?.to_vec::<i64>()?, vec![1, 0]);
     // 0-dim
     let (v, i) = Tensor::scalar(3.0f64).sort(-1, false, false)?;
-    assert_eq!((v.shape(), v.item::<f64>()?, i.item::<i64>()?), (vec![], 3.0, 0));
+    assert_eq!(
+        (v.shape(), v.item::<f64>()?, i.item::<i64>()?),
+        (vec![], 3.0, 0)
+    );
     let e = x.sort(1, false, false).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DimOutOfRange);
     Ok(())
@@ -88,14 +97,33 @@ fn topk_largest_smallest_sorted_and_unsorted() -> R {
 #[test]
 fn sort_and_topk_gradients() -> R {
     let v = [0.5, -1.25, 2.0, 0.75, -0.5, 1.5];
-    gradcheck(|x| Ok(x[0].sort(1, false, false)?.0), &[leaf(&v, &[2, 3])], o())?;
-    gradcheck(|x| Ok(x[0].sort(0, true, true)?.0), &[leaf(&v, &[2, 3])], o())?;
-    gradcheck(|x| Ok(x[0].t()?.topk(1, 0, true, true)?.0), &[leaf(&v, &[2, 3])], o())?;
-    gradcheck(|x| Ok(x[0].topk(2, -1, false, true)?.0), &[leaf(&v, &[2, 3])], o())?;
+    gradcheck(
+        |x| Ok(x[0].sort(1, false, false)?.0),
+        &[leaf(&v, &[2, 3])],
+        o(),
+    )?;
+    gradcheck(
+        |x| Ok(x[0].sort(0, true, true)?.0),
+        &[leaf(&v, &[2, 3])],
+        o(),
+    )?;
+    gradcheck(
+        |x| Ok(x[0].t()?.topk(1, 0, true, true)?.0),
+        &[leaf(&v, &[2, 3])],
+        o(),
+    )?;
+    gradcheck(
+        |x| Ok(x[0].topk(2, -1, false, true)?.0),
+        &[leaf(&v, &[2, 3])],
+        o(),
+    )?;
     // the gradient lands on the picked positions only
     let x = leaf(&v, &[6]);
     x.topk(2, 0, true, true)?.0.sum()?.backward()?;
-    assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0]);
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>()?,
+        vec![0.0, 0.0, 1.0, 0.0, 0.0, 1.0]
+    );
     Ok(())
 }
 
@@ -119,16 +147,36 @@ fn nonzero_is_column_major() -> R {
 fn masked_select_broadcasts_and_differentiates() -> R {
     let x = f64s(&[0.0, 1.5, -0.0, 4.0, 0.0, -2.0], &[2, 3]);
     let m = Tensor::from_vec(vec![true, false, true], &[3])?;
-    assert_eq!(x.masked_select(&m)?.to_vec::<f64>()?, vec![0.0, -0.0, 4.0, -2.0]);
+    assert_eq!(
+        x.masked_select(&m)?.to_vec::<f64>()?,
+        vec![0.0, -0.0, 4.0, -2.0]
+    );
     // the input broadcasts against a bigger mask
     let row = f64s(&[1.0, 2.0, 3.0], &[3]);
     let mm = Tensor::from_vec(vec![true, true, false, false, true, true], &[2, 3])?;
-    assert_eq!(row.masked_select(&mm)?.to_vec::<f64>()?, vec![1.0, 2.0, 2.0, 3.0]);
-    gradcheck(|v| v[0].masked_select(&mm), &[leaf(&[1.0, 2.0, 3.0], &[3])], o())?;
-    gradcheck(|v| v[0].t()?.masked_select(&mm.t()?), &[leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])], o())?;
-    assert_eq!(x.masked_select(&i64s(&[1, 0, 1], &[3])).unwrap_err().kind(), ErrorKind::DTypeMismatch);
+    assert_eq!(
+        row.masked_select(&mm)?.to_vec::<f64>()?,
+        vec![1.0, 2.0, 2.0, 3.0]
+    );
+    gradcheck(
+        |v| v[0].masked_select(&mm),
+        &[leaf(&[1.0, 2.0, 3.0], &[3])],
+        o(),
+    )?;
+    gradcheck(
+        |v| v[0].t()?.masked_select(&mm.t()?),
+        &[leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])],
+        o(),
+    )?;
+    assert_eq!(
+        x.masked_select(&i64s(&[1, 0, 1], &[3])).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
     let bad = Tensor::ones(&[2], DType::Bool)?;
-    assert_eq!(x.masked_select(&bad).unwrap_err().kind(), ErrorKind::ShapeMismatch);
+    assert_eq!(
+        x.masked_select(&bad).unwrap_err().kind(),
+        ErrorKind::ShapeMismatch
+    );
     Ok(())
 }
 
@@ -138,7 +186,11 @@ const SR_S: [f64; 8] = [2.0, 3.0, 0.0, 4.0, 0.0, 5.0, 0.0, 2.0];
 
 #[test]
 fn scatter_reduce_values_match_pytorch() -> R {
-    let (x, i, s) = (f64s(&SR_X, &[2, 4]), i64s(&SR_I, &[2, 4]), f64s(&SR_S, &[2, 4]));
+    let (x, i, s) = (
+        f64s(&SR_X, &[2, 4]),
+        i64s(&SR_I, &[2, 4]),
+        f64s(&SR_S, &[2, 4]),
+    );
     use ScatterReduce::*;
     // recorded from torch.Tensor.scatter_reduce(1, i, s, reduce, include_self=...)
     let want: [(ScatterReduce, bool, [f64; 8]); 10] = [
@@ -163,8 +215,16 @@ fn scatter_reduce_values_match_pytorch() -> R {
     // integer mean rounds toward -inf; NaN propagates through amax
     let xi = i64s(&[1, 2, 3, 4], &[4]);
     let (ii, si) = (i64s(&[0, 0, 2], &[3]), i64s(&[-5, 2, 7], &[3]));
-    assert_eq!(xi.scatter_reduce(0, &ii, &si, Mean, true)?.to_vec::<i64>()?, vec![-1, 2, 5, 4]);
-    assert_eq!(xi.scatter_reduce(0, &ii, &si, Mean, false)?.to_vec::<i64>()?, vec![-2, 2, 7, 4]);
+    assert_eq!(
+        xi.scatter_reduce(0, &ii, &si, Mean, true)?
+            .to_vec::<i64>()?,
+        vec![-1, 2, 5, 4]
+    );
+    assert_eq!(
+        xi.scatter_reduce(0, &ii, &si, Mean, false)?
+            .to_vec::<i64>()?,
+        vec![-2, 2, 7, 4]
+    );
     let n = f64s(&[5.0, f64::NAN, 7.0], &[3]);
     let y = f64s(&[1.0, 2.0, 3.0, 4.0], &[4]).scatter_reduce(0, &ii, &n, Amax, true)?;
     assert!(y.to_vec::<f64>()?[0].is_nan());
@@ -217,7 +277,10 @@ fn div_rounding_modes() -> R {
     let a = i64s(&[7, -7, 7, -7, 6, -1], &[6]);
     let b = i64s(&[2, 2, -2, -2, -3, 5], &[6]);
     let t = a.div_rounding(&b, RoundingMode::Trunc)?;
-    assert_eq!((t.dtype(), t.to_vec::<i64>()?), (DType::I64, vec![3, -3, -3, 3, -2, 0]));
+    assert_eq!(
+        (t.dtype(), t.to_vec::<i64>()?),
+        (DType::I64, vec![3, -3, -3, 3, -2, 0])
+    );
     let f = a.div_rounding(&b, RoundingMode::Floor)?;
     assert_eq!(f.to_vec::<i64>()?, vec![3, -4, -4, 3, -2, -1]);
     let x = f64s(&[7.5, -7.5, 1.0, -1.0], &[4]);
@@ -227,7 +290,10 @@ fn div_rounding_modes() -> R {
     let f = x.div_rounding(&z, RoundingMode::Floor)?.to_vec::<f64>()?;
     assert_eq!(f, vec![3.0, -4.0, f64::INFINITY, f64::NEG_INFINITY]);
     let t8 = Tensor::from_vec(vec![7i8, -7], &[2])?.div_rounding(2.0, RoundingMode::Trunc)?;
-    assert_eq!((t8.dtype(), t8.to_vec::<f32>()?), (DType::F32, vec![3.0, -3.0]));
+    assert_eq!(
+        (t8.dtype(), t8.to_vec::<f32>()?),
+        (DType::F32, vec![3.0, -3.0])
+    );
     let e = a.div_rounding(0, RoundingMode::Trunc).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     // zero gradient for both operands (DivBackward2)
@@ -245,15 +311,26 @@ fn binary_cross_entropy_values_and_gradients() -> R {
     let p = f64s(&[0.2, 0.9, 0.5, 0.0], &[2, 2]);
     let t = f64s(&[1.0, 0.0, 0.25, 1.0], &[2, 2]);
     // recorded from F.binary_cross_entropy
-    let none = p.binary_cross_entropy(&t, None, Reduction::None)?.to_vec::<f64>()?;
-    let want = [1.6094379124341003, 2.302585092994046, 0.6931471805599453, 100.0];
+    let none = p
+        .binary_cross_entropy(&t, None, Reduction::None)?
+        .to_vec::<f64>()?;
+    let want = [
+        1.6094379124341003,
+        2.302585092994046,
+        0.6931471805599453,
+        100.0,
+    ];
     for (a, b) in none.iter().zip(want) {
         assert!((a - b).abs() < 1e-12, "{a} vs {b}");
     }
-    let mean = p.binary_cross_entropy(&t, None, Reduction::Mean)?.item::<f64>()?;
+    let mean = p
+        .binary_cross_entropy(&t, None, Reduction::Mean)?
+        .item::<f64>()?;
     assert!((mean - 26.15129254649702).abs() < 1e-12);
     let w = f64s(&[2.0, 0.5], &[2]);
-    let sum = p.binary_cross_entropy(&t, Some(&w), Reduction::Sum)?.item::<f64>()?;
+    let sum = p
+        .binary_cross_entropy(&t, Some(&w), Reduction::Sum)?
+        .item::<f64>()?;
     assert!((sum - 55.75646273248511).abs() < 1e-12);
     let pin = [0.2, 0.9, 0.5, 0.35];
     gradcheck(
@@ -280,7 +357,10 @@ fn linear_matches_matmul_and_differentiates() -> R {
     let b = f64s(&[0.25, -1.0], &[2]);
     let y = Tensor::linear(&x, &w, Some(&b))?;
     assert_eq!(y.to_vec::<f64>()?, vec![-0.75, -0.5, 6.75, 0.0]);
-    assert_eq!(Tensor::linear(&x, &w.select(0, 0)?, None)?.to_vec::<f64>()?, vec![-1.0, 6.5]);
+    assert_eq!(
+        Tensor::linear(&x, &w.select(0, 0)?, None)?.to_vec::<f64>()?,
+        vec![-1.0, 6.5]
+    );
     gradcheck(
         |v| Tensor::linear(&v[0], &v[1], Some(&v[2])),
         &[

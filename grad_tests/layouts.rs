@@ -4,8 +4,8 @@
 //! where one is cheap, and in its gradient. Elementwise results of a permuted dense input keep
 //! its memory order (PyTorch's TensorIterator rule). Error paths leave every tensor unchanged.
 
-use tapegrad::autograd::{self, no_grad};
-use tapegrad::{DType, ErrorKind, Reduction, RoundingMode, Scalar, ScatterReduce, Tensor};
+use tapegrad::autograd;
+use tapegrad::{DType, ErrorKind, RoundingMode, Scalar, ScatterReduce, Tensor};
 
 type R = tapegrad::Result<()>;
 type F1 = fn(&Tensor) -> tapegrad::Result<Tensor>;
@@ -47,12 +47,14 @@ fn layouts(vals: &[f64], rg: bool) -> tapegrad::Result<Vec<(&'static str, Tensor
         ("transposed", tleaf.t()?, tleaf),
         (
             "stepped",
-            sleaf
-                .slice(0, None, None, 2)?
-                .slice(1, Some(1), None, 2)?,
+            sleaf.slice(0, None, None, 2)?.slice(1, Some(1), None, 2)?,
             sleaf,
         ),
-        ("expanded", eleaf.expand(&[ROWS as i64, COLS as i64])?, eleaf),
+        (
+            "expanded",
+            eleaf.expand(&[ROWS as i64, COLS as i64])?,
+            eleaf,
+        ),
     ])
 }
 
@@ -82,7 +84,11 @@ fn same_vals(what: &str, got: &Tensor, want: &[f64]) -> R {
 
 /// Gradient of `sum(op(view) * w)` with respect to the leaf under `view`, for a fixed,
 /// non-uniform `w` shaped like the output.
-fn grad_through(op: &dyn Fn(&Tensor) -> tapegrad::Result<Tensor>, view: &Tensor, leaf: &Tensor) -> tapegrad::Result<Option<Tensor>> {
+fn grad_through(
+    op: &dyn Fn(&Tensor) -> tapegrad::Result<Tensor>,
+    view: &Tensor,
+    leaf: &Tensor,
+) -> tapegrad::Result<Option<Tensor>> {
     let y = op(view)?;
     if !y.requires_grad() {
         return Ok(None);
@@ -113,7 +119,11 @@ fn check_layouts(
         match (g1, g2) {
             (Some(a), Some(b)) => same(&format!("{what} (grad)"), &a, &b)?,
             (None, None) => {}
-            (a, b) => panic!("{what}: grad presence differs: {} vs {}", a.is_some(), b.is_some()),
+            (a, b) => panic!(
+                "{what}: grad presence differs: {} vs {}",
+                a.is_some(),
+                b.is_some()
+            ),
         }
         out.push((lname, x, y));
     }
@@ -123,7 +133,11 @@ fn check_layouts(
 /// PyTorch's output layout of an elementwise op on one tensor: a permuted dense input keeps its
 /// memory order, anything else is row-major.
 fn expect_elementwise_strides(what: &str, lname: &str, y: &Tensor) {
-    let want: Vec<usize> = if lname == "transposed" { vec![1, ROWS] } else { vec![COLS, 1] };
+    let want: Vec<usize> = if lname == "transposed" {
+        vec![1, ROWS]
+    } else {
+        vec![COLS, 1]
+    };
     assert_eq!(y.strides(), want, "{what} on {lname}: output strides");
 }
 
@@ -146,18 +160,38 @@ fn unary_ops_on_all_layouts() -> R {
         ("atan", Tensor::atan, f64::atan, false),
         ("sinh", Tensor::sinh, f64::sinh, false),
         ("tanh", Tensor::tanh, f64::tanh, false),
-        ("sigmoid", Tensor::sigmoid, |x| 1.0 / (1.0 + (-x).exp()), false),
+        (
+            "sigmoid",
+            Tensor::sigmoid,
+            |x| 1.0 / (1.0 + (-x).exp()),
+            false,
+        ),
         ("silu", Tensor::silu, |x| x / (1.0 + (-x).exp()), false),
         ("relu", Tensor::relu, |x| x.max(0.0), false),
         ("floor", Tensor::floor, f64::floor, false),
         ("ceil", Tensor::ceil, f64::ceil, false),
         ("trunc", Tensor::trunc, f64::trunc, false),
-        ("sign", Tensor::sign, |x| if x == 0.0 { 0.0 } else { x.signum() }, false),
-        ("clamp", |t| t.clamp(Some(Scalar::from(-0.5)), Some(Scalar::from(1.0))), |x| x.clamp(-0.5, 1.0), false),
+        (
+            "sign",
+            Tensor::sign,
+            |x| if x == 0.0 { 0.0 } else { x.signum() },
+            false,
+        ),
+        (
+            "clamp",
+            |t| t.clamp(Some(Scalar::from(-0.5)), Some(Scalar::from(1.0))),
+            |x| x.clamp(-0.5, 1.0),
+            false,
+        ),
         ("pow_scalar", |t| t.pow(2.5), |x| x.powf(2.5), true),
         ("mul_scalar", |t| t.mul(-1.5), |x| x * -1.5, false),
         ("add_scalar", |t| t.add(2), |x| x + 2.0, false),
-        ("leaky_relu", |t| t.leaky_relu(0.1), |x| if x > 0.0 { x } else { 0.1 * x }, false),
+        (
+            "leaky_relu",
+            |t| t.leaky_relu(0.1),
+            |x| if x > 0.0 { x } else { 0.1 * x },
+            false,
+        ),
     ];
     for (name, f, r, pos) in table {
         let vals = values(1, pos);
@@ -179,7 +213,11 @@ fn inplace_unary_ops_on_all_layouts() -> R {
         ("sin_", Tensor::sin_, f64::sin),
         ("relu_", Tensor::relu_, |x| x.max(0.0)),
         ("mul_", |t| t.mul_(3.0), |x| x * 3.0),
-        ("clamp_", |t| t.clamp_(Some(Scalar::from(0.0)), None), |x| x.max(0.0)),
+        (
+            "clamp_",
+            |t| t.clamp_(Some(Scalar::from(0.0)), None),
+            |x| x.max(0.0),
+        ),
     ];
     for (name, f, r) in table {
         let vals = values(2, false);
@@ -202,9 +240,20 @@ fn inplace_unary_ops_on_all_layouts() -> R {
             same_vals(&format!("{name} on {lname}"), &x, &want)?;
             // the write went through the view into the leaf's storage
             let lv = leaf.to_vec::<f64>()?;
-            let changed = lv.iter().zip(&lv0).filter(|(a, b)| !close(**a, **b)).count();
-            let expect_changed = before.iter().zip(&want).filter(|(a, b)| !close(**a, **b)).count();
-            assert_eq!(changed, expect_changed, "{name} on {lname}: writes outside the view");
+            let changed = lv
+                .iter()
+                .zip(&lv0)
+                .filter(|(a, b)| !close(**a, **b))
+                .count();
+            let expect_changed = before
+                .iter()
+                .zip(&want)
+                .filter(|(a, b)| !close(**a, **b))
+                .count();
+            assert_eq!(
+                changed, expect_changed,
+                "{name} on {lname}: writes outside the view"
+            );
         }
     }
     Ok(())
@@ -224,11 +273,31 @@ fn binary_ops_on_all_layout_pairs() -> R {
         ("atan2", Tensor::atan2, f64::atan2, false),
         ("hypot", Tensor::hypot, f64::hypot, false),
         ("pow", |a, b| a.pow(b), f64::powf, true),
-        ("remainder", |a, b| a.remainder(b), |x, y| x - (x / y).floor() * y, true),
+        (
+            "remainder",
+            |a, b| a.remainder(b),
+            |x, y| x - (x / y).floor() * y,
+            true,
+        ),
         ("fmod", |a, b| a.fmod(b), |x, y| x % y, true),
-        ("floor_divide", |a, b| a.floor_divide(b), |x, y| (x / y).floor(), true),
-        ("div_trunc", |a, b| a.div_rounding(b, RoundingMode::Trunc), |x, y| (x / y).trunc(), true),
-        ("lerp", |a, b| a.lerp(b, 0.25), |x, y| x + 0.25 * (y - x), false),
+        (
+            "floor_divide",
+            |a, b| a.floor_divide(b),
+            |x, y| (x / y).floor(),
+            true,
+        ),
+        (
+            "div_trunc",
+            |a, b| a.div_rounding(b, RoundingMode::Trunc),
+            |x, y| (x / y).trunc(),
+            true,
+        ),
+        (
+            "lerp",
+            |a, b| a.lerp(b, 0.25),
+            |x, y| x + 0.25 * (y - x),
+            false,
+        ),
     ];
     for (name, f, r, pos) in table {
         let (va, vb) = (values(3, pos), values(4, pos));
@@ -268,9 +337,15 @@ fn comparison_and_logical_ops_on_all_layouts() -> R {
         ("le", |a, b| a.le(b), |x, y| x <= y),
         ("gt", |a, b| a.gt(b), |x, y| x > y),
         ("ge", |a, b| a.ge(b), |x, y| x >= y),
-        ("logical_and", Tensor::logical_and, |x, y| x != 0.0 && y != 0.0),
-        ("logical_or", Tensor::logical_or, |x, y| x != 0.0 || y != 0.0),
-        ("logical_xor", Tensor::logical_xor, |x, y| (x != 0.0) != (y != 0.0)),
+        ("logical_and", Tensor::logical_and, |x, y| {
+            x != 0.0 && y != 0.0
+        }),
+        ("logical_or", Tensor::logical_or, |x, y| {
+            x != 0.0 || y != 0.0
+        }),
+        ("logical_xor", Tensor::logical_xor, |x, y| {
+            (x != 0.0) != (y != 0.0)
+        }),
     ];
     let va = values(5, false);
     // b equals a in every other element, so each comparison sees ties
@@ -284,7 +359,11 @@ fn comparison_and_logical_ops_on_all_layouts() -> R {
             for (lb, b, _) in layouts(&vb, false)? {
                 let y = f(&a, &b)?;
                 assert_eq!(y.dtype(), DType::Bool, "{name}");
-                same(&format!("{name}({la}, {lb}) vs contiguous"), &y, &f(&a.contiguous()?, &b.contiguous()?)?)?;
+                same(
+                    &format!("{name}({la}, {lb}) vs contiguous"),
+                    &y,
+                    &f(&a.contiguous()?, &b.contiguous()?)?,
+                )?;
                 let (xa, xb) = (a.to_vec::<f64>()?, b.to_vec::<f64>()?);
                 let want: Vec<bool> = xa.iter().zip(&xb).map(|(&x, &y)| r(x, y)).collect();
                 assert_eq!(y.to_vec::<bool>()?, want, "{name}({la}, {lb})");
@@ -318,30 +397,150 @@ fn var(v: &[f64], c: f64) -> f64 {
 fn reductions_on_all_layouts() -> R {
     let table: Vec<(&str, F1, Option<RefRed>)> = vec![
         ("sum", |t| t.sum(), Some(|x| vec![x.iter().sum()])),
-        ("sum_dim0", |t| t.sum_dims(&[0], false), Some(|x| (0..COLS).map(|j| col(x, j).iter().sum()).collect())),
-        ("sum_dim1_keep", |t| t.sum_dims(&[1], true), Some(|x| rows_of(x).iter().map(|r| r.iter().sum()).collect())),
-        ("mean_dim1", |t| t.mean(&[1], false, None), Some(|x| rows_of(x).iter().map(|r| r.iter().sum::<f64>() / COLS as f64).collect())),
-        ("prod_dim0", |t| t.prod(&[0], false), Some(|x| (0..COLS).map(|j| col(x, j).iter().product()).collect())),
-        ("amax_dim1", |t| t.amax(&[1], false), Some(|x| rows_of(x).iter().map(|r| r.iter().cloned().fold(f64::MIN, f64::max)).collect())),
-        ("amin_all", |t| t.amin(&[], false), Some(|x| vec![x.iter().cloned().fold(f64::MAX, f64::min)])),
-        ("max_dim0", |t| Ok(t.max_dim(0, false)?.0), Some(|x| (0..COLS).map(|j| col(x, j).iter().cloned().fold(f64::MIN, f64::max)).collect())),
+        (
+            "sum_dim0",
+            |t| t.sum_dims(&[0], false),
+            Some(|x| (0..COLS).map(|j| col(x, j).iter().sum()).collect()),
+        ),
+        (
+            "sum_dim1_keep",
+            |t| t.sum_dims(&[1], true),
+            Some(|x| rows_of(x).iter().map(|r| r.iter().sum()).collect()),
+        ),
+        (
+            "mean_dim1",
+            |t| t.mean(&[1], false, None),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .map(|r| r.iter().sum::<f64>() / COLS as f64)
+                    .collect()
+            }),
+        ),
+        (
+            "prod_dim0",
+            |t| t.prod(&[0], false),
+            Some(|x| (0..COLS).map(|j| col(x, j).iter().product()).collect()),
+        ),
+        (
+            "amax_dim1",
+            |t| t.amax(&[1], false),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .map(|r| r.iter().cloned().fold(f64::MIN, f64::max))
+                    .collect()
+            }),
+        ),
+        (
+            "amin_all",
+            |t| t.amin(&[], false),
+            Some(|x| vec![x.iter().cloned().fold(f64::MAX, f64::min)]),
+        ),
+        (
+            "max_dim0",
+            |t| Ok(t.max_dim(0, false)?.0),
+            Some(|x| {
+                (0..COLS)
+                    .map(|j| col(x, j).iter().cloned().fold(f64::MIN, f64::max))
+                    .collect()
+            }),
+        ),
         ("max_dim0_idx", |t| Ok(t.max_dim(0, false)?.1), None),
         ("min_dim1_idx", |t| Ok(t.min_dim(1, true)?.1), None),
         ("argmax_dim1", |t| t.argmax(Some(1), false), None),
         ("argmin_all", |t| t.argmin(None, false), None),
-        ("var_dim1", |t| t.var(&[1], 1.0, false), Some(|x| rows_of(x).iter().map(|r| var(r, 1.0)).collect())),
-        ("std_all", |t| t.std(&[], 0.0, false), Some(|x| vec![var(x, 0.0).sqrt()])),
-        ("logsumexp_dim1", |t| t.logsumexp(&[1], false), Some(|x| rows_of(x).iter().map(|r| lse(r)).collect())),
-        ("norm_l2_dim1", |t| t.norm(tapegrad::NormOrd::L2, &[1], false), Some(|x| rows_of(x).iter().map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt()).collect())),
-        ("norm_l1_all", |t| t.norm(tapegrad::NormOrd::L1, &[], false), Some(|x| vec![x.iter().map(|v| v.abs()).sum()])),
-        ("norm_inf_dim0", |t| t.norm(tapegrad::NormOrd::Inf, &[0], false), None),
-        ("cumsum_dim1", |t| t.cumsum(1, None), Some(|x| rows_of(x).iter().flat_map(|r| r.iter().scan(0.0, |s, v| { *s += v; Some(*s) }).collect::<Vec<_>>()).collect())),
+        (
+            "var_dim1",
+            |t| t.var(&[1], 1.0, false),
+            Some(|x| rows_of(x).iter().map(|r| var(r, 1.0)).collect()),
+        ),
+        (
+            "std_all",
+            |t| t.std(&[], 0.0, false),
+            Some(|x| vec![var(x, 0.0).sqrt()]),
+        ),
+        (
+            "logsumexp_dim1",
+            |t| t.logsumexp(&[1], false),
+            Some(|x| rows_of(x).iter().map(|r| lse(r)).collect()),
+        ),
+        (
+            "norm_l2_dim1",
+            |t| t.norm(tapegrad::NormOrd::L2, &[1], false),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .map(|r| r.iter().map(|v| v * v).sum::<f64>().sqrt())
+                    .collect()
+            }),
+        ),
+        (
+            "norm_l1_all",
+            |t| t.norm(tapegrad::NormOrd::L1, &[], false),
+            Some(|x| vec![x.iter().map(|v| v.abs()).sum()]),
+        ),
+        (
+            "norm_inf_dim0",
+            |t| t.norm(tapegrad::NormOrd::Inf, &[0], false),
+            None,
+        ),
+        (
+            "cumsum_dim1",
+            |t| t.cumsum(1, None),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .flat_map(|r| {
+                        r.iter()
+                            .scan(0.0, |s, v| {
+                                *s += v;
+                                Some(*s)
+                            })
+                            .collect::<Vec<_>>()
+                    })
+                    .collect()
+            }),
+        ),
         ("cumsum_dim0", |t| t.cumsum(0, None), None),
         ("cumprod_dim1", |t| t.cumprod(1, None), None),
-        ("softmax_dim1", |t| t.softmax(1), Some(|x| rows_of(x).iter().flat_map(|r| { let l = lse(r); r.iter().map(move |v| (v - l).exp()) }).collect())),
+        (
+            "softmax_dim1",
+            |t| t.softmax(1),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .flat_map(|r| {
+                        let l = lse(r);
+                        r.iter().map(move |v| (v - l).exp())
+                    })
+                    .collect()
+            }),
+        ),
         ("softmax_dim0", |t| t.softmax(0), None),
-        ("log_softmax_dim1", |t| t.log_softmax(1), Some(|x| rows_of(x).iter().flat_map(|r| { let l = lse(r); r.iter().map(move |v| v - l) }).collect())),
-        ("all_dim1", |t| t.all(&[1], false), Some(|x| rows_of(x).iter().map(|r| f64::from(u8::from(r.iter().all(|v| *v != 0.0)))).collect())),
+        (
+            "log_softmax_dim1",
+            |t| t.log_softmax(1),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .flat_map(|r| {
+                        let l = lse(r);
+                        r.iter().map(move |v| v - l)
+                    })
+                    .collect()
+            }),
+        ),
+        (
+            "all_dim1",
+            |t| t.all(&[1], false),
+            Some(|x| {
+                rows_of(x)
+                    .iter()
+                    .map(|r| f64::from(u8::from(r.iter().all(|v| *v != 0.0))))
+                    .collect()
+            }),
+        ),
         ("any_dim0", |t| t.any(&[0], false), None),
     ];
     for (name, f, r) in table {
@@ -363,10 +562,34 @@ fn matmul_family_on_all_layout_pairs() -> R {
         // b is [3, 4] in each layout; a @ b^T is [3, 3]
         let ops: Vec<(&str, Box<dyn Fn(&Tensor) -> tapegrad::Result<Tensor>>)> = vec![
             ("matmul", Box::new(move |b: &Tensor| a2.matmul(&b.t()?))),
-            ("mm", Box::new({ let a = a.clone(); move |b: &Tensor| a.mm(&b.t()?) })),
-            ("linear", Box::new({ let a = a.clone(); move |b: &Tensor| Tensor::linear(&a, b, None) })),
-            ("bmm", Box::new({ let a = a.clone(); move |b: &Tensor| a.unsqueeze(0)?.bmm(&b.t()?.unsqueeze(0)?) })),
-            ("addmm", Box::new({ let a = a.clone(); move |b: &Tensor| b.narrow(1, 0, 3)?.addmm(&a, &b.t()?, 0.5, 2.0) })),
+            (
+                "mm",
+                Box::new({
+                    let a = a.clone();
+                    move |b: &Tensor| a.mm(&b.t()?)
+                }),
+            ),
+            (
+                "linear",
+                Box::new({
+                    let a = a.clone();
+                    move |b: &Tensor| Tensor::linear(&a, b, None)
+                }),
+            ),
+            (
+                "bmm",
+                Box::new({
+                    let a = a.clone();
+                    move |b: &Tensor| a.unsqueeze(0)?.bmm(&b.t()?.unsqueeze(0)?)
+                }),
+            ),
+            (
+                "addmm",
+                Box::new({
+                    let a = a.clone();
+                    move |b: &Tensor| b.narrow(1, 0, 3)?.addmm(&a, &b.t()?, 0.5, 2.0)
+                }),
+            ),
         ];
         for (name, op) in ops {
             for (lb, b, y) in check_layouts(&format!("{name}(a[{la}], b)"), &vb, &*op)? {
@@ -374,7 +597,8 @@ fn matmul_family_on_all_layout_pairs() -> R {
                 let mut want = vec![0.0; ROWS * ROWS];
                 for i in 0..ROWS {
                     for j in 0..ROWS {
-                        want[i * ROWS + j] = (0..COLS).map(|k| xa[i * COLS + k] * xb[j * COLS + k]).sum();
+                        want[i * ROWS + j] =
+                            (0..COLS).map(|k| xa[i * COLS + k] * xb[j * COLS + k]).sum();
                         if name == "addmm" {
                             want[i * ROWS + j] = 2.0 * want[i * ROWS + j] + 0.5 * xb[i * COLS + j];
                         }
@@ -388,12 +612,17 @@ fn matmul_family_on_all_layout_pairs() -> R {
             let v = b.select(0, 1)?; // [4], stride depends on the layout
             let xa = a.to_vec::<f64>()?;
             let xv = v.to_vec::<f64>()?;
-            let mv: Vec<f64> = (0..ROWS).map(|i| (0..COLS).map(|k| xa[i * COLS + k] * xv[k]).sum()).collect();
+            let mv: Vec<f64> = (0..ROWS)
+                .map(|i| (0..COLS).map(|k| xa[i * COLS + k] * xv[k]).sum())
+                .collect();
             same_vals(&format!("mv({la}, {lb})"), &a.matmul(&v)?, &mv)?;
             let r0 = a.select(0, 0)?;
             let d: f64 = (0..COLS).map(|k| xa[k] * xv[k]).sum();
             same_vals(&format!("dot({la}, {lb})"), &r0.dot(&v)?, &[d])?;
-            let o: Vec<f64> = (0..COLS).flat_map(|i| (0..COLS).map(move |j| (i, j))).map(|(i, j)| xa[i] * xv[j]).collect();
+            let o: Vec<f64> = (0..COLS)
+                .flat_map(|i| (0..COLS).map(move |j| (i, j)))
+                .map(|(i, j)| xa[i] * xv[j])
+                .collect();
             same_vals(&format!("outer({la}, {lb})"), &r0.outer(&v)?, &o)?;
         }
     }
@@ -409,7 +638,10 @@ fn data_movement_on_all_layouts() -> R {
         ("contiguous", Box::new(|t| t.contiguous())),
         ("copy", Box::new(|t| t.copy())),
         ("to_f32", Box::new(|t| t.to_dtype(DType::F32))),
-        ("transpose_contiguous", Box::new(|t| t.transpose(0, 1)?.contiguous())),
+        (
+            "transpose_contiguous",
+            Box::new(|t| t.transpose(0, 1)?.contiguous()),
+        ),
         ("reshape", Box::new(|t| t.reshape(&[2, 6]))),
         ("flip0", Box::new(|t| t.flip(&[0]))),
         ("flip01", Box::new(|t| t.flip(&[0, 1]))),
@@ -421,10 +653,28 @@ fn data_movement_on_all_layouts() -> R {
         ("stack", Box::new(|t| Tensor::stack(&[t, t], 0))),
         ("narrow", Box::new(|t| t.narrow(1, 1, 2)?.contiguous())),
         ("gather", Box::new(move |t| t.gather(1, &idx_cols))),
-        ("index_select", Box::new(move |t| t.index_select(0, &idx_rows))),
-        ("scatter", Box::new({ let s = scat.clone(); move |t| t.zeros_like()?.scatter_add(1, &s, t) })),
-        ("scatter_reduce", Box::new({ let s = scat.clone(); move |t| t.scatter_reduce(1, &s, &t.mul(2.0)?, ScatterReduce::Amax, true) })),
-        ("where", Box::new(|t| Tensor::where_(&t.gt(0.0)?, t, &t.mul(-2.0)?))),
+        (
+            "index_select",
+            Box::new(move |t| t.index_select(0, &idx_rows)),
+        ),
+        (
+            "scatter",
+            Box::new({
+                let s = scat.clone();
+                move |t| t.zeros_like()?.scatter_add(1, &s, t)
+            }),
+        ),
+        (
+            "scatter_reduce",
+            Box::new({
+                let s = scat.clone();
+                move |t| t.scatter_reduce(1, &s, &t.mul(2.0)?, ScatterReduce::Amax, true)
+            }),
+        ),
+        (
+            "where",
+            Box::new(|t| Tensor::where_(&t.gt(0.0)?, t, &t.mul(-2.0)?)),
+        ),
         ("masked_fill", Box::new(|t| t.masked_fill(&t.lt(0.0)?, 9.0))),
         ("masked_select", Box::new(|t| t.masked_select(&t.ge(0.0)?))),
         ("nonzero", Box::new(|t| t.nonzero())),
@@ -432,8 +682,14 @@ fn data_movement_on_all_layouts() -> R {
         ("sort_desc_idx", Box::new(|t| Ok(t.sort(0, true, true)?.1))),
         ("argsort", Box::new(|t| t.argsort(1, false, true))),
         ("topk", Box::new(|t| Ok(t.topk(2, 1, true, true)?.0))),
-        ("topk_small_idx", Box::new(|t| Ok(t.topk(2, 0, false, true)?.1))),
-        ("one_hot", Box::new(|t| t.gt(0.0)?.to_dtype(DType::I64)?.one_hot(2))),
+        (
+            "topk_small_idx",
+            Box::new(|t| Ok(t.topk(2, 0, false, true)?.1)),
+        ),
+        (
+            "one_hot",
+            Box::new(|t| t.gt(0.0)?.to_dtype(DType::I64)?.one_hot(2)),
+        ),
     ];
     for (name, f) in &table {
         let vals = values(9, false);
@@ -441,15 +697,42 @@ fn data_movement_on_all_layouts() -> R {
             let xs = x.to_vec::<f64>()?;
             let what = format!("{name} on {lname}");
             match *name {
-                "flip0" => same_vals(&what, &y, &(0..ROWS).rev().flat_map(|i| xs[i * COLS..(i + 1) * COLS].to_vec()).collect::<Vec<_>>())?,
-                "index_select" => same_vals(&what, &y, &[2, 0, 2].iter().flat_map(|&i| xs[i * COLS..(i + 1) * COLS].to_vec()).collect::<Vec<_>>())?,
-                "masked_select" => same_vals(&what, &y, &xs.iter().cloned().filter(|v| *v >= 0.0).collect::<Vec<_>>())?,
+                "flip0" => same_vals(
+                    &what,
+                    &y,
+                    &(0..ROWS)
+                        .rev()
+                        .flat_map(|i| xs[i * COLS..(i + 1) * COLS].to_vec())
+                        .collect::<Vec<_>>(),
+                )?,
+                "index_select" => same_vals(
+                    &what,
+                    &y,
+                    &[2, 0, 2]
+                        .iter()
+                        .flat_map(|&i| xs[i * COLS..(i + 1) * COLS].to_vec())
+                        .collect::<Vec<_>>(),
+                )?,
+                "masked_select" => same_vals(
+                    &what,
+                    &y,
+                    &xs.iter().cloned().filter(|v| *v >= 0.0).collect::<Vec<_>>(),
+                )?,
                 "sort" => {
-                    let want: Vec<f64> = rows_of(&xs).iter().flat_map(|r| { let mut r = r.to_vec(); r.sort_by(|a, b| a.partial_cmp(b).unwrap()); r }).collect();
+                    let want: Vec<f64> = rows_of(&xs)
+                        .iter()
+                        .flat_map(|r| {
+                            let mut r = r.to_vec();
+                            r.sort_by(|a, b| a.partial_cmp(b).unwrap());
+                            r
+                        })
+                        .collect();
                     same_vals(&what, &y, &want)?;
                 }
                 "tril" => {
-                    let want: Vec<f64> = (0..ROWS * COLS).map(|k| if k % COLS <= k / COLS { xs[k] } else { 0.0 }).collect();
+                    let want: Vec<f64> = (0..ROWS * COLS)
+                        .map(|k| if k % COLS <= k / COLS { xs[k] } else { 0.0 })
+                        .collect();
                     same_vals(&what, &y, &want)?;
                 }
                 "nonzero" => assert_eq!(y.strides(), vec![1, y.shape()[0]], "{what}: column-major"),
@@ -460,100 +743,5 @@ fn data_movement_on_all_layouts() -> R {
     Ok(())
 }
 
-#[test]
-fn loss_functions_on_all_layouts() -> R {
-    let probs: Vec<f64> = values(10, true).iter().map(|v| v / 3.0).collect();
-    let tgt = Tensor::from_vec(values(11, true).iter().map(|v| (v / 3.0).min(1.0)).collect::<Vec<_>>(), &[ROWS, COLS])?;
-    let cls = Tensor::from_vec(vec![3i64, 0, 2], &[ROWS])?;
-    let table: Vec<(&str, Box<dyn Fn(&Tensor) -> tapegrad::Result<Tensor>>)> = vec![
-        ("bce", Box::new({ let t = tgt.clone(); move |x| x.binary_cross_entropy(&t, None, Reduction::Mean) })),
-        ("bce_target", Box::new({ let t = tgt.clone(); move |x| t.binary_cross_entropy(x, None, Reduction::None) })),
-        ("mse", Box::new({ let t = tgt.clone(); move |x| x.mse_loss(&t, Reduction::Sum) })),
-        ("cross_entropy", Box::new({ let c = cls.clone(); move |x| x.cross_entropy(&c, Default::default()) })),
-        ("nll", Box::new({ let c = cls.clone(); move |x| x.log_softmax(1)?.nll_loss(&c, Default::default()) })),
-    ];
-    for (name, f) in &table {
-        check_layouts(name, &probs, &**f)?;
-    }
-    Ok(())
-}
-
-// ------------------------------------------------------------------ error paths
-
-/// State of every tensor an op may touch: values (when readable) and version.
-fn snapshot(ts: &[&Tensor]) -> Vec<(Vec<f64>, u64)> {
-    ts.iter()
-        .map(|t| (t.to_vec::<f64>().unwrap_or_default(), t.version()))
-        .collect()
-}
-
-/// `overlap_ok`: an in-place write into an expanded (self-overlapping) tensor may instead be
-/// refused for the overlap (`InvalidArgument`).
-fn expect_unchanged(
-    what: &str,
-    kind: ErrorKind,
-    overlap_ok: bool,
-    r: tapegrad::Result<Tensor>,
-    ts: &[&Tensor],
-    before: Vec<(Vec<f64>, u64)>,
-) {
-    match r {
-        Ok(_) => panic!("{what}: expected {kind:?}, got success"),
-        Err(e) if overlap_ok && e.kind() == ErrorKind::InvalidArgument => {}
-        Err(e) => assert_eq!(e.kind(), kind, "{what}: {e}"),
-    }
-    let after = snapshot(ts);
-    for (i, (a, b)) in after.iter().zip(&before).enumerate() {
-        assert_eq!(a.1, b.1, "{what}: version of tensor {i} changed");
-        assert_eq!(a.0.len(), b.0.len());
-        for (x, y) in a.0.iter().zip(&b.0) {
-            assert!(close(*x, *y), "{what}: tensor {i} changed");
-        }
-    }
-}
-
-#[test]
-fn errors_leave_every_tensor_unchanged() -> R {
-    for (lname, x, leaf) in layouts(&values(12, false), false)? {
-        let i64s = Tensor::from_vec(vec![1i64, 2, 3, 4], &[4])?;
-        let bad_idx = Tensor::from_vec(vec![0i64, 1, 2, 0, 1, 1, 2, 3, 0, 0, 9, 0], &[3, 4])?;
-        let src = Tensor::ones(&[3, 4], DType::F64)?;
-        let ts = [&x, &leaf, &i64s, &src];
-        let cases: Vec<(&str, ErrorKind, Box<dyn Fn() -> tapegrad::Result<Tensor>>)> = vec![
-            ("add_ broadcast", ErrorKind::ShapeMismatch, Box::new(|| x.add_(&Tensor::ones(&[2, 4], DType::F64)?))),
-            ("mul_ int by float", ErrorKind::DTypeMismatch, Box::new(|| i64s.mul_(0.5))),
-            ("clamp_ int by float", ErrorKind::DTypeMismatch, Box::new(|| i64s.clamp_(Some(Scalar::from(0.5)), None))),
-            ("masked_fill_ int mask", ErrorKind::DTypeMismatch, Box::new(|| x.masked_fill_(&Tensor::zeros(&[3, 4], DType::I64)?, 1.0))),
-            // the last index is out of range: nothing may be written before the check
-            ("scatter_ bad index", ErrorKind::IndexOutOfRange, Box::new(|| x.scatter_(1, &bad_idx, &src))),
-            ("scatter_add_ bad index", ErrorKind::IndexOutOfRange, Box::new(|| x.scatter_add_(1, &bad_idx, &src))),
-            ("scatter_reduce_ bad index", ErrorKind::IndexOutOfRange, Box::new(|| x.scatter_reduce_(1, &bad_idx, &src, ScatterReduce::Sum, true))),
-            ("scatter_reduce_ dtype", ErrorKind::DTypeMismatch, Box::new(|| x.scatter_reduce_(1, &bad_idx, &src.to_dtype(DType::F32)?, ScatterReduce::Sum, true))),
-            ("copy_ shape", ErrorKind::ShapeMismatch, Box::new(|| x.copy_(&Tensor::ones(&[5], DType::F64)?))),
-            ("div floor int by zero", ErrorKind::InvalidArgument, Box::new(|| i64s.div_rounding(0, RoundingMode::Floor))),
-            ("remainder_ by zero", ErrorKind::InvalidArgument, Box::new(|| i64s.remainder_(0))),
-            ("sum dim", ErrorKind::DimOutOfRange, Box::new(|| x.sum_dims(&[2], false))),
-            ("softmax dim", ErrorKind::DimOutOfRange, Box::new(|| x.softmax(-3))),
-            ("sort dim", ErrorKind::DimOutOfRange, Box::new(|| Ok(x.sort(2, false, false)?.0))),
-            ("topk k", ErrorKind::IndexOutOfRange, Box::new(|| Ok(x.topk(5, 1, true, true)?.0))),
-            ("masked_select mask dtype", ErrorKind::DTypeMismatch, Box::new(|| x.masked_select(&i64s))),
-            ("masked_select mask shape", ErrorKind::ShapeMismatch, Box::new(|| x.masked_select(&Tensor::ones(&[3], DType::Bool)?))),
-            ("bce out of range", ErrorKind::InvalidArgument, Box::new(|| x.binary_cross_entropy(&src, None, Reduction::Mean))),
-            ("bce shape", ErrorKind::ShapeMismatch, Box::new(|| x.binary_cross_entropy(&i64s, None, Reduction::Mean))),
-            ("matmul inner", ErrorKind::ShapeMismatch, Box::new(|| x.matmul(&x))),
-            ("linear dtype", ErrorKind::DTypeMismatch, Box::new(|| Tensor::linear(&x, &src.to_dtype(DType::F32)?, None))),
-            ("gather index", ErrorKind::IndexOutOfRange, Box::new(|| x.gather(1, &bad_idx))),
-            ("cat sizes", ErrorKind::ShapeMismatch, Box::new(|| Tensor::cat(&[&x, &Tensor::ones(&[2, 5], DType::F64)?], 0))),
-        ];
-        for (name, kind, op) in cases {
-            let before = snapshot(&ts);
-            let r = {
-                let _g = no_grad();
-                op()
-            };
-            let overlap_ok = lname == "expanded" && name.contains("_ ");
-            expect_unchanged(&format!("{name} on {lname}"), kind, overlap_ok, r, &ts, before);
-        }
-    }
-    Ok(())
-}
+#[path = "layouts/errors.rs"]
+mod errors;

@@ -179,7 +179,11 @@ fn max_min(c: &Call, is_max: bool) -> CallResult<Val> {
         }
         Some(v) => {
             let (d, k) = (to_i64(v)?, c.bool_or(2, "keepdim", false)?);
-            pair(if is_max { x.max_dim(d, k) } else { x.min_dim(d, k) })
+            pair(if is_max {
+                x.max_dim(d, k)
+            } else {
+                x.min_dim(d, k)
+            })
         }
     }
 }
@@ -331,7 +335,10 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "floor_divide" => val(c.t(0)?.floor_divide(c.operand(1)?)),
         "remainder" => match tensor_name(c.arg(0)?) {
             Some(_) => val(c.t(0)?.remainder(c.operand(1)?)),
-            None => val(Tensor::remainder_scalar_base(to_scalar(c.arg(0)?)?, &c.t(1)?)),
+            None => val(Tensor::remainder_scalar_base(
+                to_scalar(c.arg(0)?)?,
+                &c.t(1)?,
+            )),
         },
         "pow" => match tensor_name(c.arg(0)?) {
             Some(_) => val(c.t(0)?.pow(c.operand(1)?)),
@@ -418,7 +425,11 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "max" => max_min(c, true),
         "min" => max_min(c, false),
         "argmax" | "argmin" => {
-            let d = c.opt(1, "dim").filter(|v| !v.is_null()).map(to_i64).transpose()?;
+            let d = c
+                .opt(1, "dim")
+                .filter(|v| !v.is_null())
+                .map(to_i64)
+                .transpose()?;
             let k = c.bool_or(2, "keepdim", false)?;
             val(if c.op == "argmax" {
                 c.t(0)?.argmax(d, k)
@@ -482,10 +493,9 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             val(c.t(0)?.softplus(beta, th))
         }
         "F.elu" => val(c.t(0)?.elu(c.opt(1, "alpha").map_or(Ok(1.0), to_f64)?)),
-        "F.leaky_relu" => val(
-            c.t(0)?
-                .leaky_relu(c.opt(1, "negative_slope").map_or(Ok(0.01), to_f64)?),
-        ),
+        "F.leaky_relu" => val(c
+            .t(0)?
+            .leaky_relu(c.opt(1, "negative_slope").map_or(Ok(0.01), to_f64)?)),
         // ------------------------------------------------------------ data movement
         "cat" | "stack" => {
             let ts = tensor_list(c, 0)?;
@@ -497,7 +507,9 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
                 Tensor::stack(&refs, d)
             })
         }
-        "flip" => val(c.t(0)?.flip(&to_i64s(c.opt(1, "dims").unwrap_or(&Value::Null))?)),
+        "flip" => val(c
+            .t(0)?
+            .flip(&to_i64s(c.opt(1, "dims").unwrap_or(&Value::Null))?)),
         "roll" => {
             let shifts = to_i64s(c.opt(1, "shifts").unwrap_or(&Value::Null))?;
             val(c.t(0)?.roll(&shifts, &dims_of(c.opt(2, "dims"))?))

@@ -347,6 +347,7 @@ fn scatter_impl(
     let ssh = src_t.as_ref().map(|t| t.shape());
     let pairs = scatter_pairs(&shape, d, index, ssh.as_deref(), op)?;
     let rec = if inplace {
+        super::util::check_no_internal_overlap(&x.data(), op)?;
         let others: Vec<&Tensor> = src_t.iter().collect();
         check_inplace(x, &others)?
     } else {

@@ -10,7 +10,10 @@ use crate::{Result, Tensor, bail, dispatch};
 
 /// Gradient w.r.t. a tensor of geometry `base` given gradients of views of it (`(grad, view
 /// geometry)`): every grad element is added at its storage position, then the base geometry
-/// reads the result. Positions outside every view get 0; overlapping views accumulate.
+/// reads the result. Positions outside every view get 0; overlapping views accumulate. When the
+/// base geometry itself overlaps (an expanded base), each storage sum is split evenly among the
+/// base elements that alias it (PyTorch's `as_strided_backward`), so a later expand backward
+/// does not count it once per alias.
 pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
     let dtype = parts[0].0.dtype();
     let lo = parts
@@ -41,6 +44,17 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
             })
         });
     }
+    let fd = if base.has_internal_overlap() {
+        let mut count = vec![0.0f64; hi.saturating_sub(lo)];
+        for o in base.offsets() {
+            count[o - lo] += 1.0;
+        }
+        let _g = crate::autograd::no_grad();
+        let c = Tensor::from_vec(count.into_iter().map(|c| c.max(1.0)).collect(), &[hi - lo])?;
+        flat.div(&c.to_dtype(dtype)?)?.to_dtype(dtype)?.data()
+    } else {
+        fd
+    };
     let src = TensorData {
         storage: fd.storage.clone(),
         layout: Layout::new(

@@ -355,9 +355,7 @@ impl Tensor {
                         sb[0]
                     );
                 }
-                return self
-                    .mm(&other.unsqueeze(1)?)?
-                    .unsafe_view(&[sa[0] as i64]);
+                return self.mm(&other.unsqueeze(1)?)?.unsafe_view(&[sa[0] as i64]);
             }
             // PyTorch squeezes this result in place (its version is 1)
             (1, 2) => return self.unsqueeze(0)?.mm(other)?.squeeze_(Some(0)),

@@ -143,7 +143,12 @@ fn forward(
         );
     }
     if x.dtype().is_complex() {
-        bail!(Unsupported, op, "{}(): complex tensors are not supported", op);
+        bail!(
+            Unsupported,
+            op,
+            "{}(): complex tensors are not supported",
+            op
+        );
     }
     let pairs = scatter_pairs(&shape, d, index, Some(&src.shape()), op)?;
     let _g = no_grad();
@@ -219,13 +224,14 @@ impl ScatterReduceBackward {
                     .to_dtype(dt)?
                     .scatter_add(d, idx, &s_is.to_dtype(dt)?)?;
                 let gd = g.div(&n)?;
-                (
-                    gd.mul(&x_is)?,
-                    gd.gather(d, idx)?.mul(&s_is)?,
-                )
+                (gd.mul(&x_is)?, gd.gather(d, idx)?.mul(&s_is)?)
             }
         };
-        let gx = if inc { gx } else { gx.scatter_value(d, idx, 0.0)? };
+        let gx = if inc {
+            gx
+        } else {
+            gx.scatter_value(d, idx, 0.0)?
+        };
         Ok([gx, gs])
     }
 }

@@ -62,9 +62,8 @@ fn key_rows(x: &Tensor, dim: i64, op: &'static str) -> Result<Sorted> {
         (rw, v.into_iter().map(Key::Int).collect())
     };
     let n = x.numel() as i64;
-    let ar = Tensor::arange_dtype(0, n, 1, DType::I64)?.reshape(
-        &x.shape().iter().map(|&s| s as i64).collect::<Vec<_>>(),
-    )?;
+    let ar = Tensor::arange_dtype(0, n, 1, DType::I64)?
+        .reshape(&x.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
     let (_, pos) = rows::<i64>(&ar, &dims)?;
     Ok(Sorted {
         m: rw.m,
