@@ -11,7 +11,54 @@ use crate::{Result, Tensor, bail, dispatch};
 /// Gradient w.r.t. a tensor of geometry `base` given gradients of views of it (`(grad, view
 /// geometry)`): every grad element is added at its storage position, then the base geometry
 /// reads the result. Positions outside every view get 0; overlapping views accumulate.
+///
+/// Differentiable (for double backward through view ops): its adjoint w.r.t. part `k` is the
+/// same scatter with the roles swapped, `scatter_to_geometry([(grad, base)], view_k)`.
 pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
+    let out = {
+        let _g = crate::autograd::no_grad();
+        scatter_raw(parts, base)?
+    };
+    let inputs: Vec<&Tensor> = parts.iter().map(|(g, _)| *g).collect();
+    crate::autograd::record(
+        &[&out],
+        &inputs,
+        Vec::new,
+        ScatterGeometryBackward {
+            base: base.clone(),
+            views: parts.iter().map(|(_, l)| (*l).clone()).collect(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Backward of [`scatter_to_geometry`]: reads each view geometry out of the output grad
+/// placed at the base geometry.
+struct ScatterGeometryBackward {
+    base: Layout,
+    views: Vec<Layout>,
+}
+
+impl crate::autograd::Backward for ScatterGeometryBackward {
+    fn name(&self) -> &'static str {
+        "AsStridedScatterBackward0"
+    }
+    fn apply(
+        &mut self,
+        _: &crate::autograd::BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None; self.views.len()]);
+        };
+        self.views
+            .iter()
+            .map(|v| Ok(Some(scatter_to_geometry(&[(&g, &self.base)], v)?)))
+            .collect()
+    }
+}
+
+fn scatter_raw(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
     let dtype = parts[0].0.dtype();
     let lo = parts
         .iter()
