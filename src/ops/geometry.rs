@@ -14,7 +14,56 @@ use crate::{Result, Tensor, bail, dispatch};
 /// base geometry itself overlaps (an expanded base), each storage sum is split evenly among the
 /// base elements that alias it (PyTorch's `as_strided_backward`), so a later expand backward
 /// does not count it once per alias.
+///
+/// Differentiable (for double backward through view ops): its adjoint w.r.t. part `k` is the
+/// same scatter with the roles swapped, `scatter_to_geometry([(grad, base)], view_k)` (exact
+/// when the base does not overlap itself; for an expanded base the alias split makes the
+/// second-order result approximate — not covered by a test yet).
 pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
+    let out = {
+        let _g = crate::autograd::no_grad();
+        scatter_raw(parts, base)?
+    };
+    let inputs: Vec<&Tensor> = parts.iter().map(|(g, _)| *g).collect();
+    crate::autograd::record(
+        &[&out],
+        &inputs,
+        Vec::new,
+        ScatterGeometryBackward {
+            base: base.clone(),
+            views: parts.iter().map(|(_, l)| (*l).clone()).collect(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Backward of [`scatter_to_geometry`]: reads each view geometry out of the output grad
+/// placed at the base geometry.
+struct ScatterGeometryBackward {
+    base: Layout,
+    views: Vec<Layout>,
+}
+
+impl crate::autograd::Backward for ScatterGeometryBackward {
+    fn name(&self) -> &'static str {
+        "AsStridedScatterBackward0"
+    }
+    fn apply(
+        &mut self,
+        _: &crate::autograd::BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None; self.views.len()]);
+        };
+        self.views
+            .iter()
+            .map(|v| Ok(Some(scatter_to_geometry(&[(&g, &self.base)], v)?)))
+            .collect()
+    }
+}
+
+fn scatter_raw(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
     let dtype = parts[0].0.dtype();
     let lo = parts
         .iter()
