@@ -1,12 +1,68 @@
 //! Moving gradients between strided geometries of one storage: the scatter behind every
 //! non-reshape view backward (`as_strided_backward`) and the base/slice split of CopySlices.
+//! [`scatter_geometry`] is the differentiable form (recorded when building a higher-order
+//! graph): its adjoint is the same scatter with the geometries swapped.
 
 use super::util::with_raw;
+use crate::autograd::{Backward, BackwardCtx, record};
 use crate::backend::cpu::copy::{Raw, accumulate, copy_cast};
 use crate::layout::Layout;
 use crate::storage::Storage;
 use crate::tensor::TensorData;
 use crate::{Result, Tensor, bail, dispatch};
+
+/// [`scatter_to_geometry`] that records its own backward when grad mode is on and a part
+/// requires grad (double backward through views, CopySlices and view regeneration).
+pub(crate) fn scatter_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
+    let out = {
+        let _g = crate::autograd::no_grad();
+        scatter_to_geometry(parts, base)?
+    };
+    let inputs: Vec<&Tensor> = parts.iter().map(|p| p.0).collect();
+    record(
+        &[&out],
+        &inputs,
+        Vec::new,
+        ScatterGeometryBackward {
+            base: base.clone(),
+            views: parts.iter().map(|p| p.1.clone()).collect(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Backward of [`scatter_geometry`]: part `k` gets `grad` (base geometry) scattered into storage
+/// positions and read back with view `k`'s geometry, i.e. the same scatter with roles swapped.
+struct ScatterGeometryBackward {
+    base: Layout,
+    views: Vec<Layout>,
+}
+
+impl Backward for ScatterGeometryBackward {
+    fn name(&self) -> &'static str {
+        "AsStridedScatterBackward0"
+    }
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None; self.views.len()]);
+        };
+        self.views
+            .iter()
+            .enumerate()
+            .map(|(k, v)| {
+                if ctx.needs(k) {
+                    scatter_geometry(&[(&g, &self.base)], v).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
+            .collect()
+    }
+}
 
 /// Gradient w.r.t. a tensor of geometry `base` given gradients of views of it (`(grad, view
 /// geometry)`): every grad element is added at its storage position, then the base geometry

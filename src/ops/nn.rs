@@ -234,6 +234,51 @@ impl Backward for ConstGradBackward {
     }
 }
 
+/// Backward of the elementwise BCE-with-logits loss `(1-y)x + (1+(pw-1)y)·softplus(-x)`, built
+/// from ops on the saved logits and target (so it is differentiable again):
+/// d/dx = `(1-y) - (1+(pw-1)y)·sigmoid(-x)`, d/dy = `-x + (pw-1)·softplus(-x)`.
+struct BceWithLogitsBackward {
+    /// Broadcast pos_weight (a constant), `None` = 1.
+    pos_weight: Option<Tensor>,
+}
+
+impl Backward for BceWithLogitsBackward {
+    fn name(&self) -> &'static str {
+        "BinaryCrossEntropyWithLogitsBackward0"
+    }
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None, None]);
+        };
+        let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
+        let nx = x.neg()?;
+        let gx = if ctx.needs(0) {
+            let s = nx.sigmoid()?;
+            let ls = match &self.pos_weight {
+                Some(p) => y.mul(&p.sub(1.0)?)?.add(1.0)?.mul(&s)?,
+                None => s,
+            };
+            Some(g.mul(&y.neg()?.add(1.0)?.sub(&ls)?)?)
+        } else {
+            None
+        };
+        let gy = if ctx.needs(1) {
+            let d = match &self.pos_weight {
+                Some(p) => nx.add(&p.sub(1.0)?.mul(&nx.softplus(1.0, 20.0)?)?)?,
+                None => nx,
+            };
+            Some(g.mul(&d)?)
+        } else {
+            None
+        };
+        Ok(vec![gx, gy])
+    }
+}
+
 fn reduce(l: Tensor, r: Reduction) -> Result<Tensor> {
     match r {
         Reduction::None => Ok(l),
@@ -666,27 +711,23 @@ impl Tensor {
             None => vec![1.0; xv.len()],
         };
         let sp = |z: f64| z.max(0.0) + (-z.abs()).exp().ln_1p(); // softplus
-        let sig = |z: f64| 1.0 / (1.0 + (-z).exp());
-        let mut l = Vec::with_capacity(xv.len());
-        let (mut gx, mut gy) = (Vec::with_capacity(xv.len()), Vec::with_capacity(xv.len()));
-        for i in 0..xv.len() {
-            let (x, y, p) = (xv[i], yv[i], pw[i]);
-            let lw = 1.0 + (p - 1.0) * y;
-            l.push((1.0 - y) * x + lw * sp(-x));
-            gx.push((1.0 - y) - lw * sig(-x));
-            gy.push(-x + (p - 1.0) * sp(-x));
-        }
+        let l: Vec<f64> = (0..xv.len())
+            .map(|i| {
+                let (x, y, p) = (xv[i], yv[i], pw[i]);
+                (1.0 - y) * x + (1.0 + (p - 1.0) * y) * sp(-x)
+            })
+            .collect();
         let dt = self.dtype();
         let out = from_f64(l, &sh, dt)?;
-        let grads = vec![from_f64(gx, &sh, dt)?, from_f64(gy, &sh, dt)?];
+        let pw = match opts.pos_weight {
+            Some(_) => Some(from_f64(pw, &sh, dt)?),
+            None => None,
+        };
         record(
             &[&out],
             &[self, target],
-            Vec::new,
-            ConstGradBackward {
-                name: "BinaryCrossEntropyWithLogitsBackward0",
-                grads,
-            },
+            || vec![SavedTensor::input(self), SavedTensor::input(target)],
+            BceWithLogitsBackward { pos_weight: pw },
         )?;
         let out = match opts.weight {
             Some(w) => out.mul(w)?,
