@@ -5,7 +5,7 @@
 
 use super::util::with_raw;
 use crate::autograd::{Backward, BackwardCtx, record};
-use crate::backend::cpu::copy::{Raw, accumulate, copy_cast};
+use crate::backend::cpu::copy::{accumulate, copy_cast};
 use crate::layout::Layout;
 use crate::storage::Storage;
 use crate::tensor::TensorData;

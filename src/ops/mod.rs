@@ -12,6 +12,7 @@ pub(crate) mod gather;
 pub(crate) mod geometry;
 pub(crate) mod matmul;
 pub mod nn;
+mod nn_loss;
 pub(crate) mod pointwise;
 pub(crate) mod pointwise_api;
 pub(crate) mod reduce;
