@@ -78,7 +78,12 @@ pub fn gradcheck(
         seed[j] = 1.0;
         let g = Tensor::from_vec(seed, &outv)?.to_dtype(out.dtype())?;
         let y = f(inputs)?;
-        let grads = grad(&[y], inputs, &[Some(g)], false, false, true)?;
+        // an output that does not require grad has a zero analytical Jacobian (as in PyTorch)
+        let grads = if y.requires_grad() {
+            grad(&[y], inputs, &[Some(g)], false, false, true)?
+        } else {
+            vec![None; inputs.len()]
+        };
         for (i, t) in inputs.iter().enumerate() {
             let an = match &grads[i] {
                 Some(g) => g.to_vec::<f64>()?,
@@ -106,8 +111,10 @@ pub fn gradcheck(
     Ok(())
 }
 
-/// Checks second derivatives: gradcheck of the function `inputs -> grad(f(inputs), inputs)`
-/// (summed against a fixed random-free weighting) built with `create_graph`.
+/// Checks second derivatives: gradcheck of the function `(inputs, v) -> Σ_k (k+1)·sum(grad_k)`
+/// where `grad = autograd::grad(f(inputs), inputs, grad_outputs = v, create_graph = true)`. Like
+/// PyTorch, the grad_outputs `v` (fixed values, linspace 0.5..1.5) are differentiated too, so the
+/// backward of every backward formula is checked, including ops that are linear in their input.
 ///
 /// ```
 /// # use tapegrad::{Tensor, autograd::gradgradcheck};
@@ -120,10 +127,20 @@ pub fn gradgradcheck(
     inputs: &[Tensor],
     opts: GradcheckOptions,
 ) -> Result<()> {
+    let y = f(inputs)?;
+    let shape: Vec<i64> = y.shape().iter().map(|&s| s as i64).collect();
+    let v = Tensor::linspace(0.5, 1.5, y.numel().max(1), DType::F64)?
+        .view(&shape)?
+        .requires_grad_(true)?;
+    let n_in = inputs.len();
     let first = |xs: &[Tensor]| -> Result<Tensor> {
+        let (xs, v) = xs.split_at(n_in);
         let y = f(xs)?;
-        let w = Tensor::linspace(0.5, 1.5, y.numel().max(1), DType::F64)?
-            .view(&y.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
+        let w = if y.dtype() == v[0].dtype() {
+            v[0].clone()
+        } else {
+            v[0].to_dtype(y.dtype())?
+        };
         let gs = grad(&[y], xs, &[Some(w)], true, true, true)?;
         let mut acc: Option<Tensor> = None;
         for (k, g) in gs.into_iter().enumerate() {
@@ -137,8 +154,10 @@ pub fn gradgradcheck(
         }
         match acc {
             Some(a) => Ok(a),
-            None => Tensor::scalar(0.0f64).requires_grad_(true),
+            None => Ok(Tensor::scalar(0.0f64)),
         }
     };
-    gradcheck(first, inputs, opts)
+    let mut all = inputs.to_vec();
+    all.push(v);
+    gradcheck(first, &all, opts)
 }

@@ -1,6 +1,7 @@
 //! Saved tensors (PyTorch's SavedVariable): the tensor plus the version it had when saved. At
 //! unpack the version is compared; a mismatch is `SavedTensorModified` with PyTorch's message.
 
+use crate::layout::Layout;
 use crate::{Result, Tensor, bail};
 
 pub(crate) struct SavedTensor {
@@ -10,6 +11,10 @@ pub(crate) struct SavedTensor {
     version: u64,
     is_output: bool,
     output_nr: usize,
+    /// For an output of an in-place op on a view: the base's CopySlices node (weak, no cycle)
+    /// and the base/view geometries, so a `create_graph` unpack leads back through the base's
+    /// new history like the view's regenerated grad_fn does (PyTorch's `is_inplace_on_view`).
+    inplace_view: Option<(std::sync::Weak<super::Node>, Layout, Layout)>,
 }
 
 impl SavedTensor {
@@ -20,6 +25,7 @@ impl SavedTensor {
             tensor: t.clone(),
             is_output: false,
             output_nr: 0,
+            inplace_view: None,
         }
     }
     /// Saves output `output_nr` of the node being built.
@@ -29,6 +35,7 @@ impl SavedTensor {
             tensor: t.shallow(),
             is_output: true,
             output_nr,
+            inplace_view: None,
         }
     }
     /// Saves a tensor that no one else can reach (a private clone): never stale.
@@ -38,6 +45,19 @@ impl SavedTensor {
             tensor: t,
             is_output: false,
             output_nr: 0,
+            inplace_view: None,
+        }
+    }
+
+    /// Marks a saved output of an in-place op on a view (see `inplace_view`).
+    pub(crate) fn set_inplace_view(
+        &mut self,
+        copy_slices: &std::sync::Arc<super::Node>,
+        base: Layout,
+        view: Layout,
+    ) {
+        if self.is_output {
+            self.inplace_view = Some((std::sync::Arc::downgrade(copy_slices), base, view));
         }
     }
 
@@ -73,10 +93,35 @@ impl SavedTensor {
         if self.is_output && super::is_grad_enabled() {
             // create_graph: the saved output must lead back to the node that produced it.
             let t = self.tensor.shallow();
+            let regenerated = self.inplace_view.as_ref().and_then(|(cs, base, view)| {
+                let cs = cs.upgrade()?;
+                let bw = super::view::AsStridedBackward {
+                    name: "AsStridedBackward0",
+                    base: base.clone(),
+                    view: view.clone(),
+                };
+                Some(super::Node::new(
+                    Box::new(bw),
+                    vec![Some(super::Edge {
+                        node: cs,
+                        input_nr: 0,
+                    })],
+                    vec![],
+                    vec![(t.shape(), t.dtype())],
+                ))
+            });
             {
                 let mut m = t.0.meta.lock();
-                m.grad_fn = Some(owner.clone());
-                m.output_nr = self.output_nr;
+                match regenerated {
+                    Some(n) => {
+                        m.grad_fn = Some(n);
+                        m.output_nr = 0;
+                    }
+                    None => {
+                        m.grad_fn = Some(owner.clone());
+                        m.output_nr = self.output_nr;
+                    }
+                }
             }
             return Ok(t);
         }

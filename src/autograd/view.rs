@@ -133,7 +133,7 @@ impl InplaceRecord {
                 let cs = CopySlices {
                     base: base.layout(),
                     view: self_.layout(),
-                    fnode,
+                    fnode: fnode.clone(),
                 };
                 let node = Node::new(
                     Box::new(cs),
@@ -141,6 +141,9 @@ impl InplaceRecord {
                     vec![],
                     vec![(base.shape(), base.dtype())],
                 );
+                for s in fnode.state.lock().saved.iter_mut() {
+                    s.set_inplace_view(&node, base.layout(), self_.layout());
+                }
                 set_grad_fn(&base, &node, 0);
                 // the view regenerates from the new base history
                 regenerate(self_)?;
@@ -298,7 +301,7 @@ impl Backward for AsStridedBackward {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
-        Ok(vec![Some(crate::ops::geometry::scatter_to_geometry(
+        Ok(vec![Some(crate::ops::geometry::scatter_geometry(
             &[(&g, &self.view)],
             &self.base,
         )?)])
@@ -329,7 +332,7 @@ impl Backward for MultiViewBackward {
         if parts.is_empty() {
             return Ok(vec![None]);
         }
-        Ok(vec![Some(crate::ops::geometry::scatter_to_geometry(
+        Ok(vec![Some(crate::ops::geometry::scatter_geometry(
             &parts, &self.base,
         )?)])
     }
@@ -355,6 +358,9 @@ impl Backward for CopySlices {
         let Some(g) = grads.into_iter().next().flatten() else {
             return Ok(vec![None; n_in]);
         };
+        if ctx.create_graph {
+            return self.apply_differentiable(ctx, g, n_in);
+        }
         let (result, slice) = crate::ops::geometry::base_and_slice(&g, &self.base, &self.view)?;
         let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
@@ -379,6 +385,43 @@ impl Backward for CopySlices {
                     }
                 }
                 out[0] = Some(result.clone());
+            } else {
+                out[i] = r;
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl CopySlices {
+    /// The `create_graph` form: the same result built from recorded ops, so the gradient of
+    /// the base is itself differentiable (grad of the view region read, replaced by what
+    /// the in-place op's formula returns).
+    fn apply_differentiable(
+        &self,
+        ctx: &BackwardCtx<'_>,
+        g: Tensor,
+        n_in: usize,
+    ) -> Result<Vec<Option<Tensor>>> {
+        use crate::ops::geometry::scatter_geometry;
+        let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
+        let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
+        needs[0] = true;
+        let res = engine::call_node(
+            &self.fnode,
+            vec![Some(g_view.clone())],
+            &needs,
+            true,
+            ctx.retain,
+        )?;
+        let mut out = vec![None; n_in];
+        let cleared = g.sub(&scatter_geometry(&[(&g_view, &self.view)], &self.base)?)?;
+        for (i, r) in res.into_iter().enumerate() {
+            if i == 0 {
+                out[0] = Some(match r {
+                    Some(r) => cleared.add(&scatter_geometry(&[(&r, &self.view)], &self.base)?)?,
+                    None => cleared.clone(),
+                });
             } else {
                 out[i] = r;
             }

@@ -1,7 +1,9 @@
 //! Activation helpers: the GELU math (with a series `erf`) and the parameterised activation
-//! methods (`gelu`, `softplus`, `elu`, `leaky_relu`); kernels and backward live in `unary.rs`.
+//! methods (`gelu`, `softplus`, `elu`, `leaky_relu`); kernels and backward live in `unary.rs`,
+//! except the recorded GELU derivative that makes GELU twice differentiable.
 
 use super::unary::{UOp, unary};
+use crate::autograd::{Backward, BackwardCtx, SavedTensor};
 use crate::{Result, Tensor};
 
 /// Error function (series `2/sqrt(pi) e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`, no cancellation).
@@ -43,6 +45,62 @@ pub(crate) fn gelu_grad_f64(x: f64, tanh: bool) -> f64 {
         let cdf = 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2));
         let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
         cdf + x * pdf
+    }
+}
+
+/// Second derivative of GELU (exact: `φ(x)(2 - x²)`; tanh form: `(1-t²)(u' - x t u'² + x u''/2)`).
+pub(crate) fn gelu_grad2_f64(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let (k, c) = ((2.0 / std::f64::consts::PI).sqrt(), 0.044715);
+        let t = (k * (x + c * x * x * x)).tanh();
+        let u1 = k * (1.0 + 3.0 * c * x * x);
+        let u2 = 6.0 * k * c * x;
+        (1.0 - t * t) * (u1 - x * t * u1 * u1 + 0.5 * x * u2)
+    } else {
+        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        pdf * (2.0 - x * x)
+    }
+}
+
+/// Records `d = gelu'(x)` (computed by the caller) as a function of `x`, so a GELU gradient
+/// built under `create_graph` can be differentiated again. No-op unless recording.
+pub(crate) fn record_gelu_grad(d: &Tensor, x: &Tensor, tanh: bool) -> Result<()> {
+    crate::autograd::record(
+        &[d],
+        &[x],
+        || vec![SavedTensor::input(x)],
+        GeluGradBackward { tanh },
+    )
+}
+
+/// Backward of the GELU derivative: `grad * gelu''(x)` (first-order in turn).
+struct GeluGradBackward {
+    tanh: bool,
+}
+
+impl Backward for GeluGradBackward {
+    fn name(&self) -> &'static str {
+        "GeluBackwardBackward0"
+    }
+    fn apply(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        let x = &ctx.saved[0];
+        let v: Vec<f64> = x
+            .to_vec::<f64>()?
+            .into_iter()
+            .map(|a| gelu_grad2_f64(a, self.tanh))
+            .collect();
+        let d2 = {
+            let _ng = crate::autograd::no_grad();
+            Tensor::from_vec(v, &x.shape())?.to_dtype(g.dtype())?
+        };
+        Ok(vec![Some(g.mul(&d2)?)])
     }
 }
 

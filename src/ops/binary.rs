@@ -322,7 +322,8 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     // keep the pre-op value of self when the formula for `other` needs it
     let b_rg = bt.as_ref().is_some_and(|t| t.requires_grad());
     let orig = if rec.is_some() && b_rg && matches!(op, Arith::Mul | Arith::Div) {
-        Some(a.detach().copy()?)
+        // a recorded clone: the saved pre-op value stays differentiable (double backward)
+        Some(a.copy()?)
     } else {
         None
     };
@@ -385,6 +386,25 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     Ok(a.clone())
 }
 
+/// Backward of complex conjugation: the conjugated gradient.
+struct ConjBackward;
+
+impl Backward for ConjBackward {
+    fn name(&self) -> &'static str {
+        "ConjBackward0"
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        Ok(vec![match g.into_iter().next().flatten() {
+            Some(g) => Some(g.conj_if_complex()?),
+            None => None,
+        }])
+    }
+}
+
 /// Backward of add/sub/mul/div (tensor or scalar second operand). Saved: `a` then `b`, each
 /// only if a formula reads it.
 struct ArithBackward {
@@ -415,12 +435,12 @@ impl Backward for ArithBackward {
         let mut it = ctx.saved.iter();
         let a = if self.saved_a { it.next() } else { None };
         let b = if self.saved_b { it.next() } else { None };
-        let b_op = |b: Option<&Tensor>| -> Operand {
-            match (b, self.b_scalar) {
-                (Some(t), _) => Operand::Tensor(t.conj_if_complex()),
+        let b_op = |b: Option<&Tensor>| -> Result<Operand> {
+            Ok(match (b, self.b_scalar) {
+                (Some(t), _) => Operand::Tensor(t.conj_if_complex()?),
                 (None, Some(s)) => Operand::Scalar(s),
                 (None, None) => unreachable!("internal: operand b was not saved"),
-            }
+            })
         };
         let one = self.alpha == Scalar::Int(1);
         let (ga, gb) = match self.op {
@@ -446,19 +466,19 @@ impl Backward for ArithBackward {
             ),
             Arith::Mul => (
                 if ctx.needs(0) {
-                    Some(g.mul(b_op(b))?)
+                    Some(g.mul(b_op(b)?)?)
                 } else {
                     None
                 },
                 if ctx.needs(1) {
-                    Some(g.mul(&a.expect("internal: a saved").conj_if_complex())?)
+                    Some(g.mul(&a.expect("internal: a saved").conj_if_complex()?)?)
                 } else {
                     None
                 },
             ),
             Arith::Div => {
                 let ga = if ctx.needs(0) {
-                    Some(g.div(b_op(b))?)
+                    Some(g.div(b_op(b)?)?)
                 } else {
                     None
                 };
@@ -466,8 +486,8 @@ impl Backward for ArithBackward {
                     let (a, b) = (a.expect("internal: a saved"), b.expect("internal: b saved"));
                     Some(
                         g.neg()?
-                            .mul(&a.conj_if_complex())?
-                            .div(&b.mul(b)?.conj_if_complex())?,
+                            .mul(&a.conj_if_complex()?)?
+                            .div(&b.mul(b)?.conj_if_complex()?)?,
                     )
                 } else {
                     None
@@ -627,8 +647,22 @@ impl Tensor {
     pub fn div_(&self, other: impl Into<Operand>) -> Result<Tensor> {
         arith_inplace(self, other.into(), Scalar::Int(1), Arith::Div)
     }
-    /// The complex conjugate for complex dtypes (a no-op handle otherwise).
-    pub(crate) fn conj_if_complex(&self) -> Tensor {
-        self.clone()
+    /// The complex conjugate for complex dtypes (a no-op handle otherwise); recorded
+    /// (`ConjBackward0`: the gradient is conjugated back) so complex formulas stay
+    /// differentiable.
+    pub(crate) fn conj_if_complex(&self) -> Result<Tensor> {
+        let out = match self.dtype() {
+            DType::C64 => {
+                super::unary::unary_map::<crate::dtype::C64, crate::dtype::C64>(self, |z| z.conj())?
+            }
+            DType::C128 => {
+                super::unary::unary_map::<crate::dtype::C128, crate::dtype::C128>(self, |z| {
+                    z.conj()
+                })?
+            }
+            _ => return Ok(self.clone()),
+        };
+        record(&[&out], &[self], Vec::new, ConjBackward)?;
+        Ok(out)
     }
 }

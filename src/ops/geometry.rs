@@ -1,56 +1,50 @@
 //! Moving gradients between strided geometries of one storage: the scatter behind every
 //! non-reshape view backward (`as_strided_backward`) and the base/slice split of CopySlices.
+//! [`scatter_geometry`] is the differentiable form (recorded when building a higher-order
+//! graph): its adjoint is the same scatter with the geometries swapped.
 
 use super::util::with_raw;
-use crate::backend::cpu::copy::{Raw, accumulate, copy_cast};
+use crate::autograd::{Backward, BackwardCtx, record};
+use crate::backend::cpu::copy::{accumulate, copy_cast};
 use crate::layout::Layout;
 use crate::storage::Storage;
 use crate::tensor::TensorData;
 use crate::{Result, Tensor, bail, dispatch};
 
-/// Gradient w.r.t. a tensor of geometry `base` given gradients of views of it (`(grad, view
-/// geometry)`): every grad element is added at its storage position, then the base geometry
-/// reads the result. Positions outside every view get 0; overlapping views accumulate. When the
-/// base geometry itself overlaps (an expanded base), each storage sum is split evenly among the
-/// base elements that alias it (PyTorch's `as_strided_backward`), so a later expand backward
-/// does not count it once per alias.
-///
-/// Differentiable (for double backward through view ops): its adjoint w.r.t. part `k` is the
-/// same scatter with the roles swapped, `scatter_to_geometry([(grad, base)], view_k)` (exact
-/// when the base does not overlap itself; for an expanded base the alias split makes the
-/// second-order result approximate — not covered by a test yet).
-pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
+/// [`scatter_to_geometry`] that records its own backward when grad mode is on and a part
+/// requires grad (double backward through views, CopySlices and view regeneration).
+pub(crate) fn scatter_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
     let out = {
         let _g = crate::autograd::no_grad();
-        scatter_raw(parts, base)?
+        scatter_to_geometry(parts, base)?
     };
-    let inputs: Vec<&Tensor> = parts.iter().map(|(g, _)| *g).collect();
-    crate::autograd::record(
+    let inputs: Vec<&Tensor> = parts.iter().map(|p| p.0).collect();
+    record(
         &[&out],
         &inputs,
         Vec::new,
         ScatterGeometryBackward {
             base: base.clone(),
-            views: parts.iter().map(|(_, l)| (*l).clone()).collect(),
+            views: parts.iter().map(|p| p.1.clone()).collect(),
         },
     )?;
     Ok(out)
 }
 
-/// Backward of [`scatter_to_geometry`]: reads each view geometry out of the output grad
-/// placed at the base geometry.
+/// Backward of [`scatter_geometry`]: part `k` gets `grad` (base geometry) scattered into storage
+/// positions and read back with view `k`'s geometry, i.e. the same scatter with roles swapped.
 struct ScatterGeometryBackward {
     base: Layout,
     views: Vec<Layout>,
 }
 
-impl crate::autograd::Backward for ScatterGeometryBackward {
+impl Backward for ScatterGeometryBackward {
     fn name(&self) -> &'static str {
         "AsStridedScatterBackward0"
     }
     fn apply(
         &mut self,
-        _: &crate::autograd::BackwardCtx<'_>,
+        ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
@@ -58,12 +52,25 @@ impl crate::autograd::Backward for ScatterGeometryBackward {
         };
         self.views
             .iter()
-            .map(|v| Ok(Some(scatter_to_geometry(&[(&g, &self.base)], v)?)))
+            .enumerate()
+            .map(|(k, v)| {
+                if ctx.needs(k) {
+                    scatter_geometry(&[(&g, &self.base)], v).map(Some)
+                } else {
+                    Ok(None)
+                }
+            })
             .collect()
     }
 }
 
-fn scatter_raw(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
+/// Gradient w.r.t. a tensor of geometry `base` given gradients of views of it (`(grad, view
+/// geometry)`): every grad element is added at its storage position, then the base geometry
+/// reads the result. Positions outside every view get 0; overlapping views accumulate. When the
+/// base geometry itself overlaps (an expanded base), each storage sum is split evenly among the
+/// base elements that alias it (PyTorch's `as_strided_backward`), so a later expand backward
+/// does not count it once per alias.
+pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
     let dtype = parts[0].0.dtype();
     let lo = parts
         .iter()

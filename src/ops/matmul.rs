@@ -103,7 +103,7 @@ impl Backward for MmBackward {
         let a = if self.save_a { it.next() } else { None };
         let b = if self.save_b { it.next() } else { None };
         let tr = |t: &Tensor| -> Result<Tensor> {
-            let t = t.conj_if_complex();
+            let t = t.conj_if_complex()?;
             if self.batched {
                 t.transpose(1, 2)
             } else {
@@ -172,11 +172,11 @@ impl Backward for DotBackward {
         let a = if self.save_a { it.next() } else { None };
         let b = if self.save_b { it.next() } else { None };
         let ga = match (ctx.needs(0), b) {
-            (true, Some(b)) => Some(b.conj_if_complex().mul(&g)?),
+            (true, Some(b)) => Some(b.conj_if_complex()?.mul(&g)?),
             _ => None,
         };
         let gb = match (ctx.needs(1), a) {
-            (true, Some(a)) => Some(a.conj_if_complex().mul(&g)?),
+            (true, Some(a)) => Some(a.conj_if_complex()?.mul(&g)?),
             _ => None,
         };
         Ok(vec![ga, gb])

@@ -14,6 +14,7 @@ pub(crate) mod geometry;
 pub(crate) mod loss;
 pub(crate) mod matmul;
 pub mod nn;
+mod nn_loss;
 pub(crate) mod pointwise;
 pub(crate) mod pointwise_api;
 pub(crate) mod reduce;

@@ -78,7 +78,7 @@ pub struct BceWithLogitsOptions<'a> {
     pub reduction: Reduction,
 }
 
-fn check_float(x: &Tensor, op: &'static str) -> Result<()> {
+pub(super) fn check_float(x: &Tensor, op: &'static str) -> Result<()> {
     if !x.dtype().is_float() {
         bail!(
             Unsupported,
@@ -92,7 +92,7 @@ fn check_float(x: &Tensor, op: &'static str) -> Result<()> {
 }
 
 /// f64 tensor values -> tensor of `dtype` (no autograd).
-fn from_f64(v: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
+pub(super) fn from_f64(v: Vec<f64>, shape: &[usize], dtype: DType) -> Result<Tensor> {
     let _g = no_grad();
     let t = Tensor::from_vec(v, shape)?;
     if dtype == DType::F64 {
@@ -202,39 +202,7 @@ fn softmax_impl(x: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     Ok(out)
 }
 
-struct ConstGradBackward {
-    name: &'static str,
-    /// d out / d input_k (same shape as out), per input
-    grads: Vec<Tensor>,
-}
-
-impl Backward for ConstGradBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None; self.grads.len()]);
-        };
-        self.grads
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                if ctx.needs(i) {
-                    g.mul(d).map(Some)
-                } else {
-                    Ok(None)
-                }
-            })
-            .collect()
-    }
-}
-
-fn reduce(l: Tensor, r: Reduction) -> Result<Tensor> {
+pub(super) fn reduce(l: Tensor, r: Reduction) -> Result<Tensor> {
     match r {
         Reduction::None => Ok(l),
         Reduction::Sum => l.sum(),
@@ -574,125 +542,6 @@ impl Tensor {
             }
         };
         nll.mul(1.0 - eps)?.add(&smooth.mul(eps / c as f64)?)
-    }
-
-    /// Mean squared error `(self - target)^2`, reduced.
-    ///
-    /// ```
-    /// # use tapegrad::{Tensor, Reduction};
-    /// let x = Tensor::from_vec(vec![1.0f32, 3.0], &[2])?;
-    /// let y = Tensor::from_vec(vec![0.0f32, 0.0], &[2])?;
-    /// assert_eq!(x.mse_loss(&y, Reduction::Mean)?.item::<f32>()?, 5.0);
-    /// # Ok::<(), tapegrad::Error>(())
-    /// ```
-    pub fn mse_loss(&self, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
-        let d = self.sub(target)?;
-        reduce(d.mul(&d)?, reduction)
-    }
-
-    /// Mean absolute error `|self - target|`, reduced.
-    ///
-    /// ```
-    /// # use tapegrad::{Tensor, Reduction};
-    /// let x = Tensor::from_vec(vec![1.0f32, -3.0], &[2])?;
-    /// let y = Tensor::from_vec(vec![0.0f32, 0.0], &[2])?;
-    /// assert_eq!(x.l1_loss(&y, Reduction::Sum)?.item::<f32>()?, 4.0);
-    /// # Ok::<(), tapegrad::Error>(())
-    /// ```
-    pub fn l1_loss(&self, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
-        let d = self.sub(target)?;
-        check_float(&d, "l1_loss")?;
-        let dv = d.to_vec::<f64>()?;
-        let sh = d.shape();
-        let out = from_f64(dv.iter().map(|v| v.abs()).collect(), &sh, d.dtype())?;
-        let sg = from_f64(
-            dv.iter()
-                .map(|v| {
-                    if *v > 0.0 {
-                        1.0
-                    } else if *v < 0.0 {
-                        -1.0
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
-            &sh,
-            d.dtype(),
-        )?;
-        record(
-            &[&out],
-            &[&d],
-            Vec::new,
-            ConstGradBackward {
-                name: "AbsBackward0",
-                grads: vec![sg],
-            },
-        )?;
-        reduce(out, reduction)
-    }
-
-    /// Binary cross entropy on logits `self` with float `target`, optional `weight` and
-    /// `pos_weight` (stable: `(1-y)x + (1+(pw-1)y)·softplus(-x)`).
-    ///
-    /// ```
-    /// # use tapegrad::Tensor;
-    /// let x = Tensor::from_vec(vec![0.0f64], &[1])?;
-    /// let l = x.binary_cross_entropy_with_logits(&Tensor::from_vec(vec![1.0f64], &[1])?, Default::default())?;
-    /// assert!((l.item::<f64>()? - 2f64.ln()).abs() < 1e-12);
-    /// # Ok::<(), tapegrad::Error>(())
-    /// ```
-    pub fn binary_cross_entropy_with_logits(
-        &self,
-        target: &Tensor,
-        opts: BceWithLogitsOptions<'_>,
-    ) -> Result<Tensor> {
-        let op = "binary_cross_entropy_with_logits";
-        check_float(self, op)?;
-        if target.shape() != self.shape() {
-            bail!(
-                ShapeMismatch,
-                op,
-                "Target size ({:?}) must be the same as input size ({:?})",
-                target.shape(),
-                self.shape()
-            );
-        }
-        let sh = self.shape();
-        let xv = self.to_vec::<f64>()?;
-        let yv = target.to_vec::<f64>()?;
-        let pw = match opts.pos_weight {
-            Some(p) => p.broadcast_to(&sh)?.to_vec::<f64>()?,
-            None => vec![1.0; xv.len()],
-        };
-        let sp = |z: f64| z.max(0.0) + (-z.abs()).exp().ln_1p(); // softplus
-        let sig = |z: f64| 1.0 / (1.0 + (-z).exp());
-        let mut l = Vec::with_capacity(xv.len());
-        let (mut gx, mut gy) = (Vec::with_capacity(xv.len()), Vec::with_capacity(xv.len()));
-        for i in 0..xv.len() {
-            let (x, y, p) = (xv[i], yv[i], pw[i]);
-            let lw = 1.0 + (p - 1.0) * y;
-            l.push((1.0 - y) * x + lw * sp(-x));
-            gx.push((1.0 - y) - lw * sig(-x));
-            gy.push(-x + (p - 1.0) * sp(-x));
-        }
-        let dt = self.dtype();
-        let out = from_f64(l, &sh, dt)?;
-        let grads = vec![from_f64(gx, &sh, dt)?, from_f64(gy, &sh, dt)?];
-        record(
-            &[&out],
-            &[self, target],
-            Vec::new,
-            ConstGradBackward {
-                name: "BinaryCrossEntropyWithLogitsBackward0",
-                grads,
-            },
-        )?;
-        let out = match opts.weight {
-            Some(w) => out.mul(w)?,
-            None => out,
-        };
-        reduce(out, opts.reduction)
     }
 
     /// Dropout: in training, zeroes each element with probability `p` (global seeded RNG) and

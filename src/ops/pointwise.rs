@@ -97,7 +97,8 @@ pub(crate) fn write_back(
         return Err(cast_error(name, res.dtype(), a.dtype()));
     }
     let orig = if rec.is_some() {
-        Some(SavedTensor::private(a.detach().copy()?))
+        // a recorded clone: the saved pre-op value stays differentiable (double backward)
+        Some(SavedTensor::private(a.copy()?))
     } else {
         None
     };

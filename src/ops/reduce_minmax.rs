@@ -3,7 +3,7 @@
 //! index. Full reductions and amax/amin split the gradient evenly among ties; `max(dim)` routes
 //! it to the returned index.
 
-use super::reduce_util::{Rows, build, norm_dims, one_dim, record_weighted, rows, unrows};
+use super::reduce_util::{Exact, Rows, build, norm_dims, one_dim, record_weighted, rows, unrows};
 use crate::{DType, Result, Tensor, bail};
 
 /// Per-row extremum and its first index (NaN wins).
@@ -115,7 +115,9 @@ impl Ext {
 fn full(x: &Tensor, max: bool, op: &'static str, name: &'static str) -> Result<Tensor> {
     let e = extremum(x, norm_dims(None, x.dim(), op)?, max, op, true)?;
     let out = e.out(false)?;
-    record_weighted(&out, x, name, &e.rw, false, || e.tie_weights(x))?;
+    record_weighted(&out, x, name, &e.rw, false, Exact::None, || {
+        e.tie_weights(x)
+    })?;
     Ok(out)
 }
 
@@ -130,7 +132,7 @@ fn along(
     let out = e.out(keepdim)?;
     let idx = build(e.idx.clone(), e.rw.shape(keepdim), DType::I64)?;
     let name = if max { "MaxBackward0" } else { "MinBackward0" };
-    record_weighted(&out, x, name, &e.rw, keepdim, || e.onehot(x))?;
+    record_weighted(&out, x, name, &e.rw, keepdim, Exact::None, || e.onehot(x))?;
     Ok((out, idx))
 }
 
@@ -148,7 +150,9 @@ fn amax_impl(
     } else {
         "AminBackward0"
     };
-    record_weighted(&out, x, name, &e.rw, keepdim, || e.tie_weights(x))?;
+    record_weighted(&out, x, name, &e.rw, keepdim, Exact::None, || {
+        e.tie_weights(x)
+    })?;
     Ok(out)
 }
 

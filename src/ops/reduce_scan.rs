@@ -2,7 +2,7 @@
 //! (backward computed from the saved input, exact with zeros). Integers/bool accumulate in i64.
 
 use super::reduce_util::{Rows, one_dim, rows, unrows};
-use crate::autograd::{Backward, BackwardCtx, record};
+use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
 use crate::{DType, Result, Tensor};
 
 fn scan_dtype(x: &Tensor, dtype: Option<DType>) -> DType {
@@ -152,23 +152,52 @@ impl Tensor {
         })?;
         if crate::autograd::is_grad_enabled() && self.requires_grad() {
             let x = self.clone();
+            let dim = if self.dim() == 0 {
+                0
+            } else {
+                crate::layout::wrap_dim(dim, self.dim(), "cumprod")?
+            };
             record(
                 &[&out],
                 &[self],
-                Vec::new,
-                CumprodBackward { x_rows: d, rw, x },
+                || vec![SavedTensor::input(self)],
+                CumprodBackward {
+                    x_rows: d,
+                    rw,
+                    x,
+                    dim,
+                },
             )?;
         }
         Ok(out)
     }
 }
 
-/// grad_i = sum_{k >= i} g_k * prod_{j <= k, j != i} x_j, computed from the saved input rows
-/// (first-order: the result is a constant for double backward).
+/// grad_i = sum_{k >= i} g_k * prod_{j <= k, j != i} x_j (exact with zeros), computed from the
+/// input rows; under `create_graph` the same sum is built from recorded ops on the saved input.
 struct CumprodBackward {
     x_rows: Vec<f64>,
     rw: Rows,
     x: Tensor,
+    dim: usize,
+}
+
+impl CumprodBackward {
+    /// `[.., i, k]` holds `prod_{j <= k, j != i} x_j` (cumprod of x with x_i replaced by 1);
+    /// grad_i sums `g_k` times it over `k >= i`.
+    fn differentiable(&self, x: &Tensor, g: &Tensor) -> Result<Tensor> {
+        let d = self.dim as i64;
+        let r = x.shape()[self.dim];
+        let xm = x.movedim(&[d], &[-1])?;
+        let gm = g.movedim(&[d], &[-1])?;
+        let eye = Tensor::eye(r, DType::F64)?.gt(0.5)?;
+        let c = Tensor::where_(&eye, 1.0, &xm.unsqueeze(-2)?)?.cumprod(-1, None)?;
+        let upper = Tensor::ones(&[r, r], x.dtype())?.triu(0)?;
+        c.mul(&gm.unsqueeze(-2)?)?
+            .mul(&upper)?
+            .sum_dims(&[-1], false)?
+            .movedim(&[-1], &[d])
+    }
 }
 
 impl Backward for CumprodBackward {
@@ -177,12 +206,15 @@ impl Backward for CumprodBackward {
     }
     fn apply(
         &mut self,
-        _: &BackwardCtx<'_>,
+        ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
+        if ctx.create_graph && g.dim() > 0 {
+            return Ok(vec![Some(self.differentiable(&ctx.saved[0], &g)?)]);
+        }
         let (_, gr) = rows::<f64>(&g, &self.rw.dims)?;
         let r = self.rw.r;
         let mut out = vec![0.0f64; gr.len()];

@@ -2,7 +2,7 @@
 //! (p = 1, 2, inf, -inf, "fro"), `all`/`any`. `mean`/`var` are compositions of differentiable
 //! ops; the others record a weight-based backward (see `reduce_util::WeightedBackward`).
 
-use super::reduce_util::{build, norm_dims, record_weighted, rows, unrows};
+use super::reduce_util::{Exact, build, norm_dims, record_weighted, rows, unrows};
 use crate::{DType, Result, Tensor, bail};
 
 /// Which vector norm [`Tensor::norm`] computes.
@@ -89,7 +89,7 @@ impl Tensor {
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
         let mu = self.mean(&dl, true, None)?;
         let d = self.sub(&mu)?;
-        let sq = d.mul(&d.conj_if_complex())?;
+        let sq = d.mul(&d.conj_if_complex()?)?;
         let s = if self.dim() == 0 {
             sq
         } else {
@@ -150,24 +150,32 @@ impl Tensor {
             .map(|i| d[i * r..(i + 1) * r].iter().product())
             .collect();
         let out = build(v, rw.shape(keepdim), dt)?;
-        record_weighted(&out, self, "ProdBackward1", &rw, keepdim, || {
-            // product of all other elements of the row (prefix * suffix; exact with zeros)
-            let mut w = vec![0.0f64; d.len()];
-            for i in 0..rw.m {
-                let row = &d[i * r..(i + 1) * r];
-                let mut pre = 1.0;
-                for j in 0..r {
-                    w[i * r + j] = pre;
-                    pre *= row[j];
+        record_weighted(
+            &out,
+            self,
+            "ProdBackward1",
+            &rw,
+            keepdim,
+            Exact::Prod,
+            || {
+                // product of all other elements of the row (prefix * suffix; exact with zeros)
+                let mut w = vec![0.0f64; d.len()];
+                for i in 0..rw.m {
+                    let row = &d[i * r..(i + 1) * r];
+                    let mut pre = 1.0;
+                    for j in 0..r {
+                        w[i * r + j] = pre;
+                        pre *= row[j];
+                    }
+                    let mut suf = 1.0;
+                    for j in (0..r).rev() {
+                        w[i * r + j] *= suf;
+                        suf *= row[j];
+                    }
                 }
-                let mut suf = 1.0;
-                for j in (0..r).rev() {
-                    w[i * r + j] *= suf;
-                    suf *= row[j];
-                }
-            }
-            unrows(w, self, &rw, dt)
-        })?;
+                unrows(w, self, &rw, dt)
+            },
+        )?;
         Ok(out)
     }
 
@@ -205,14 +213,22 @@ impl Tensor {
             })
             .collect();
         let out = build(v.clone(), rw.shape(keepdim), dt)?;
-        record_weighted(&out, self, "LogsumexpBackward0", &rw, keepdim, || {
-            let w: Vec<f64> = d
-                .iter()
-                .enumerate()
-                .map(|(k, &x)| (x - v[k / r.max(1)]).exp())
-                .collect();
-            unrows(w, self, &rw, dt)
-        })?;
+        record_weighted(
+            &out,
+            self,
+            "LogsumexpBackward0",
+            &rw,
+            keepdim,
+            Exact::Logsumexp,
+            || {
+                let w: Vec<f64> = d
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &x)| (x - v[k / r.max(1)]).exp())
+                    .collect();
+                unrows(w, self, &rw, dt)
+            },
+        )?;
         Ok(out)
     }
 
@@ -255,7 +271,12 @@ impl Tensor {
             })
             .collect();
         let out = build(v.clone(), rw.shape(keepdim), dt)?;
-        record_weighted(&out, self, "NormBackward1", &rw, keepdim, || {
+        let exact = if ord == NormOrd::L2 {
+            Exact::NormL2
+        } else {
+            Exact::None
+        };
+        record_weighted(&out, self, "NormBackward1", &rw, keepdim, exact, || {
             let sgn = |x: f64| {
                 if x > 0.0 {
                     1.0
@@ -343,7 +364,8 @@ fn logical(x: &Tensor, dims: &[i64], keepdim: bool, all: bool) -> Result<Tensor>
     build(v, rw.shape(keepdim), dt)
 }
 
-/// Square root used by `std`, with backward `g / (2 * out)` (out treated as constant).
+/// Square root used by `std`, with backward `g / (2 * out)` (rebuilt from the saved output
+/// under `create_graph`).
 fn sqrt_of(v: &Tensor) -> Result<Tensor> {
     let d = v.to_vec::<f64>()?;
     let out = build(
@@ -360,12 +382,18 @@ fn sqrt_of(v: &Tensor) -> Result<Tensor> {
         crate::autograd::record(
             &[&out],
             &[v],
-            Vec::new,
+            || {
+                vec![
+                    crate::autograd::SavedTensor::input(v),
+                    crate::autograd::SavedTensor::output(&out, 0),
+                ]
+            },
             super::reduce_util::WeightedBackward {
                 name: "StdBackward0",
                 w,
                 dims: vec![],
                 keepdim: true,
+                exact: Exact::Sqrt,
             },
         )?;
     }

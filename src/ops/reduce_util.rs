@@ -101,15 +101,33 @@ pub(crate) fn unrows<T: Element>(v: Vec<T>, x: &Tensor, rw: &Rows, dtype: DType)
     super::util::fresh_output(&t, &shape)
 }
 
+/// How a [`WeightedBackward`] rebuilds its weight from differentiable ops when a higher-order
+/// graph is being built (`None`: the weight is piecewise constant, e.g. max/min tie masks and
+/// L1/Inf norms, so its derivative is zero almost everywhere).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Exact {
+    None,
+    /// `prod`: product of the other elements of the row (exact with zeros).
+    Prod,
+    /// `logsumexp`: `exp(x - out)`.
+    Logsumexp,
+    /// L2 `norm`: `x / out` (0 where `out == 0`).
+    NormL2,
+    /// `sqrt` (of std): `0.5 / out`.
+    Sqrt,
+}
+
 /// Backward of reductions whose input gradient is `grad (re-expanded) * w` for a weight tensor
 /// `w` of the input's shape computed in the forward (tie masks / counts for max/amax, one-hot
-/// indices for max(dim), products-of-others for prod, softmax for logsumexp, ...). `w` is a
-/// constant, so the formula is exact to first order (double backward treats `w` as constant).
+/// indices for max(dim), products-of-others for prod, softmax for logsumexp, ...). With
+/// `create_graph`, ops whose weight depends smoothly on the input rebuild it from the saved
+/// input and output with recorded ops (see [`Exact`]), so double backward is exact.
 pub(crate) struct WeightedBackward {
     pub name: &'static str,
     pub w: Tensor,
     pub dims: Vec<usize>,
     pub keepdim: bool,
+    pub exact: Exact,
 }
 
 impl crate::autograd::Backward for WeightedBackward {
@@ -118,25 +136,63 @@ impl crate::autograd::Backward for WeightedBackward {
     }
     fn apply(
         &mut self,
-        _: &crate::autograd::BackwardCtx<'_>,
+        ctx: &crate::autograd::BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
         let Some(g) = g.into_iter().next().flatten() else {
             return Ok(vec![None]);
         };
-        Ok(vec![Some(
-            unsqueeze_dims(&g, &self.dims, self.keepdim)?.mul(&self.w)?,
-        )])
+        let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+        if ctx.create_graph && self.exact != Exact::None {
+            let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
+            let out = unsqueeze_dims(out, &self.dims, self.keepdim)?;
+            let w = match self.exact {
+                Exact::Logsumexp => x.sub(&out)?.exp()?,
+                Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
+                Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
+                Exact::Prod => prod_of_others(x, &self.dims)?,
+                Exact::None => unreachable!("internal: checked above"),
+            };
+            return Ok(vec![Some(g.mul(&w)?)]);
+        }
+        Ok(vec![Some(g.mul(&self.w)?)])
     }
 }
 
-/// Records a [`WeightedBackward`] for `out` if `x` needs grad; `w` is built lazily.
+/// For each element, the product of the other elements of its row over `dims`, built from
+/// recorded ops (`[.., r, r]` with the diagonal set to 1, then `prod` over the last dim).
+fn prod_of_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let shape = x.shape();
+    if dims.is_empty() || shape.is_empty() {
+        return x.ones_like();
+    }
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let order: Vec<usize> = kept.iter().chain(dims.iter()).copied().collect();
+    let perm: Vec<i64> = order.iter().map(|&d| d as i64).collect();
+    let r: usize = dims.iter().map(|&d| shape[d]).product();
+    let mut rows_shape: Vec<i64> = kept.iter().map(|&d| shape[d] as i64).collect();
+    rows_shape.push(r as i64);
+    let xr = x.permute(&perm)?.reshape(&rows_shape)?;
+    let eye = Tensor::eye(r, DType::F64)?.gt(0.5)?;
+    let others = Tensor::where_(&eye, 1.0, &xr.unsqueeze(-2)?)?;
+    let w = others.prod(&[-1], false)?;
+    let pshape: Vec<i64> = order.iter().map(|&d| shape[d] as i64).collect();
+    let mut inv = vec![0i64; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inv[d] = i as i64;
+    }
+    w.reshape(&pshape)?.permute(&inv)
+}
+
+/// Records a [`WeightedBackward`] for `out` if `x` needs grad; `w` is built lazily. With an
+/// `exact` rule, `x` and `out` are saved (version-checked, like PyTorch) for double backward.
 pub(crate) fn record_weighted(
     out: &Tensor,
     x: &Tensor,
     name: &'static str,
     rw: &Rows,
     keepdim: bool,
+    exact: Exact,
     w: impl FnOnce() -> Result<Tensor>,
 ) -> Result<()> {
     if !crate::autograd::is_grad_enabled() || !x.requires_grad() || !x.dtype().is_differentiable() {
@@ -146,12 +202,19 @@ pub(crate) fn record_weighted(
     crate::autograd::record(
         &[out],
         &[x],
-        Vec::new,
+        || match exact {
+            Exact::None => Vec::new(),
+            _ => vec![
+                crate::autograd::SavedTensor::input(x),
+                crate::autograd::SavedTensor::output(out, 0),
+            ],
+        },
         WeightedBackward {
             name,
             w,
             dims: rw.dims.clone(),
             keepdim,
+            exact,
         },
     )
 }

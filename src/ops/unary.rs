@@ -390,7 +390,8 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
     check_no_internal_overlap(&a.data(), name)?;
     let save = op.save();
     let orig = if rec.is_some() && save == Save::Input {
-        Some(a.detach().copy()?)
+        // a recorded clone: the saved pre-op value stays differentiable (double backward)
+        Some(a.copy()?)
     } else {
         None
     };
@@ -436,9 +437,16 @@ impl Backward for UnaryBackward {
         let gi = match self.op {
             Neg => g.neg()?,
             Sign | Floor | Ceil | Round | Trunc => g.zeros_like()?,
+            Abs if s().dtype().is_complex() => {
+                // sgn(z) = z / |z| (0 at 0), PyTorch's complex abs backward
+                let z = s();
+                let m = z.abs()?;
+                let safe = Tensor::where_(&m.eq(0)?, 1.0, &m)?;
+                g.mul(&z.div(&safe)?)?
+            }
             Abs => g.mul(&s().sign()?)?,
             Relu => Tensor::where_(&s().gt(0)?, &g, 0.0)?,
-            Exp => g.mul(s())?,
+            Exp => g.mul(&s().conj_if_complex()?)?,
             Exp2 => g.mul(s())?.mul(ln2)?,
             Log => g.div(s())?,
             Log2 => g.div(&s().mul(ln2)?)?,
@@ -470,7 +478,7 @@ impl Backward for UnaryBackward {
             Elu(alpha) => Tensor::where_(&s().gt(0)?, &g, &g.mul(&s().exp()?.mul(alpha)?)?)?,
             LeakyRelu(sl) => Tensor::where_(&s().gt(0)?, &g, &g.mul(sl)?)?,
             Gelu(t) => {
-                // fused first-order kernel (not differentiable twice)
+                // fused derivative kernel; recorded (with its own derivative) under create_graph
                 let x = s();
                 let x = if x.dtype() == g.dtype() {
                     x.clone()
@@ -478,6 +486,7 @@ impl Backward for UnaryBackward {
                     x.to_dtype(g.dtype())?
                 };
                 let d = float_go!(x.dtype(), &x, None, R, |v| gelu_grad_f64(v as f64, t) as R)?;
+                super::activation::record_gelu_grad(&d, &x, t)?;
                 g.mul(&d)?
             }
         };

@@ -1,0 +1,481 @@
+//! One test per autograd rule of issue 5 (views, in-place, versions, errors), with PyTorch's
+//! exact (stable-release) messages: saved-tensor version checks (inputs and outputs), leaf
+//! in-place, CopySlices, view grad_fn regeneration, ViewInplaceForbidden variants, non-views
+//! (unsafe_view, reshape's copy path), detach, retain_grad, hooks, BackwardTwice, NoGradFn,
+//! shape-mismatched gradients and accumulation across backward calls.
+
+use std::sync::{Arc, Mutex};
+use tapegrad::autograd::{self, no_grad};
+use tapegrad::{DType, ErrorKind, Tensor};
+
+type R = tapegrad::Result<()>;
+
+const HINT: &str = " Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).";
+const MODIFIED: &str = "one of the variables needed for gradient computation has been modified by an inplace operation: ";
+
+fn leaf32(v: &[f32]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), &[v.len()])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
+}
+
+fn leaf64(v: &[f64], shape: &[usize]) -> Tensor {
+    Tensor::from_vec(v.to_vec(), shape)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap()
+}
+
+fn grad64(t: &Tensor) -> Vec<f64> {
+    t.grad().expect("grad").to_vec::<f64>().unwrap()
+}
+
+#[test]
+fn saved_input_modified_exact_message() -> R {
+    let x = leaf32(&[1.0, 2.0, 3.0]).copy()?;
+    let y = x.sin()?;
+    x.add_(1.0)?;
+    x.mul_(2.0)?;
+    let e = y.sum()?.backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SavedTensorModified);
+    assert_eq!(
+        e.message(),
+        format!(
+            "{MODIFIED}[torch.FloatTensor [3]], which is output 0 of MulBackward0, is at version 2; expected version 0 instead.{HINT}"
+        )
+    );
+    Ok(())
+}
+
+#[test]
+fn saved_leaf_modified_under_no_grad_has_no_node_clause() -> R {
+    let x = leaf64(&[1.0, 2.0], &[2]);
+    let y = x.mul(&x)?;
+    {
+        let _g = no_grad();
+        x.add_(1.0)?;
+    }
+    let e = y.sum()?.backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SavedTensorModified);
+    assert_eq!(
+        e.message(),
+        format!(
+            "{MODIFIED}[torch.DoubleTensor [2]] is at version 1; expected version 0 instead.{HINT}"
+        )
+    );
+    assert!(x.grad().is_none());
+    Ok(())
+}
+
+#[test]
+fn saved_zero_dim_message_shape() -> R {
+    let x = Tensor::scalar(2.0f32).requires_grad_(true)?.copy()?;
+    let y = x.mul(&x)?;
+    x.add_(1.0)?;
+    let e = y.backward().unwrap_err();
+    assert!(
+        e.message()
+            .contains("[torch.FloatTensor []], which is output 0 of AddBackward0, is at version 1"),
+        "{e}"
+    );
+    Ok(())
+}
+
+/// Ops that save their output detect mutation of the output; the node named is the saver.
+#[test]
+fn ops_saving_their_output_detect_output_mutation() -> R {
+    type Op = fn(&Tensor) -> tapegrad::Result<Tensor>;
+    let ops: &[(&str, Op)] = &[
+        ("ExpBackward0", |t| t.exp()),
+        ("TanhBackward0", |t| t.tanh()),
+        ("SigmoidBackward0", |t| t.sigmoid()),
+        ("SqrtBackward0", |t| t.sqrt()),
+        ("RsqrtBackward0", |t| t.rsqrt()),
+        ("ReciprocalBackward0", |t| t.reciprocal()),
+        ("TanBackward0", |t| t.tan()),
+        ("Exp2Backward0", |t| t.exp2()),
+        ("Expm1Backward0", |t| t.expm1()),
+        ("ReluBackward0", |t| t.relu()),
+        ("SoftmaxBackward0", |t| t.softmax(0)),
+    ];
+    for (name, op) in ops {
+        let x = leaf32(&[0.5, 1.0, 1.5]);
+        let y = op(&x)?;
+        assert_eq!(y.grad_fn().unwrap().name(), *name);
+        let z = y.mul(3.0)?; // does not save y
+        y.add_(1.0)?; // allowed on a non-leaf; rebases y
+        let e = z.sum()?.backward().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::SavedTensorModified, "{name}");
+        assert_eq!(
+            e.message(),
+            format!(
+                "{MODIFIED}[torch.FloatTensor [3]], which is output 0 of {name}, is at version 1; expected version 0 instead.{HINT}"
+            )
+        );
+    }
+    // mutation under no_grad is caught too (the counter moves either way)
+    let x = leaf32(&[0.5, 1.0]);
+    let y = x.exp()?;
+    {
+        let _g = no_grad();
+        y.zero_()?;
+    }
+    let e = y.sum()?.backward().unwrap_err();
+    assert!(
+        e.message()
+            .contains("output 0 of ExpBackward0, is at version 1"),
+        "{e}"
+    );
+    Ok(())
+}
+
+#[test]
+fn leaf_inplace_in_grad_mode_errors_and_is_allowed_under_no_grad() -> R {
+    let x = leaf32(&[1.0, 2.0, 3.0]);
+    let e = x.add_(1.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LeafInplace);
+    assert_eq!(
+        e.message(),
+        "a leaf Variable that requires grad is being used in an in-place operation."
+    );
+    let e = x.narrow(0, 0, 2)?.mul_(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LeafInplace);
+    assert_eq!(
+        e.message(),
+        "a view of a leaf Variable that requires grad is being used in an in-place operation."
+    );
+    let e = x.exp_().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::LeafInplace);
+    // unchanged
+    assert_eq!((x.version(), x.to_vec::<f32>()?), (0, vec![1.0, 2.0, 3.0]));
+    {
+        let _g = no_grad();
+        x.add_(1.0)?;
+        x.narrow(0, 0, 1)?.mul_(10.0)?;
+    }
+    assert_eq!((x.version(), x.to_vec::<f32>()?), (2, vec![20.0, 3.0, 4.0]));
+    assert!(x.is_leaf() && x.requires_grad() && x.grad_fn().is_none());
+    x.mul(2.0)?.sum()?.backward()?;
+    assert_eq!(x.grad().unwrap().to_vec::<f32>()?, vec![2.0; 3]);
+    Ok(())
+}
+
+#[test]
+fn copyslices_grads_for_self_and_other() -> R {
+    let xv = [0.5, -1.0, 2.0, 1.5, 0.25, -0.75];
+    let wv = [2.0, -3.0, 0.5];
+    let cv = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+    let x = leaf64(&xv, &[2, 3]);
+    let w = leaf64(&wv, &[3]);
+    let c = Tensor::from_vec(cv.to_vec(), &[2, 3])?;
+    let b = x.copy()?;
+    let v = b.select(0, 1)?;
+    v.mul_(&w)?;
+    assert_eq!(b.grad_fn().unwrap().name(), "CopySlices");
+    assert_eq!(v.grad_fn().unwrap().name(), "AsStridedBackward0");
+    assert_eq!((v.version(), b.version()), (1, 1));
+    b.mul(&c)?.sum()?.backward()?;
+    // loss = sum c0*x0 + sum c1*x1*w
+    let mut gx = cv[..3].to_vec();
+    gx.extend((0..3).map(|k| cv[3 + k] * wv[k]));
+    assert_eq!(grad64(&x), gx);
+    assert_eq!(
+        grad64(&w),
+        (0..3).map(|k| cv[3 + k] * xv[3 + k]).collect::<Vec<_>>()
+    );
+    Ok(())
+}
+
+#[test]
+fn view_grad_fn_regenerates_after_base_inplace() -> R {
+    let x = leaf64(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    let b = x.copy()?;
+    let v = b.narrow(0, 0, 2)?;
+    assert_eq!(v.grad_fn().unwrap().name(), "SliceBackward0");
+    b.mul_(3.0)?;
+    assert_eq!(v.version(), 1);
+    assert_eq!(v.grad_fn().unwrap().name(), "AsStridedBackward0");
+    v.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![3.0, 3.0, 0.0, 0.0]);
+    // a sibling view's in-place regenerates the other views too
+    let x = leaf64(&[1.0, 2.0, 3.0, 4.0], &[4]);
+    let b = x.copy()?;
+    let (v1, v2) = (b.narrow(0, 0, 2)?, b.narrow(0, 1, 2)?);
+    v1.mul_(2.0)?;
+    assert_eq!(v2.grad_fn().unwrap().name(), "AsStridedBackward0");
+    v2.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![0.0, 2.0, 1.0, 0.0]);
+    Ok(())
+}
+
+const NO_GRAD_TAIL: &str = " no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).";
+const MULTI_TAIL: &str = " This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
+
+#[test]
+fn no_grad_views_refuse_inplace_in_grad_mode() -> R {
+    let x = leaf32(&[1.0, 2.0, 3.0]);
+    let y = x.mul(1.0)?;
+    let v = {
+        let _g = no_grad();
+        y.slice(0, Some(0), Some(2), 1)?
+    };
+    let e = v.mul_(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert_eq!(e.message(), format!("A view was created in{NO_GRAD_TAIL}"));
+    assert_eq!((v.version(), y.to_vec::<f32>()?), (0, vec![1.0, 2.0, 3.0]));
+    // a view of that view names its own node
+    let w = v.slice(0, Some(0), Some(1), 1)?;
+    let e = w.mul_(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert_eq!(
+        e.message(),
+        format!(
+            "Output 0 of SliceBackward0 is a view of a view which was created in{NO_GRAD_TAIL}"
+        )
+    );
+    // indirect: the base changed in grad mode, the no_grad view cannot regenerate
+    y.mul_(2.0)?;
+    let e = v.mul(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert_eq!(
+        e.message(),
+        format!(
+            "A view was created in no_grad mode and its base or another view of its base has been modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked)."
+        )
+    );
+    // under no_grad both are fine
+    let _g = no_grad();
+    v.mul_(2.0)?;
+    Ok(())
+}
+
+#[test]
+fn multi_output_views_refuse_inplace_both_variants() -> R {
+    let x = leaf32(&[1.0, 2.0, 3.0]);
+    let y = x.mul(1.0)?;
+    let parts = y.unbind(0)?;
+    let e = parts[1].mul_(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert_eq!(
+        e.message(),
+        format!("Output 1 of UnbindBackward0 is a view and is being modified inplace.{MULTI_TAIL}")
+    );
+    let sp = y.split(1, 0)?;
+    let e = sp[0].add_(1.0).unwrap_err();
+    assert_eq!(
+        e.message(),
+        format!("Output 0 of SplitBackward0 is a view and is being modified inplace.{MULTI_TAIL}")
+    );
+    let ch = y.chunk(3, 0)?;
+    let e = ch[2].zero_().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert!(e.message().starts_with("Output 2 of Split"), "{e}");
+    // a view of a multi-output view inherits the ban
+    let e = parts[2].unsqueeze(0)?.mul_(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert_eq!(y.version(), 0);
+    // indirect: the base was modified, the outputs cannot regenerate
+    y.mul_(2.0)?;
+    let e = parts[0].mul(2.0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ViewInplaceForbidden);
+    assert_eq!(
+        e.message(),
+        format!(
+            "Output 0 of UnbindBackward0 is a view and its base or another view of its base has been modified inplace.{MULTI_TAIL}"
+        )
+    );
+    Ok(())
+}
+
+#[test]
+fn unsafe_view_and_reshape_copy_are_not_views() -> R {
+    let x = leaf64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let r = x.reshape(&[6])?;
+    assert!(r.is_view() && r.shares_storage(&x));
+    assert_eq!(r.grad_fn().unwrap().name(), "ViewBackward0");
+    let rc = x.t()?.reshape(&[6])?;
+    assert!(!rc.is_view() && !rc.shares_storage(&x));
+    let gf = rc.grad_fn().unwrap();
+    assert_eq!(gf.name(), "UnsafeViewBackward0");
+    assert_eq!(
+        gf.next_functions()[0].as_ref().unwrap().name(),
+        "CloneBackward0"
+    );
+    // in-place on the copy is fine and does not touch x
+    rc.mul_(2.0)?;
+    assert_eq!(x.version(), 0);
+    let u = x.mul(1.0)?.unsafe_view(&[3, 2])?;
+    assert!(!u.is_view());
+    u.add_(1.0)?;
+    u.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![1.0; 6]);
+    Ok(())
+}
+
+#[test]
+fn detach_shares_storage_and_version_but_cuts_the_graph() -> R {
+    let x = leaf32(&[1.0, 2.0, 3.0]);
+    let y = x.mul(&x)?;
+    let d = x.detach();
+    assert!(!d.requires_grad() && d.is_leaf() && !d.is_view() && d.shares_storage(&x));
+    d.add_(1.0)?; // allowed: d does not require grad
+    assert_eq!((x.version(), d.version()), (1, 1));
+    assert_eq!(x.to_vec::<f32>()?, vec![2.0, 3.0, 4.0]);
+    let e = y.sum()?.backward().unwrap_err();
+    assert_eq!(
+        e.message(),
+        format!(
+            "{MODIFIED}[torch.FloatTensor [3]] is at version 1; expected version 0 instead.{HINT}"
+        )
+    );
+    // ops on the detached tensor are not recorded
+    assert!(d.mul(2.0)?.grad_fn().is_none());
+    Ok(())
+}
+
+#[test]
+fn retain_grad_keeps_non_leaf_grads_and_accumulates() -> R {
+    let x = leaf64(&[1.0, 2.0], &[2]);
+    let y = x.mul(2.0)?;
+    let z = x.mul(3.0)?;
+    y.retain_grad()?;
+    let s = y.mul(&y)?.add(&z)?.sum()?;
+    s.backward_with(None, true, false)?;
+    assert_eq!(grad64(&y), vec![4.0, 8.0]);
+    assert!(z.grad().is_none());
+    s.backward()?;
+    assert_eq!(grad64(&y), vec![8.0, 16.0]);
+    // on a leaf: no-op; on a tensor without grad: error
+    x.retain_grad()?;
+    let e = Tensor::ones(&[1], DType::F64)?.retain_grad().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    Ok(())
+}
+
+#[test]
+fn hooks_observe_and_replace_grads_retain_grad_sees_hooked_value() -> R {
+    let seen: Arc<Mutex<Vec<f64>>> = Arc::new(Mutex::new(Vec::new()));
+    let x = leaf64(&[1.0, 1.0], &[2]);
+    let s2 = seen.clone();
+    x.register_hook(move |g| {
+        s2.lock().unwrap().extend(g.to_vec::<f64>()?);
+        Ok(None)
+    })?;
+    // non-leaf hook replacing the grad, registered after retain_grad: retain sees the hooked value
+    let y = x.mul(1.0)?;
+    y.retain_grad()?;
+    y.register_hook(|g| Ok(Some(g.mul(2.0)?)))?;
+    y.mul(3.0)?.sum()?.backward()?;
+    assert_eq!(grad64(&y), vec![6.0, 6.0]);
+    assert_eq!(grad64(&x), vec![6.0, 6.0]);
+    assert_eq!(*seen.lock().unwrap(), vec![6.0, 6.0]);
+    // a hook on a tensor without grad is refused
+    let e = Tensor::ones(&[1], DType::F64)?
+        .register_hook(|_| Ok(None))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    Ok(())
+}
+
+#[test]
+fn backward_twice_errors_unless_retained() -> R {
+    let x = leaf64(&[1.0, 2.0], &[2]);
+    let s = x.mul(&x)?.sum()?;
+    s.backward()?;
+    let e = s.backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BackwardTwice);
+    assert_eq!(
+        e.message(),
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
+    );
+    let y = x.exp()?.sum()?;
+    autograd::grad(&[y.clone()], &[x.clone()], &[None], false, false, false)?;
+    let e = autograd::grad(&[y], &[x.clone()], &[None], false, false, false).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::BackwardTwice);
+    // retained: the second pass works
+    let s = x.mul(&x)?.sum()?;
+    x.set_grad(None)?;
+    s.backward_with(None, true, false)?;
+    s.backward()?;
+    assert_eq!(grad64(&x), vec![4.0, 8.0]);
+    Ok(())
+}
+
+#[test]
+fn no_grad_fn_and_shape_mismatch_errors() -> R {
+    let e = Tensor::ones(&[2], DType::F32)?
+        .sum()?
+        .backward()
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NoGradFn);
+    assert_eq!(
+        e.message(),
+        "element 0 of tensors does not require grad and does not have a grad_fn"
+    );
+    let x = leaf32(&[1.0, 2.0]);
+    let y = {
+        let _g = no_grad();
+        x.mul(2.0)?
+    };
+    assert!(!y.requires_grad());
+    assert_eq!(y.sum()?.backward().unwrap_err().kind(), ErrorKind::NoGradFn);
+    let e = x
+        .mul(2.0)?
+        .backward_with(Some(&Tensor::ones(&[3], DType::F32)?), false, false)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
+    assert_eq!(
+        e.message(),
+        "Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has a shape of torch.Size([2])."
+    );
+    assert!(x.grad().is_none());
+    Ok(())
+}
+
+#[test]
+fn grads_accumulate_across_backward_calls() -> R {
+    let x = leaf64(&[1.0, 2.0], &[2]);
+    x.mul(&x)?.sum()?.backward()?;
+    x.mul(3.0)?.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![5.0, 7.0]);
+    // the accumulated grad object is updated in place when no graph is built
+    let g = x.grad().unwrap();
+    x.sum()?.backward()?;
+    assert!(x.grad().unwrap().is_same(&g));
+    assert_eq!(grad64(&x), vec![6.0, 8.0]);
+    x.set_grad(None)?;
+    x.exp()?.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![1f64.exp(), 2f64.exp()]);
+    // with create_graph the accumulated grad is differentiable
+    let z = leaf64(&[1.5], &[1]);
+    z.mul(&z)?
+        .mul(&z)?
+        .sum()?
+        .backward_with(None, false, true)?;
+    let gz = z.grad().unwrap();
+    assert!(gz.requires_grad());
+    let h = autograd::grad(&[gz.sum()?], &[z.clone()], &[None], false, false, false)?;
+    assert_eq!(h[0].as_ref().unwrap().to_vec::<f64>()?, vec![6.0 * 1.5]);
+    Ok(())
+}
+
+#[test]
+fn double_backward_through_inplace_on_view() -> R {
+    // y = clone(x); y[::2].exp_(): the saved output of ExpBackward0 leads back through CopySlices
+    let x = leaf64(&[0.1, 0.2, 0.3, 0.4], &[4]);
+    let y = x.copy()?;
+    y.slice(0, None, None, 2)?.exp_()?;
+    let g = autograd::grad(&[y.sum()?], &[x.clone()], &[None], true, true, false)?;
+    let g = g[0].clone().unwrap();
+    assert_eq!(
+        g.to_vec::<f64>()?,
+        vec![0.1f64.exp(), 1.0, 0.3f64.exp(), 1.0]
+    );
+    let h = autograd::grad(&[g.sum()?], &[x], &[None], false, false, false)?;
+    assert_eq!(
+        h[0].as_ref().unwrap().to_vec::<f64>()?,
+        vec![0.1f64.exp(), 0.0, 0.3f64.exp(), 0.0]
+    );
+    Ok(())
+}
