@@ -289,6 +289,34 @@ pub(crate) fn nn_cases() -> Vec<Case> {
             )
         ),
         case!(
+            "linear",
+            [
+                leaf(&[2, 3], -1.0, 1.0, 300),
+                leaf(&[4, 3], -1.0, 1.0, 301),
+                leaf(&[4], -1.0, 1.0, 302)
+            ],
+            |v| Tensor::linear(&v[0], &v[1], Some(&v[2]))
+        ),
+        case!(
+            "linear/no_bias",
+            [leaf(&[2, 3], -1.0, 1.0, 303), leaf(&[4, 3], -1.0, 1.0, 304)],
+            |v| { Tensor::linear(&v[0], &v[1], None) }
+        ),
+        case!(
+            "binary_cross_entropy",
+            [leaf(&[2, 3], 0.1, 0.9, 305), leaf(&[2, 3], 0.0, 1.0, 306)],
+            |v| v[0].binary_cross_entropy(&v[1], None, Reduction::Mean)
+        ),
+        case!(
+            "binary_cross_entropy/weight",
+            [
+                leaf(&[2, 3], 0.1, 0.9, 307),
+                leaf(&[2, 3], 0.0, 1.0, 308),
+                leaf(&[3], 0.5, 1.5, 309)
+            ],
+            |v| v[0].binary_cross_entropy(&v[1], Some(&v[2]), Reduction::Sum)
+        ),
+        case!(
             "mse_loss",
             [leaf(&[2, 3], -1.0, 1.0, 251), leaf(&[2, 3], -1.0, 1.0, 252)],
             |v| v[0].mse_loss(&v[1], Reduction::Mean)
