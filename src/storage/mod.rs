@@ -245,6 +245,9 @@ impl Storage {
         n: usize,
         f: impl FnOnce(&[T]) -> R,
     ) -> Result<R> {
+        if n == 0 {
+            return Ok(f(&[]));
+        }
         let g = self.read();
         let size = std::mem::size_of::<T>();
         if off
@@ -276,6 +279,9 @@ impl Storage {
         n: usize,
         f: impl FnOnce(&mut [T]) -> R,
     ) -> Result<R> {
+        if n == 0 {
+            return Ok(f(&mut []));
+        }
         let mut g = self.write();
         let size = std::mem::size_of::<T>();
         if off
