@@ -88,6 +88,7 @@ fn run(name: &str) -> Option<(f64, &'static str)> {
             });
             (t * 1e6 / 100.0, "us/op")
         }
+        n if n.starts_with("sparse_slice_") => return sparse_workload(n),
         _ => return None,
     })
 }
@@ -112,7 +113,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    for name in ALL {
+    for name in ALL.iter().chain(SPARSE.iter()) {
         if !sel.is_empty() && !sel.iter().any(|s| s == name) {
             continue;
         }
@@ -120,4 +121,87 @@ fn main() {
             println!("{name}\t{v:.3}\t{unit}");
         }
     }
+}
+
+/// The sparse workloads (kept apart from `ALL` so other workload lists merge cleanly).
+const SPARSE: [&str; 4] = [
+    "sparse_slice_csr_1M",
+    "sparse_slice_coo_1M",
+    "sparse_slice_csr_1M_backward",
+    "sparse_slice_coo_1M_backward",
+];
+
+/// 10000 x 10000 with 1,000,000 distinct random positions (StdRng seed 0) and f32 values in
+/// [0, 1): (coalesced COO, CSR). Same sizes and distribution as benches/torch_workloads.py
+/// (numpy's generator cannot be reproduced here, so the positions differ).
+fn sparse_1m() -> tapegrad::Result<(Tensor, Tensor)> {
+    use rand::{Rng, SeedableRng};
+    const N: u64 = 10_000;
+    const NNZ: usize = 1_000_000;
+    let mut rng = rand::rngs::StdRng::seed_from_u64(0);
+    let mut pos: Vec<u64> = Vec::with_capacity(NNZ);
+    while pos.len() < NNZ {
+        while pos.len() < NNZ {
+            pos.push(rng.gen_range(0..N * N));
+        }
+        pos.sort_unstable();
+        pos.dedup();
+    }
+    let mut ix: Vec<i64> = pos.iter().map(|p| (p / N) as i64).collect();
+    ix.extend(pos.iter().map(|p| (p % N) as i64));
+    let vals: Vec<f32> = (0..NNZ).map(|_| rng.r#gen::<f32>()).collect();
+    let coo = Tensor::sparse_coo(
+        &Tensor::from_vec(ix, &[2, NNZ])?,
+        &Tensor::from_vec(vals, &[NNZ])?,
+        &[N as usize, N as usize],
+    )?;
+    let csr = coo.to_sparse_csr()?;
+    Ok((coo, csr))
+}
+
+/// `sparse_slice_{csr,coo}_1M[_backward]`: x[2000:7000, 1000:6000] (ms). The backward figure
+/// times `autograd::grad` of the slice w.r.t. x with ones on the output's pattern.
+fn sparse_workload(name: &str) -> Option<(f64, &'static str)> {
+    let (coo, csr) = sparse_1m().expect("sparse data");
+    let x = if name.contains("_csr_") { csr } else { coo };
+    let (axes, starts, ends) = ([0i64, 1], [2000i64, 1000], [7000i64, 6000]);
+    let t = if name.ends_with("_backward") {
+        let x = x.requires_grad_(true).expect("leaf");
+        let out = tapegrad::sparse::slice(&x, &axes, &starts, &ends).expect("slice");
+        let ones = out
+            .values()
+            .unwrap()
+            .detach()
+            .mul(0.0)
+            .unwrap()
+            .add(1.0)
+            .unwrap();
+        let seed = if x.layout_kind() == tapegrad::LayoutKind::SparseCsr {
+            Tensor::sparse_csr(
+                &out.crow_indices().unwrap(),
+                &out.col_indices().unwrap(),
+                &ones,
+                &out.shape(),
+            )
+        } else {
+            Tensor::sparse_coo(&out.indices().unwrap(), &ones, &out.shape())
+        }
+        .expect("seed");
+        median(11, || {
+            tapegrad::autograd::grad(
+                &[out.clone()],
+                &[x.clone()],
+                &[Some(seed.clone())],
+                true,
+                false,
+                false,
+            )
+            .map(|_| ())
+        })
+    } else {
+        median(11, || {
+            tapegrad::sparse::slice(&x, &axes, &starts, &ends).map(|_| ())
+        })
+    };
+    Some((t * 1e3, "ms"))
 }

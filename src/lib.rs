@@ -31,6 +31,7 @@ mod layout;
 pub mod nn;
 mod ops;
 pub mod optim;
+pub mod sparse;
 mod storage;
 mod tensor;
 mod view;
@@ -44,5 +45,6 @@ pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Red
 pub use ops::reduce_stats::NormOrd;
 pub use ops::scatter_reduce::ScatterReduce;
 pub use ops::set_resize::ResizeFill;
+pub use sparse::LayoutKind;
 pub use storage::Storage;
 pub use tensor::{Nested, Tensor, manual_seed};

@@ -81,7 +81,7 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Resu
             }
         }
         Some(old) => {
-            if create_graph {
+            if create_graph || old.is_sparse() || g.is_sparse() {
                 old.add(&g)?
             } else {
                 let _ng = set_grad_enabled(false);

@@ -325,6 +325,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn index(&self, idx: &[TensorIndex]) -> Result<Tensor> {
+        self.check_strided("index")?;
         let a = apply_basic(self, idx)?;
         if any_adv(&a.adv) {
             return a.view.index_tensors(&a.adv);

@@ -58,6 +58,8 @@ pub(crate) fn binary_map<T: Element, U: Element>(
     op: &'static str,
     f: impl Fn(T, T) -> U + Sync,
 ) -> Result<Tensor> {
+    a.check_strided(op)?;
+    b.check_strided(op)?;
     let shape = broadcast_shapes(&a.shape(), &b.shape(), op)?;
     let (ad, bd) = (a.data(), b.data());
     let sa = broadcast_strides(&ad.layout, &shape);
@@ -125,6 +127,8 @@ pub(crate) fn binary_inplace<T: Element>(
     op: &'static str,
     f: impl Fn(T, T) -> T,
 ) -> Result<()> {
+    self_.check_strided(op)?;
+    other.check_strided(op)?;
     let shape = self_.shape();
     let b = broadcast_shapes(&shape, &other.shape(), op)?;
     if b != shape {
@@ -229,6 +233,9 @@ fn arith_kernel(
 }
 
 fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
+    if a.is_sparse() || matches!(&b, Operand::Tensor(t) if t.is_sparse()) {
+        return crate::sparse::arith(a, &b, alpha, op);
+    }
     let ao = Operand::Tensor(a.clone());
     let dt = op.result_dtype(&ao, &b);
     if op == Arith::Sub && dt == DType::Bool {
@@ -308,6 +315,10 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         Arith::Mul => "mul_",
         Arith::Div => "div_",
     };
+    a.check_strided(name)?;
+    if let Operand::Tensor(t) = &b {
+        t.check_strided(name)?;
+    }
     let ao = Operand::Tensor(a.clone());
     let dt = op.result_dtype(&ao, &b);
     if !can_cast(dt, a.dtype()) {

@@ -68,6 +68,10 @@ enum Cmp {
 }
 
 fn compare(a: &Tensor, b: Operand, op: Cmp, name: &'static str) -> Result<Tensor> {
+    a.check_strided(name)?;
+    if let Operand::Tensor(t) = &b {
+        t.check_strided(name)?;
+    }
     let ao = Operand::Tensor(a.clone());
     let dt = result_type(&[&ao, &b]);
     let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);

@@ -21,6 +21,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn copy(&self) -> Result<Tensor> {
+        if self.is_sparse() {
+            return crate::sparse::copy(self);
+        }
         let out = materialize(self, self.dtype(), &self.layout().preserved_strides())?;
         record(
             &[&out],
@@ -43,6 +46,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn contiguous(&self) -> Result<Tensor> {
+        self.check_strided("contiguous")?;
         if self.is_contiguous() {
             return Ok(self.clone());
         }
@@ -73,6 +77,9 @@ impl Tensor {
     pub fn to_dtype(&self, dtype: DType) -> Result<Tensor> {
         if dtype == self.dtype() {
             return Ok(self.clone());
+        }
+        if self.is_sparse() {
+            return crate::sparse::to_dtype(self, dtype);
         }
         let out = materialize(self, dtype, &self.layout().preserved_strides())?;
         if dtype.is_differentiable() {

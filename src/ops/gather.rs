@@ -429,6 +429,8 @@ impl Tensor {
     /// ```
     pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let op = "index_select";
+        self.check_strided(op)?;
+        index.check_strided(op)?;
         let shape = self.shape();
         let d = wrap_dim(dim, shape.len(), op)?;
         if index.dim() > 1 {
@@ -492,6 +494,8 @@ impl Tensor {
     /// ```
     pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
         let op = "gather";
+        self.check_strided(op)?;
+        index.check_strided(op)?;
         let shape = self.shape();
         let d = wrap_dim(dim, shape.len(), op)?;
         let pairs = scatter_pairs(&shape, d, index, None, op)?;

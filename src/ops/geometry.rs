@@ -170,6 +170,7 @@ pub(crate) fn base_and_slice(
 
 /// Reads `src` (any geometry) into a dense tensor whose strides keep `src`'s memory order.
 pub(crate) fn materialize(src: &Tensor, dtype: crate::DType, strides: &[usize]) -> Result<Tensor> {
+    src.check_strided("copy")?;
     let out = Tensor::empty_strided(&src.shape(), strides, dtype)?;
     copy_raw(&out.data(), &src.data(), dtype, src.dtype());
     Ok(out)

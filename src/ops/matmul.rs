@@ -330,6 +330,10 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn matmul(&self, other: &Tensor) -> Result<Tensor> {
+        if self.is_sparse() {
+            return crate::sparse::matmul(self, other);
+        }
+        other.check_strided("matmul")?;
         let (da, db) = (self.dim(), other.dim());
         if da == 0 || db == 0 {
             bail!(

@@ -180,6 +180,7 @@ impl Backward for SoftmaxBackward {
 
 fn softmax_impl(x: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     let op = if log { "log_softmax" } else { "softmax" };
+    x.check_strided(op)?;
     check_float(x, op)?;
     let d = wrap_dim(dim, x.dim(), op)?;
     let out = {

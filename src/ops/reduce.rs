@@ -93,6 +93,7 @@ pub(crate) fn sum_dtype(d: DType) -> DType {
 
 /// Sum over `dims` (all when `None`) without autograd; result in `sum_dtype`.
 pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Result<Tensor> {
+    x.check_strided("sum")?;
     let shape = x.shape();
     let all: Vec<usize> = (0..shape.len()).collect();
     let dims = dims.unwrap_or(&all);
@@ -176,6 +177,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn sum(&self) -> Result<Tensor> {
+        if self.is_sparse() {
+            return crate::sparse::sum(self);
+        }
         let out = sum_raw(self, None, false)?;
         let dims = (0..self.dim()).collect();
         record(

@@ -42,6 +42,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn mean(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        self.check_strided("mean")?;
         let dt = dtype.unwrap_or(self.dtype());
         if !(dt.is_float() || dt.is_complex()) {
             bail!(

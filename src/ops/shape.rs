@@ -333,6 +333,9 @@ impl Tensor {
 }
 
 fn cat_impl(tensors: &[&Tensor], dim: i64, op: &'static str, name: &'static str) -> Result<Tensor> {
+    for t in tensors {
+        t.check_strided(op)?;
+    }
     if tensors.is_empty() {
         bail!(
             InvalidArgument,

@@ -12,6 +12,7 @@ use half::{bf16, f16};
 
 /// Computes `f(a)` elementwise into a fresh tensor laid out like `a`.
 pub(crate) fn unary_map<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U) -> Result<Tensor> {
+    a.check_strided("unary op")?;
     let shape = a.shape();
     let strides = {
         let ad = a.data();

@@ -235,3 +235,71 @@ pub(crate) fn with_distinct_slices_mut<T: crate::Element, R>(
     }
     Ok(f(&mut slices))
 }
+
+impl Storage {
+    /// Runs `f` on `n` elements of type `T` starting at element `off` (read lock held for the
+    /// call). Errors if the range lies outside the storage.
+    pub(crate) fn with_elems<T: crate::Element, R>(
+        &self,
+        off: usize,
+        n: usize,
+        f: impl FnOnce(&[T]) -> R,
+    ) -> Result<R> {
+        if n == 0 {
+            return Ok(f(&[]));
+        }
+        let g = self.read();
+        let size = std::mem::size_of::<T>();
+        if off
+            .checked_add(n)
+            .and_then(|e| e.checked_mul(size))
+            .is_none_or(|b| b > g.len())
+        {
+            crate::bail!(
+                InvalidArgument,
+                "storage",
+                "element range lies outside its storage"
+            );
+        }
+        if n == 0 {
+            return Ok(f(&[]));
+        }
+        // SAFETY: [off, off+n) elements lie inside the buffer (checked above); the buffer is
+        // 64-byte aligned so every element is aligned; the read guard keeps the bytes alive and
+        // unaliased by writers for the lifetime of the slice; Element types are plain old data
+        // and tapegrad only ever stores valid values of the tensor's dtype.
+        let s = unsafe { std::slice::from_raw_parts((g.as_ptr() as *const T).add(off), n) };
+        Ok(f(s))
+    }
+
+    /// Like [`with_elems`](Self::with_elems) with a mutable slice under the write lock.
+    pub(crate) fn with_elems_mut<T: crate::Element, R>(
+        &self,
+        off: usize,
+        n: usize,
+        f: impl FnOnce(&mut [T]) -> R,
+    ) -> Result<R> {
+        if n == 0 {
+            return Ok(f(&mut []));
+        }
+        let mut g = self.write();
+        let size = std::mem::size_of::<T>();
+        if off
+            .checked_add(n)
+            .and_then(|e| e.checked_mul(size))
+            .is_none_or(|b| b > g.len())
+        {
+            crate::bail!(
+                InvalidArgument,
+                "storage",
+                "element range lies outside its storage"
+            );
+        }
+        if n == 0 {
+            return Ok(f(&mut []));
+        }
+        // SAFETY: as in `with_elems`; the write guard gives exclusive access to the bytes.
+        let s = unsafe { std::slice::from_raw_parts_mut((g.as_mut_ptr() as *mut T).add(off), n) };
+        Ok(f(s))
+    }
+}

@@ -159,6 +159,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.check_strided("to_vec")?;
         let d = self.data();
         let g = d.storage.read();
         let dtype = self.dtype();

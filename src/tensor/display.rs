@@ -32,6 +32,9 @@ fn fmt_value(v: Scalar, all_int_floats: bool) -> String {
 
 impl fmt::Display for Tensor {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(p) = self.sparse_parts() {
+            return crate::sparse::fmt_sparse(self, p, f);
+        }
         let dtype = self.dtype();
         let vals: Vec<Scalar> = match dtype {
             DType::Bool => self

@@ -22,7 +22,7 @@ pub use version::VersionCounter;
 use crate::autograd::AutogradMeta;
 use crate::layout::Layout;
 use crate::storage::Storage;
-use crate::{DType, Device};
+use crate::{DType, Device, Result};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::sync::Arc;
 
@@ -43,6 +43,11 @@ pub(crate) struct TensorImpl {
     pub(crate) version: VersionCounter,
     pub(crate) data: RwLock<TensorData>,
     pub(crate) meta: Mutex<AutogradMeta>,
+    /// The sparse payload (`None` for strided tensors). A sparse tensor's `data` holds its shape
+    /// with zero strides over a one-element dummy storage, so a dense kernel that is ever handed
+    /// one reads a single zero instead of touching memory it does not own; every dense entry
+    /// point rejects sparse inputs with `Unsupported` before that (see `check_strided`).
+    pub(crate) sparse: Option<Box<crate::sparse::SparseParts>>,
 }
 
 impl Tensor {
@@ -63,7 +68,55 @@ impl Tensor {
             version,
             data: RwLock::new(TensorData { storage, layout }),
             meta: Mutex::new(AutogradMeta::default()),
+            sparse: None,
         }))
+    }
+
+    /// Wraps a sparse payload (shape `shape`, element type `dtype`) in a fresh tensor.
+    pub(crate) fn from_sparse_parts(
+        parts: crate::sparse::SparseParts,
+        shape: &[usize],
+        dtype: DType,
+        version: VersionCounter,
+    ) -> Result<Tensor> {
+        let storage = Storage::zeroed(16)?;
+        let layout = Layout::new(shape.to_vec(), vec![0; shape.len()], 0);
+        Ok(Self::build_sparse(
+            parts,
+            TensorData { storage, layout },
+            dtype,
+            version,
+        ))
+    }
+
+    fn build_sparse(
+        parts: crate::sparse::SparseParts,
+        data: TensorData,
+        dtype: DType,
+        version: VersionCounter,
+    ) -> Tensor {
+        Tensor(Arc::new(TensorImpl {
+            dtype,
+            device: data.storage.device(),
+            version,
+            data: RwLock::new(data),
+            meta: Mutex::new(AutogradMeta::default()),
+            sparse: Some(Box::new(parts)),
+        }))
+    }
+
+    /// The sparse payload, if this tensor is sparse.
+    pub(crate) fn sparse_parts(&self) -> Option<&crate::sparse::SparseParts> {
+        self.0.sparse.as_deref()
+    }
+
+    /// `Unsupported` if this tensor is sparse: the guard at the entry of every dense op.
+    #[inline]
+    pub(crate) fn check_strided(&self, op: &'static str) -> Result<()> {
+        if let Some(p) = &self.0.sparse {
+            return Err(crate::sparse::dense_op_error(op, p, &self.shape()));
+        }
+        Ok(())
     }
 
     /// A consistent snapshot of storage handle + layout.
@@ -79,6 +132,9 @@ impl Tensor {
     /// metadata (PyTorch's `tensor_data()` / what `detach()` builds on).
     pub(crate) fn shallow(&self) -> Tensor {
         let d = self.data();
+        if let Some(p) = &self.0.sparse {
+            return Self::build_sparse((**p).clone(), d, self.0.dtype, self.0.version.clone());
+        }
         Self::from_parts_with_version(d.storage, d.layout, self.0.dtype, self.0.version.clone())
     }
 

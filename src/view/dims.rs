@@ -122,6 +122,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+        if self.is_sparse() {
+            return crate::sparse::transpose(self, dim0, dim1);
+        }
         let l = self.layout();
         let perm = transpose_perm(l.dim(), dim0, dim1, "transpose")?;
         view_with(
@@ -142,6 +145,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn t(&self) -> Result<Tensor> {
+        if self.is_sparse() && self.dim() == 2 {
+            return crate::sparse::transpose(self, 0, 1);
+        }
         let l = self.layout();
         let perm = t_perm(l.dim())?;
         view_with(

@@ -15,6 +15,7 @@ use crate::{Result, Tensor, bail};
 
 /// Creates the view and records `bw` as its grad_fn.
 pub(crate) fn view_with(input: &Tensor, layout: Layout, bw: impl Backward) -> Result<Tensor> {
+    input.check_strided(bw.name())?;
     let v = make_view(input, layout, false);
     record(&[&v], &[input], Vec::new, bw)?;
     Ok(v)
@@ -22,6 +23,7 @@ pub(crate) fn view_with(input: &Tensor, layout: Layout, bw: impl Backward) -> Re
 
 /// Creates a view whose backward scatters into the input geometry.
 pub(crate) fn strided_view(input: &Tensor, layout: Layout, name: &'static str) -> Result<Tensor> {
+    input.check_strided(name)?;
     let base = input.layout();
     let view = layout.clone();
     view_with(input, layout, AsStridedBackward { name, base, view })
@@ -33,6 +35,7 @@ pub(crate) fn multi_view(
     layouts: Vec<Layout>,
     name: &'static str,
 ) -> Result<Vec<Tensor>> {
+    input.check_strided(name)?;
     let outs: Vec<Tensor> = layouts
         .iter()
         .map(|l| make_view(input, l.clone(), true))

@@ -1,0 +1,367 @@
+//! Conversions between strided, COO and CSR (each differentiable; dense -> sparse gradients are
+//! masked to the pattern) and the differentiable `values()` accessor.
+
+use super::grad::{
+    MaskBackward, SparseMapBackward, ToSparseBackward, ValuesBackward, ValuesMap, positions,
+    scatter_dense,
+};
+use super::kernel::{build, contig, read};
+use super::{Idx, SparseParts, dispatch_idx, make};
+use crate::autograd::record;
+use crate::{DType, Element, Result, Tensor, bail, dispatch};
+
+/// Nonzero rows of a dense contiguous tensor viewed as `[n_rows, row_len]`: (row ids, values
+/// of shape `[rows, tail..]`).
+fn nonzero_rows(x: &Tensor, n_rows: usize, tail: &[usize]) -> Result<(Vec<usize>, Tensor)> {
+    let rl: usize = tail.iter().product();
+    dispatch!(x.dtype(), T => {
+        read::<T, _>(x, |v| -> Result<_> {
+            let zero = T::zero();
+            let rows: Vec<usize> = (0..n_rows)
+                .filter(|&r| v[r * rl..(r + 1) * rl].iter().any(|&e| e != zero))
+                .collect();
+            let mut vshape = vec![rows.len()];
+            vshape.extend_from_slice(tail);
+            let vals = build::<T>(&vshape, |o| {
+                for (j, &r) in rows.iter().enumerate() {
+                    o[j * rl..(j + 1) * rl].copy_from_slice(&v[r * rl..(r + 1) * rl]);
+                }
+            })?;
+            Ok((rows, vals))
+        })?
+    })
+}
+
+/// Unravels linear row ids over `sizes` into an I64 `[sizes.len(), n]` tensor.
+fn unravel(rows: &[usize], sizes: &[usize]) -> Result<Tensor> {
+    let (sd, n) = (sizes.len(), rows.len());
+    build::<i64>(&[sd, n], |o| {
+        for (j, &r) in rows.iter().enumerate() {
+            let mut rem = r;
+            for d in (0..sd).rev() {
+                o[d * n + j] = (rem % sizes[d]) as i64;
+                rem /= sizes[d];
+            }
+        }
+    })
+}
+
+/// CSR row offsets (batch-local) and cols from linear positions sorted row-major.
+fn csr_from_positions(pos: &[usize], shape: &[usize], dtype: DType) -> Result<(Tensor, Tensor)> {
+    let (b, r, c) = super::grad::csr_dims(shape);
+    dispatch_idx!(dtype, I => {
+        let crow = build::<I>(&[b * (r + 1)], |cr| {
+            let mut counts = vec![0usize; b * r];
+            for &p in pos {
+                counts[p / c] += 1;
+            }
+            for bi in 0..b {
+                let mut acc = 0usize;
+                cr[bi * (r + 1)] = I::of(0);
+                for ri in 0..r {
+                    acc += counts[bi * r + ri];
+                    cr[bi * (r + 1) + ri + 1] = I::of(acc);
+                }
+            }
+        })?;
+        let col = build::<I>(&[pos.len()], |cl| {
+            for (o, &p) in cl.iter_mut().zip(pos) {
+                *o = I::of(p % c);
+            }
+        })?;
+        Ok((crow, col))
+    })
+}
+
+impl Tensor {
+    /// The dense (strided) tensor of a sparse tensor, duplicates summed; a strided tensor is
+    /// returned as it is. Backward: the gradient masked to the pattern (PyTorch's
+    /// `to_dense_backward`).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let d = Tensor::from_vec(vec![0.0f32, 2.0, 3.0, 0.0], &[2, 2])?;
+    /// assert_eq!(d.to_sparse_csr()?.to_dense()?.to_vec::<f32>()?, d.to_vec::<f32>()?);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn to_dense(&self) -> Result<Tensor> {
+        let Some(p) = self.sparse_parts() else {
+            return Ok(self.clone());
+        };
+        let shape = self.shape();
+        let pos = positions(p, &shape)?;
+        let out = scatter_dense(p.values(), &pos, &shape)?;
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            MaskBackward {
+                name: "ToDenseBackward0",
+                pattern: p.clone(),
+                shape,
+                as_values: false,
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// COO with every dim sparse (PyTorch's `to_sparse()`); COO input is returned as it is.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let s = Tensor::from_vec(vec![0.0f32, 5.0, 0.0], &[3])?.to_sparse()?;
+    /// assert_eq!(s.indices()?.to_vec::<i64>()?, vec![1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn to_sparse(&self) -> Result<Tensor> {
+        match self.sparse_parts() {
+            Some(SparseParts::Coo { .. }) => Ok(self.clone()),
+            _ => self.to_sparse_coo(self.dim()),
+        }
+    }
+
+    /// COO with the first `sparse_dim` dims sparse and the rest dense in `values` (hybrid).
+    /// From strided: a row over the sparse dims is stored if any of its elements is nonzero
+    /// (row-major order, coalesced). From CSR: `sparse_dim` must be the rank; entries keep their
+    /// order. From COO with another `sparse_dim`: through the dense form.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let d = Tensor::from_vec(vec![0.0f32, 0.0, 1.0, 2.0], &[2, 2])?;
+    /// let h = d.to_sparse_coo(1)?;
+    /// assert_eq!(h.values()?.shape(), vec![1, 2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn to_sparse_coo(&self, sparse_dim: usize) -> Result<Tensor> {
+        let shape = self.shape();
+        if sparse_dim == 0 || sparse_dim > shape.len() {
+            bail!(
+                InvalidArgument,
+                "to_sparse_coo",
+                "sparse_dim must be in [1, {}] for a tensor of shape {:?}, got {}",
+                shape.len(),
+                shape,
+                sparse_dim
+            );
+        }
+        match self.sparse_parts() {
+            None => {
+                let x = contig(self)?;
+                let n_rows: usize = shape[..sparse_dim].iter().product();
+                let (rows, vals) = nonzero_rows(&x, n_rows, &shape[sparse_dim..])?;
+                let parts = SparseParts::Coo {
+                    indices: unravel(&rows, &shape[..sparse_dim])?,
+                    values: vals,
+                    coalesced: true,
+                };
+                let out = make(parts.clone(), &shape)?;
+                record(
+                    &[&out],
+                    &[self],
+                    Vec::new,
+                    ToSparseBackward {
+                        name: "ToSparseBackward0",
+                        pattern: parts,
+                        shape,
+                    },
+                )?;
+                Ok(out)
+            }
+            Some(SparseParts::Coo { indices, .. }) => {
+                if indices.shape()[0] == sparse_dim {
+                    Ok(self.clone())
+                } else {
+                    self.to_dense()?.to_sparse_coo(sparse_dim)
+                }
+            }
+            Some(
+                p @ SparseParts::Csr {
+                    crow, col, values, ..
+                },
+            ) => {
+                if sparse_dim != shape.len() {
+                    return self.to_dense()?.to_sparse_coo(sparse_dim);
+                }
+                let (b, r, _) = super::grad::csr_dims(&shape);
+                let nnz = col.numel();
+                let three = shape.len() == 3;
+                let (indices, sorted) = dispatch_idx!(crow.dtype(), I => {
+                    read::<I, _>(crow, |cr| read::<I, _>(col, |cl| {
+                        let mut sorted = true;
+                        let t = build::<i64>(&[shape.len(), nnz], |o| {
+                            let mut k = 0usize;
+                            for bi in 0..b {
+                                let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
+                                for ri in 0..r {
+                                    for _ in seg[ri].us()..seg[ri + 1].us() {
+                                        if three {
+                                            o[k] = bi as i64;
+                                            o[nnz + k] = ri as i64;
+                                            o[2 * nnz + k] = cl[k].to_i64();
+                                        } else {
+                                            o[k] = ri as i64;
+                                            o[nnz + k] = cl[k].to_i64();
+                                        }
+                                        k += 1;
+                                    }
+                                    let row = &cl[k - (seg[ri + 1].us() - seg[ri].us())..k];
+                                    if row.windows(2).any(|w| w[0] >= w[1]) {
+                                        sorted = false;
+                                    }
+                                }
+                            }
+                        });
+                        t.map(|t| (t, sorted))
+                    }))??
+                })?;
+                let parts = SparseParts::Coo {
+                    indices,
+                    values: values.clone(),
+                    coalesced: sorted,
+                };
+                let out = make(parts.clone(), &shape)?;
+                record(
+                    &[&out],
+                    &[self],
+                    Vec::new,
+                    SparseMapBackward {
+                        name: "ToSparseBackward0",
+                        x: p.clone(),
+                        x_shape: shape.clone(),
+                        out: parts,
+                        out_shape: shape,
+                        map: ValuesMap::SegmentSum {
+                            map: (0..nnz).collect(),
+                        },
+                    },
+                )?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// CSR (2-D, or 3-D batched with batch-local crows), int64 indices. From strided: row-major
+    /// nonzeros. From COO (no dense dims): coalesced first. CSR input is returned as it is.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let d = Tensor::from_vec(vec![1.0f32, 0.0, 0.0, 2.0], &[2, 2])?;
+    /// let s = d.to_sparse()?.to_sparse_csr()?;
+    /// assert_eq!(s.col_indices()?.to_vec::<i64>()?, vec![0, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn to_sparse_csr(&self) -> Result<Tensor> {
+        let shape = self.shape();
+        if shape.len() != 2 && shape.len() != 3 {
+            bail!(
+                InvalidArgument,
+                "to_sparse_csr",
+                "sparse CSR tensors must be 2-D or 3-D, got shape {:?}",
+                shape
+            );
+        }
+        match self.sparse_parts() {
+            Some(SparseParts::Csr { .. }) => Ok(self.clone()),
+            None => {
+                let x = contig(self)?;
+                let (rows, vals) = nonzero_rows(&x, x.numel(), &[])?;
+                let (crow, col) = csr_from_positions(&rows, &shape, DType::I64)?;
+                let parts = SparseParts::Csr {
+                    crow,
+                    col,
+                    values: vals,
+                    sorted: true,
+                };
+                let out = make(parts.clone(), &shape)?;
+                record(
+                    &[&out],
+                    &[self],
+                    Vec::new,
+                    ToSparseBackward {
+                        name: "ToSparseCsrBackward0",
+                        pattern: parts,
+                        shape,
+                    },
+                )?;
+                Ok(out)
+            }
+            Some(SparseParts::Coo { indices, .. }) => {
+                if indices.shape()[0] != shape.len() {
+                    bail!(
+                        InvalidArgument,
+                        "to_sparse_csr",
+                        "only COO tensors without dense dims convert to CSR (sparse_dim {} < rank {})",
+                        indices.shape()[0],
+                        shape.len()
+                    );
+                }
+                let c = self.coalesce()?;
+                let cp = c.sparse_or_err("to_sparse_csr")?.clone();
+                let pos = positions(&cp, &shape)?;
+                let (crow, col) = csr_from_positions(&pos, &shape, DType::I64)?;
+                let parts = SparseParts::Csr {
+                    crow,
+                    col,
+                    values: cp.values().clone(),
+                    sorted: true,
+                };
+                let out = make(parts.clone(), &shape)?;
+                record(
+                    &[&out],
+                    &[&c],
+                    Vec::new,
+                    SparseMapBackward {
+                        name: "ToSparseCsrBackward0",
+                        x: cp.clone(),
+                        x_shape: shape.clone(),
+                        out: parts,
+                        out_shape: shape,
+                        map: ValuesMap::SegmentSum {
+                            map: (0..cp.nnz()).collect(),
+                        },
+                    },
+                )?;
+                Ok(out)
+            }
+        }
+    }
+
+    /// The stored values `[nnz, dense..]` of a sparse tensor. Differentiable: the gradient of
+    /// the sparse tensor has its pattern and these values' gradient.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let s = Tensor::from_vec(vec![0.0f64, 2.0, 3.0], &[3])?.to_sparse()?.requires_grad_(true)?;
+    /// s.values()?.mul(2.0)?.sum()?.backward()?;
+    /// assert_eq!(s.grad().unwrap().values()?.to_vec::<f64>()?, vec![2.0, 2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn values(&self) -> Result<Tensor> {
+        let p = self.sparse_or_err("values")?;
+        let out = p.values().detach();
+        let out = if self.requires_grad() && crate::autograd::is_grad_enabled() {
+            let a = out.alias_fresh()?;
+            record(
+                &[&a],
+                &[self],
+                Vec::new,
+                ValuesBackward {
+                    pattern: p.clone(),
+                    shape: self.shape(),
+                },
+            )?;
+            a
+        } else {
+            out
+        };
+        Ok(out)
+    }
+}
+
+impl Tensor {
+    /// A handle on the same storage with a fresh version counter and no autograd history.
+    fn alias_fresh(&self) -> Result<Tensor> {
+        let d = self.data();
+        Ok(Tensor::from_parts(d.storage, d.layout, self.dtype()))
+    }
+}

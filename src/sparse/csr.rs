@@ -1,0 +1,248 @@
+//! CSR construction (validating and unchecked), 2-D and batched 3-D with Paddle's layout:
+//! `crow_indices` holds one segment of `R+1` batch-local offsets per batch, `col_indices` and
+//! `values` concatenate the batches (unequal nnz per batch allowed).
+
+use super::grad::MaskBackward;
+use super::kernel::{contig, read};
+use super::{Idx, SparseParts, check_index_dtype, dispatch_idx, make};
+use crate::autograd::record;
+use crate::{Result, Tensor, bail};
+
+fn check_csr_shapes(
+    crow: &Tensor,
+    col: &Tensor,
+    values: &Tensor,
+    shape: &[usize],
+    op: &'static str,
+) -> Result<(Tensor, Tensor)> {
+    check_index_dtype(crow, "crow_indices", op)?;
+    check_index_dtype(col, "col_indices", op)?;
+    values.check_strided(op)?;
+    if crow.dtype() != col.dtype() {
+        bail!(
+            SparseInvalid,
+            op,
+            "crow_indices and col_indices must have the same dtype, got {} and {}",
+            crow.dtype(),
+            col.dtype()
+        );
+    }
+    if shape.len() != 2 && shape.len() != 3 {
+        bail!(
+            SparseInvalid,
+            op,
+            "sparse CSR tensors must be 2-D or 3-D (batched), got shape {:?}",
+            shape
+        );
+    }
+    crate::layout::check_numel(shape, op)?;
+    let (b, r, _) = super::grad::csr_dims(shape);
+    let want = b * (r + 1);
+    let crow_ok = match crow.dim() {
+        1 => crow.numel() == want,
+        2 => crow.shape() == [b, r + 1] && shape.len() == 3,
+        _ => false,
+    };
+    if !crow_ok {
+        bail!(
+            SparseInvalid,
+            op,
+            "crow_indices must have batches*(rows+1) = {} entries (one batch-local segment of {} per batch) for shape {:?}, got shape {:?}",
+            want,
+            r + 1,
+            shape,
+            crow.shape()
+        );
+    }
+    if col.dim() != 1 {
+        bail!(
+            SparseInvalid,
+            op,
+            "col_indices must be 1-D, got shape {:?}",
+            col.shape()
+        );
+    }
+    if values.dim() != 1 {
+        bail!(
+            SparseInvalid,
+            op,
+            "values of a sparse CSR tensor must be 1-D [nnz], got shape {:?}",
+            values.shape()
+        );
+    }
+    if values.numel() != col.numel() {
+        bail!(
+            SparseInvalid,
+            op,
+            "col_indices ({}) and values ({}) must have the same number of elements",
+            col.numel(),
+            values.numel()
+        );
+    }
+    let crow = contig(crow)?.reshape(&[want as i64])?;
+    Ok((contig(&crow)?, contig(col)?))
+}
+
+fn validate<I: Idx>(cr: &[I], cl: &[I], shape: &[usize], op: &'static str) -> Result<()> {
+    let (b, r, c) = super::grad::csr_dims(shape);
+    let mut base = 0usize;
+    for bi in 0..b {
+        let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
+        if seg[0].to_i64() != 0 {
+            bail!(
+                SparseInvalid,
+                op,
+                "crow_indices of batch {} must start at 0, got {}",
+                bi,
+                seg[0].to_i64()
+            );
+        }
+        for i in 0..r {
+            if seg[i + 1] < seg[i] {
+                bail!(
+                    SparseInvalid,
+                    op,
+                    "crow_indices of batch {} must not decrease, got {} then {} at row {}",
+                    bi,
+                    seg[i].to_i64(),
+                    seg[i + 1].to_i64(),
+                    i
+                );
+            }
+        }
+        let n = seg[r].us();
+        if base + n > cl.len() {
+            bail!(
+                SparseInvalid,
+                op,
+                "the last crow_indices of the batches sum to at least {} but there are {} col_indices",
+                base + n,
+                cl.len()
+            );
+        }
+        base += n;
+    }
+    if base != cl.len() {
+        bail!(
+            SparseInvalid,
+            op,
+            "the last crow_indices of the batches sum to {} (the nnz) but there are {} col_indices",
+            base,
+            cl.len()
+        );
+    }
+    for (k, &j) in cl.iter().enumerate() {
+        if j.to_i64() < 0 || j.to_i64() as u64 >= c as u64 {
+            bail!(
+                SparseInvalid,
+                op,
+                "col_indices[{}] = {} is out of range [0, {}) for shape {:?}",
+                k,
+                j.to_i64(),
+                c,
+                shape
+            );
+        }
+    }
+    Ok(())
+}
+
+/// True if the columns of every row are strictly increasing.
+pub(crate) fn rows_sorted<I: Idx>(cr: &[I], cl: &[I], shape: &[usize]) -> bool {
+    let (b, r, _) = super::grad::csr_dims(shape);
+    let mut base = 0usize;
+    for bi in 0..b {
+        let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
+        for ri in 0..r {
+            let (lo, hi) = (base + seg[ri].us(), base + seg[ri + 1].us());
+            if cl[lo..hi].windows(2).any(|w| w[0] >= w[1]) {
+                return false;
+            }
+        }
+        base += seg[r].us();
+    }
+    true
+}
+
+fn build_csr(
+    crow: Tensor,
+    col: Tensor,
+    values: &Tensor,
+    shape: &[usize],
+    sorted: bool,
+) -> Result<Tensor> {
+    let parts = SparseParts::Csr {
+        crow,
+        col,
+        values: contig(values)?,
+        sorted,
+    };
+    let out = make(parts.clone(), shape)?;
+    record(
+        &[&out],
+        &[values],
+        Vec::new,
+        MaskBackward {
+            name: "SparseCsrTensorBackward0",
+            pattern: parts,
+            shape: shape.to_vec(),
+            as_values: true,
+        },
+    )?;
+    Ok(out)
+}
+
+impl Tensor {
+    /// A sparse CSR tensor, 2-D `[R, C]` or batched 3-D `[B, R, C]`. `crow` holds `B*(R+1)`
+    /// batch-local row offsets (1-D, or `[B, R+1]`), `col` and `values` (1-D) the concatenated
+    /// entries of all batches. Index dtype int32 or int64 (kept). Validates everything
+    /// (`SparseInvalid`). Differentiable w.r.t. `values`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let crow = Tensor::from_vec(vec![0i64, 1, 3], &[3])?;
+    /// let col = Tensor::from_vec(vec![1i64, 0, 2], &[3])?;
+    /// let v = Tensor::from_vec(vec![1.5f32, 2.5, 3.5], &[3])?;
+    /// let s = Tensor::sparse_csr(&crow, &col, &v, &[2, 3])?;
+    /// assert_eq!(s.to_dense()?.to_vec::<f32>()?, vec![0.0, 1.5, 0.0, 2.5, 0.0, 3.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sparse_csr(
+        crow: &Tensor,
+        col: &Tensor,
+        values: &Tensor,
+        shape: &[usize],
+    ) -> Result<Tensor> {
+        let op = "sparse_csr";
+        let (cr, cl) = check_csr_shapes(crow, col, values, shape, op)?;
+        let sorted = dispatch_idx!(cr.dtype(), I => {
+            read::<I, _>(&cr, |a| read::<I, _>(&cl, |b| -> Result<bool> {
+                validate::<I>(a, b, shape, op)?;
+                Ok(rows_sorted::<I>(a, b, shape))
+            }))???
+        });
+        build_csr(cr, cl, values, shape, sorted)
+    }
+
+    /// Like [`sparse_csr`](Self::sparse_csr) for trusted data: only the O(1) shape checks run
+    /// (row offsets and column ranges are not checked; columns are treated as unsorted).
+    /// Invalid data gives wrong results, errors or panics later, never undefined behaviour.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let crow = Tensor::from_vec(vec![0i32, 1], &[2])?;
+    /// let col = Tensor::from_vec(vec![0i32], &[1])?;
+    /// let s = Tensor::sparse_csr_unchecked(&crow, &col, &Tensor::from_vec(vec![1.0f32], &[1])?, &[1, 2])?;
+    /// assert_eq!(s.crow_indices()?.dtype(), tapegrad::DType::I32);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sparse_csr_unchecked(
+        crow: &Tensor,
+        col: &Tensor,
+        values: &Tensor,
+        shape: &[usize],
+    ) -> Result<Tensor> {
+        let (cr, cl) = check_csr_shapes(crow, col, values, shape, "sparse_csr_unchecked")?;
+        build_csr(cr, cl, values, shape, false)
+    }
+}

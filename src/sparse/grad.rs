@@ -1,0 +1,253 @@
+//! Values-level backward formulas of the sparse ops. Every sparse op is, on `values`, either a
+//! row selection (`out.values[j] = x.values[map[j]]`, possibly narrowed along dense dims), a
+//! segment sum (`out.values[map[k]] += x.values[k]`), a masking (`to_dense` / from values) or a
+//! scatter into a dense tensor (`to_sparse_*` of a dense input). The incoming gradient of a sparse
+//! output may be sparse with the output's own pattern (its values are used as they are), sparse
+//! with another pattern or dense (both are read at the output's positions, PyTorch's
+//! `sparse_mask`). Backward formulas run without building a graph (no double backward).
+
+use super::kernel::{build, contig, gather_rows, read, row_len, scatter_rows};
+use super::{SparseParts, dispatch_idx, make};
+use crate::autograd::{Backward, BackwardCtx};
+use crate::{Element, Result, Tensor, dispatch};
+
+/// Linear positions over the sparse dims of every stored entry, in storage order.
+pub(crate) fn positions(p: &SparseParts, shape: &[usize]) -> Result<Vec<usize>> {
+    match p {
+        SparseParts::Coo { indices, .. } => {
+            let sd = indices.shape()[0];
+            let nnz = indices.shape()[1];
+            read::<i64, _>(indices, |ix| {
+                let mut pos = vec![0usize; nnz];
+                for d in 0..sd {
+                    let row = &ix[d * nnz..(d + 1) * nnz];
+                    for (p, &i) in pos.iter_mut().zip(row) {
+                        *p = *p * shape[d] + i as usize;
+                    }
+                }
+                pos
+            })
+        }
+        SparseParts::Csr { crow, col, .. } => {
+            let (b, r, c) = csr_dims(shape);
+            dispatch_idx!(crow.dtype(), I => {
+                read::<I, _>(crow, |cr| {
+                    read::<I, _>(col, |cl| {
+                        let mut pos = Vec::with_capacity(cl.len());
+                        let mut base = 0usize;
+                        for bi in 0..b {
+                            let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
+                            for ri in 0..r {
+                                for k in seg[ri].us()..seg[ri + 1].us() {
+                                    pos.push((bi * r + ri) * c + cl[base + k].us());
+                                }
+                            }
+                            base += seg[r].us();
+                        }
+                        pos
+                    })
+                })?
+            })
+        }
+    }
+}
+
+use super::Idx;
+
+/// (batches, rows, cols) of a 2-D or 3-D CSR shape.
+pub(crate) fn csr_dims(shape: &[usize]) -> (usize, usize, usize) {
+    if shape.len() == 3 {
+        (shape[0], shape[1], shape[2])
+    } else {
+        (1, shape[0], shape[1])
+    }
+}
+
+/// d(loss)/d(out.values) from the gradient `g` flowing into the sparse output `(p, shape)`.
+pub(crate) fn grad_values(p: &SparseParts, shape: &[usize], g: &Tensor) -> Result<Tensor> {
+    let vals = p.values();
+    let g = if let Some(gp) = g.sparse_parts() {
+        if gp.same_pattern(p) {
+            return contig(&gp.values().to_dtype(vals.dtype())?);
+        }
+        g.to_dense()?
+    } else {
+        g.clone()
+    };
+    let _ng = crate::autograd::no_grad();
+    let pos = positions(p, shape)?;
+    let dense_shape = &vals.shape()[1..];
+    let nsp: usize = shape[..shape.len() - dense_shape.len()].iter().product();
+    let mut flat = vec![nsp as i64];
+    flat.extend(dense_shape.iter().map(|&s| s as i64));
+    let gd = g.to_dtype(vals.dtype())?.contiguous()?.reshape(&flat)?;
+    let gd = contig(&gd)?;
+    gather_rows(&gd, &pos)
+}
+
+/// The dense tensor of `shape` holding `values` (rows) at the linear sparse positions `pos`,
+/// duplicates summed.
+pub(crate) fn scatter_dense(values: &Tensor, pos: &[usize], shape: &[usize]) -> Result<Tensor> {
+    let rl = row_len(values);
+    dispatch!(values.dtype(), T => {
+        read::<T, _>(values, |src| {
+            build::<T>(shape, |dst| {
+                for (j, &p) in pos.iter().enumerate() {
+                    for e in 0..rl {
+                        let d = &mut dst[p * rl + e];
+                        *d = d.add(src[j * rl + e]);
+                    }
+                }
+            })
+        })?
+    })
+}
+
+/// How `out.values` derives from `x.values`.
+pub(crate) enum ValuesMap {
+    /// `out.values[j] = x.values[map[j]]` narrowed to `window` (per dense dim: start, full size).
+    Select {
+        map: Vec<usize>,
+        window: Option<Vec<(usize, usize)>>,
+    },
+    /// `out.values[map[k]] += x.values[k]`.
+    SegmentSum { map: Vec<usize> },
+}
+
+/// Backward of a sparse -> sparse op described by a [`ValuesMap`].
+pub(crate) struct SparseMapBackward {
+    pub(crate) name: &'static str,
+    pub(crate) x: SparseParts,
+    pub(crate) x_shape: Vec<usize>,
+    pub(crate) out: SparseParts,
+    pub(crate) out_shape: Vec<usize>,
+    pub(crate) map: ValuesMap,
+}
+
+impl Backward for SparseMapBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        let _ng = crate::autograd::no_grad();
+        let gv = grad_values(&self.out, &self.out_shape, &g)?;
+        let xn = self.x.nnz();
+        let gx = match &self.map {
+            ValuesMap::Select { map, window } => {
+                let gv = match window {
+                    Some(w) => pad_dense(&gv, w)?,
+                    None => gv,
+                };
+                scatter_rows(&gv, map, xn, true)?
+            }
+            ValuesMap::SegmentSum { map } => gather_rows(&gv, map)?,
+        };
+        Ok(vec![Some(make(self.x.with_values(gx), &self.x_shape)?)])
+    }
+}
+
+/// Embeds `[m, d1'..]` into zeros `[m, d1..]` at the per-dim (start, full size) window.
+fn pad_dense(gv: &Tensor, window: &[(usize, usize)]) -> Result<Tensor> {
+    let mut shape = gv.shape();
+    for (k, &(_, full)) in window.iter().enumerate() {
+        shape[k + 1] = full;
+    }
+    let out = Tensor::zeros(&shape, gv.dtype())?;
+    let mut v = out.clone();
+    for (k, &(start, _)) in window.iter().enumerate() {
+        v = v.narrow((k + 1) as i64, start as i64, gv.shape()[k + 1])?;
+    }
+    v.copy_(gv)?;
+    Ok(out)
+}
+
+/// Backward of `to_dense` (and of building a sparse tensor from `values`): mask the incoming
+/// gradient to the pattern. With `as_values`, returns the values tensor itself (gradient of the
+/// `values` input of a constructor), else a sparse tensor with the pattern.
+pub(crate) struct MaskBackward {
+    pub(crate) name: &'static str,
+    pub(crate) pattern: SparseParts,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) as_values: bool,
+}
+
+impl Backward for MaskBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        let _ng = crate::autograd::no_grad();
+        let gv = grad_values(&self.pattern, &self.shape, &g)?;
+        Ok(vec![Some(if self.as_values {
+            gv
+        } else {
+            make(self.pattern.with_values(gv), &self.shape)?
+        })])
+    }
+}
+
+/// Backward of `values()`: the dense `[nnz, dense..]` gradient becomes a sparse gradient with
+/// the tensor's pattern.
+pub(crate) struct ValuesBackward {
+    pub(crate) pattern: SparseParts,
+    pub(crate) shape: Vec<usize>,
+}
+
+impl Backward for ValuesBackward {
+    fn name(&self) -> &'static str {
+        "ValuesBackward0"
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        let _ng = crate::autograd::no_grad();
+        let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
+        Ok(vec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
+    }
+}
+
+/// Backward of a dense -> sparse conversion: the gradient of the dense input is the incoming
+/// gradient read at the pattern and scattered back (zero off the pattern).
+pub(crate) struct ToSparseBackward {
+    pub(crate) name: &'static str,
+    pub(crate) pattern: SparseParts,
+    pub(crate) shape: Vec<usize>,
+}
+
+impl Backward for ToSparseBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &mut self,
+        _: &BackwardCtx<'_>,
+        g: Vec<Option<Tensor>>,
+    ) -> Result<Vec<Option<Tensor>>> {
+        let Some(g) = g.into_iter().next().flatten() else {
+            return Ok(vec![None]);
+        };
+        let _ng = crate::autograd::no_grad();
+        let gv = grad_values(&self.pattern, &self.shape, &g)?;
+        let pos = positions(&self.pattern, &self.shape)?;
+        Ok(vec![Some(scatter_dense(&gv, &pos, &self.shape)?)])
+    }
+}
