@@ -40,5 +40,5 @@ pub use layout::Layout;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce_stats::NormOrd;
 pub use ops::set_resize::ResizeFill;
-pub use storage::Storage;
+pub use storage::{Storage, release_cached_memory};
 pub use tensor::{Tensor, manual_seed};

@@ -8,6 +8,7 @@ pub(crate) mod binary;
 pub(crate) mod binary_out;
 pub(crate) mod compare;
 pub(crate) mod copy;
+pub(crate) mod dense;
 pub(crate) mod gather;
 pub(crate) mod geometry;
 pub(crate) mod matmul;
