@@ -1,111 +1,185 @@
 //! Workload benchmark: one line per workload, `name<TAB>figure<TAB>unit`, median of >= 5 timed
 //! runs after a warm-up. Positional args select workloads by name; `--flags` are ignored.
+//! `benches/torch_workloads.py` times the same workloads with PyTorch (2 threads).
+//!
+//! To add a workload: write a `fn w_<name>() -> f64` returning the figure and add one line to
+//! [`WORKLOADS`].
 
 use std::time::Instant;
-use tapegrad::{DType, Tensor};
+use tapegrad::nn::{Linear, Module, Relu, Sequential};
+use tapegrad::{CrossEntropyOptions, DType, Tensor};
 
 type R = tapegrad::Result<()>;
 
-/// Median seconds of `runs` timed calls of `f` after one warm-up call.
+/// Median seconds of `runs` timed calls of `f` after warm-up calls.
 fn median(runs: usize, mut f: impl FnMut() -> R) -> f64 {
     f().expect("warm-up");
-    let mut ts: Vec<f64> = (0..runs)
+    f().expect("warm-up");
+    let mut ts: Vec<f64> = (0..runs.max(5))
         .map(|_| {
             let t = Instant::now();
             f().expect("run");
             t.elapsed().as_secs_f64()
         })
         .collect();
-    ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    ts.sort_by(|a, b| a.total_cmp(b));
     ts[ts.len() / 2]
 }
+
+/// Median seconds per call, where one timed run repeats `f` `reps` times (for calls too short
+/// to time one by one).
+fn median_per_call(runs: usize, reps: usize, mut f: impl FnMut() -> R) -> f64 {
+    median(runs, || {
+        for _ in 0..reps {
+            f()?;
+        }
+        Ok(())
+    }) / reps as f64
+}
+
+const N4M: usize = 1 << 22;
+const N16M: usize = 1 << 24;
 
 fn matmul(n: usize, dt: DType, runs: usize) -> f64 {
     let a = Tensor::randn(&[n, n], dt).unwrap();
     let b = Tensor::randn(&[n, n], dt).unwrap();
-    let t = median(runs, || a.matmul(&b).map(|_| ()));
+    let reps = (256 / n).pow(3).max(1);
+    let t = median_per_call(runs, reps, || a.matmul(&b).map(|_| ()));
     2.0 * (n as f64).powi(3) / t / 1e9
 }
 
-fn run(name: &str) -> Option<(f64, &'static str)> {
-    const N4M: usize = 1 << 22;
-    Some(match name {
-        "matmul_f32_256" => (matmul(256, DType::F32, 21), "GFLOP/s"),
-        "matmul_f32_512" => (matmul(512, DType::F32, 11), "GFLOP/s"),
-        "matmul_f32_1024" => (matmul(1024, DType::F32, 7), "GFLOP/s"),
-        "matmul_f32_2048" => (matmul(2048, DType::F32, 5), "GFLOP/s"),
-        "matmul_f64_1024" => (matmul(1024, DType::F64, 5), "GFLOP/s"),
-        "add_f32_4M" => {
-            let a = Tensor::randn(&[N4M], DType::F32).unwrap();
-            let b = Tensor::randn(&[N4M], DType::F32).unwrap();
-            let t = median(11, || a.add(&b).map(|_| ()));
-            (12.0 * N4M as f64 / t / 1e9, "GB/s")
-        }
-        "add_out_f32_4M" => {
-            let a = Tensor::randn(&[N4M], DType::F32).unwrap();
-            let b = Tensor::randn(&[N4M], DType::F32).unwrap();
-            let out = Tensor::zeros(&[N4M], DType::F32).unwrap();
-            let t = median(11, || a.add_out(&b, &out).map(|_| ()));
-            (12.0 * N4M as f64 / t / 1e9, "GB/s")
-        }
-        "add_inplace_f32_4M" => {
-            let a = Tensor::randn(&[N4M], DType::F32).unwrap();
-            let t = median(11, || a.add_(1.0).map(|_| ()));
-            (8.0 * N4M as f64 / t / 1e9, "GB/s")
-        }
-        "sum_f32_16M" => {
-            let n = 1usize << 24;
-            let a = Tensor::randn(&[n], DType::F32).unwrap();
-            let t = median(11, || a.sum().map(|_| ()));
-            (4.0 * n as f64 / t / 1e9, "GB/s")
-        }
-        "transpose_copy_4096" => {
-            let n = 4096usize;
-            let a = Tensor::randn(&[n, n], DType::F32).unwrap();
-            let t = median(5, || a.t()?.contiguous().map(|_| ()));
-            (8.0 * (n * n) as f64 / t / 1e9, "GB/s")
-        }
-        "autograd_chain_1000ops" => {
-            let t = median(11, || {
-                let x = Tensor::randn(&[16], DType::F32)?.requires_grad_(true)?;
-                let mut y = x.clone();
-                for _ in 0..500 {
-                    y = y.mul(1.0001)?;
-                    y = y.add(0.1)?;
-                }
-                y.sum()?.backward()
-            });
-            (t * 1e6 / 1000.0, "us/op")
-        }
-        "inplace_view_100" => {
-            let t = median(11, || {
-                let x = Tensor::randn(&[1000], DType::F32)?.requires_grad_(true)?;
-                let y = x.copy()?;
-                for i in 0..100 {
-                    y.narrow(0, 10 * i, 10)?.mul_(2.0)?;
-                }
-                y.sum()?.backward()
-            });
-            (t * 1e6 / 100.0, "us/op")
-        }
-        n if n.starts_with("sparse_slice_") => return sparse_workload(n),
-        _ => return None,
-    })
+fn w_matmul_f32_256() -> f64 {
+    matmul(256, DType::F32, 21)
+}
+fn w_matmul_f32_512() -> f64 {
+    matmul(512, DType::F32, 11)
+}
+fn w_matmul_f32_1024() -> f64 {
+    matmul(1024, DType::F32, 7)
+}
+fn w_matmul_f32_2048() -> f64 {
+    matmul(2048, DType::F32, 5)
+}
+fn w_matmul_f64_1024() -> f64 {
+    matmul(1024, DType::F64, 5)
 }
 
-const ALL: [&str; 12] = [
-    "matmul_f32_256",
-    "matmul_f32_512",
-    "matmul_f32_1024",
-    "matmul_f32_2048",
-    "matmul_f64_1024",
-    "add_f32_4M",
-    "add_out_f32_4M",
-    "add_inplace_f32_4M",
-    "sum_f32_16M",
-    "transpose_copy_4096",
-    "autograd_chain_1000ops",
-    "inplace_view_100",
+fn w_add_f32_4m() -> f64 {
+    let a = Tensor::randn(&[N4M], DType::F32).unwrap();
+    let b = Tensor::randn(&[N4M], DType::F32).unwrap();
+    let t = median(21, || a.add(&b).map(|_| ()));
+    12.0 * N4M as f64 / t / 1e9
+}
+
+fn w_add_out_f32_4m() -> f64 {
+    let a = Tensor::randn(&[N4M], DType::F32).unwrap();
+    let b = Tensor::randn(&[N4M], DType::F32).unwrap();
+    let out = Tensor::empty(&[N4M], DType::F32).unwrap();
+    let t = median(21, || a.add_out(&b, &out).map(|_| ()));
+    12.0 * N4M as f64 / t / 1e9
+}
+
+fn w_add_inplace_f32_4m() -> f64 {
+    let a = Tensor::randn(&[N4M], DType::F32).unwrap();
+    let t = median(21, || a.add_(1.0).map(|_| ()));
+    8.0 * N4M as f64 / t / 1e9
+}
+
+fn w_sum_f32_16m() -> f64 {
+    let a = Tensor::randn(&[N16M], DType::F32).unwrap();
+    let t = median(11, || a.sum().map(|_| ()));
+    4.0 * N16M as f64 / t / 1e9
+}
+
+fn w_transpose_copy_4096() -> f64 {
+    let n = 4096usize;
+    let a = Tensor::randn(&[n, n], DType::F32).unwrap();
+    let t = median(7, || a.t()?.contiguous().map(|_| ()));
+    8.0 * (n * n) as f64 / t / 1e9
+}
+
+fn w_autograd_chain_1000ops() -> f64 {
+    let x = Tensor::randn(&[16], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let t = median_per_call(11, 20, || {
+        x.set_grad(None)?;
+        let mut y = x.clone();
+        for _ in 0..500 {
+            y = y.mul(1.0001)?;
+            y = y.add(0.1)?;
+        }
+        y.sum()?.backward()
+    });
+    t * 1e6 / 1000.0
+}
+
+fn w_inplace_view_100() -> f64 {
+    let x = Tensor::randn(&[1000], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let t = median_per_call(11, 50, || {
+        x.set_grad(None)?;
+        let y = x.copy()?;
+        for i in 0..100 {
+            y.narrow(0, 10 * i, 10)?.mul_(2.0)?;
+        }
+        y.sum()?.backward()
+    });
+    t * 1e6 / 100.0
+}
+
+fn w_mlp_step_b128() -> f64 {
+    tapegrad::manual_seed(0);
+    let model = Sequential::new()
+        .push(Linear::new(784, 512, true, DType::F32).unwrap())
+        .push(Relu)
+        .push(Linear::new(512, 512, true, DType::F32).unwrap())
+        .push(Relu)
+        .push(Linear::new(512, 10, true, DType::F32).unwrap());
+    let x = Tensor::randn(&[128, 784], DType::F32).unwrap();
+    let target = Tensor::randint(0, 10, &[128]).unwrap();
+    let params = model.parameters();
+    let lr = 0.01;
+    let t = median(21, || {
+        for p in &params {
+            p.set_grad(None)?;
+        }
+        let loss = model
+            .forward(&x)?
+            .cross_entropy(&target, CrossEntropyOptions::default())?;
+        loss.backward()?;
+        let _g = tapegrad::autograd::no_grad();
+        for p in &params {
+            let g = p.grad().expect("every parameter gets a gradient");
+            p.add_alpha_(&g, -lr)?;
+        }
+        Ok(())
+    });
+    t * 1e3
+}
+
+/// (name, unit, workload): the registration table, in output order.
+const WORKLOADS: &[(&str, &str, fn() -> f64)] = &[
+    ("matmul_f32_256", "GFLOP/s", w_matmul_f32_256),
+    ("matmul_f32_512", "GFLOP/s", w_matmul_f32_512),
+    ("matmul_f32_1024", "GFLOP/s", w_matmul_f32_1024),
+    ("matmul_f32_2048", "GFLOP/s", w_matmul_f32_2048),
+    ("matmul_f64_1024", "GFLOP/s", w_matmul_f64_1024),
+    ("add_f32_4M", "GB/s", w_add_f32_4m),
+    ("add_out_f32_4M", "GB/s", w_add_out_f32_4m),
+    ("add_inplace_f32_4M", "GB/s", w_add_inplace_f32_4m),
+    ("sum_f32_16M", "GB/s", w_sum_f32_16m),
+    ("transpose_copy_4096", "GB/s", w_transpose_copy_4096),
+    ("autograd_chain_1000ops", "us/op", w_autograd_chain_1000ops),
+    ("inplace_view_100", "us/op", w_inplace_view_100),
+    ("mlp_step_b128", "ms", w_mlp_step_b128),
+    ("sparse_slice_csr_1M", "ms", || sparse_workload("sparse_slice_csr_1M")),
+    ("sparse_slice_coo_1M", "ms", || sparse_workload("sparse_slice_coo_1M")),
+    ("sparse_slice_csr_1M_backward", "ms", || sparse_workload("sparse_slice_csr_1M_backward")),
+    ("sparse_slice_coo_1M_backward", "ms", || sparse_workload("sparse_slice_coo_1M_backward")),
 ];
 
 fn main() {
@@ -113,23 +187,19 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with("--"))
         .collect();
-    for name in ALL.iter().chain(SPARSE.iter()) {
+    for s in &sel {
+        if !WORKLOADS.iter().any(|(n, _, _)| n == s) {
+            eprintln!("unknown workload {s:?} (ignored)");
+        }
+    }
+    for (name, unit, run) in WORKLOADS {
         if !sel.is_empty() && !sel.iter().any(|s| s == name) {
             continue;
         }
-        if let Some((v, unit)) = run(name) {
-            println!("{name}\t{v:.3}\t{unit}");
-        }
+        println!("{name}\t{:.3}\t{unit}", run());
     }
 }
 
-/// The sparse workloads (kept apart from `ALL` so other workload lists merge cleanly).
-const SPARSE: [&str; 4] = [
-    "sparse_slice_csr_1M",
-    "sparse_slice_coo_1M",
-    "sparse_slice_csr_1M_backward",
-    "sparse_slice_coo_1M_backward",
-];
 
 /// 10000 x 10000 with 1,000,000 distinct random positions (StdRng seed 0) and f32 values in
 /// [0, 1): (coalesced COO, CSR). Same sizes and distribution as benches/torch_workloads.py
@@ -161,7 +231,7 @@ fn sparse_1m() -> tapegrad::Result<(Tensor, Tensor)> {
 
 /// `sparse_slice_{csr,coo}_1M[_backward]`: x[2000:7000, 1000:6000] (ms). The backward figure
 /// times `autograd::grad` of the slice w.r.t. x with ones on the output's pattern.
-fn sparse_workload(name: &str) -> Option<(f64, &'static str)> {
+fn sparse_workload(name: &str) -> f64 {
     let (coo, csr) = sparse_1m().expect("sparse data");
     let x = if name.contains("_csr_") { csr } else { coo };
     let (axes, starts, ends) = ([0i64, 1], [2000i64, 1000], [7000i64, 6000]);
@@ -203,5 +273,5 @@ fn sparse_workload(name: &str) -> Option<(f64, &'static str)> {
             tapegrad::sparse::slice(&x, &axes, &starts, &ends).map(|_| ())
         })
     };
-    Some((t * 1e3, "ms"))
+    t * 1e3
 }

@@ -46,5 +46,5 @@ pub use ops::reduce_stats::NormOrd;
 pub use ops::scatter_reduce::ScatterReduce;
 pub use ops::set_resize::ResizeFill;
 pub use sparse::LayoutKind;
-pub use storage::Storage;
+pub use storage::{Storage, release_cached_memory};
 pub use tensor::{Nested, Tensor, manual_seed};

@@ -12,6 +12,31 @@ use std::sync::Arc;
 
 type Key = *const Node;
 
+/// Hasher for node-address keys: addresses are unique, so one multiply-xorshift mixes enough
+/// (SipHash would cost more than the bookkeeping it protects).
+#[derive(Default)]
+struct AddrHasher(u64);
+
+impl std::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+    fn write_u64(&mut self, n: u64) {
+        let h = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 32);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+}
+
+type NodeMap<V> = HashMap<Key, V, std::hash::BuildHasherDefault<AddrHasher>>;
+
 fn key(n: &Arc<Node>) -> Key {
     Arc::as_ptr(n)
 }
@@ -187,7 +212,7 @@ fn execute(
     let _span = tracing::debug_span!("backward").entered();
     let _gm = set_grad_enabled(create_graph);
     // 1. dependency counts over everything reachable
-    let mut deps: HashMap<Key, usize> = HashMap::new();
+    let mut deps: NodeMap<usize> = NodeMap::default();
     let mut order: Vec<Arc<Node>> = Vec::new();
     let mut stack: Vec<Arc<Node>> = Vec::new();
     for (e, _) in &roots {
@@ -210,10 +235,10 @@ fn execute(
         order.push(n);
     }
     // 2. which nodes lead to a capture point (grad() mode)
-    let needed: Option<HashMap<Key, bool>> = capture.map(|caps| {
+    let needed: Option<NodeMap<bool>> = capture.map(|caps| {
         let cap_keys: Vec<Key> = caps.iter().flatten().map(|e| key(&e.node)).collect();
         let topo = topo_order(&order, &deps);
-        let mut needed: HashMap<Key, bool> = HashMap::new();
+        let mut needed: NodeMap<bool> = NodeMap::default();
         for n in topo.iter().rev() {
             let k = key(n);
             let v = cap_keys.contains(&k)
@@ -227,7 +252,7 @@ fn execute(
     });
     let mut captured: Vec<Option<Tensor>> = vec![None; capture.map_or(0, |c| c.len())];
     // 3. run
-    let mut buffers: HashMap<Key, Vec<Option<Tensor>>> = HashMap::new();
+    let mut buffers: NodeMap<Vec<Option<Tensor>>> = NodeMap::default();
     let mut heap = BinaryHeap::new();
     for (e, g) in roots {
         let k = key(&e.node);
@@ -299,7 +324,7 @@ fn execute(
             if let Some(mut g) = g {
                 // validate_outputs: reduce broadcast grads and cast to the input's dtype
                 let (shape, dtype) = &e.node.outputs[e.input_nr.min(e.node.outputs.len() - 1)];
-                if &g.shape() != shape {
+                if g.data_ref().layout.sizes() != shape.as_slice() {
                     g = g.sum_to_size(shape).map_err(|_| {
                         crate::err!(
                             ShapeMismatch,
@@ -335,7 +360,7 @@ fn execute(
 }
 
 /// Kahn order (producers of gradients first) of the reachable nodes.
-fn topo_order(nodes: &[Arc<Node>], deps: &HashMap<Key, usize>) -> Vec<Arc<Node>> {
+fn topo_order(nodes: &[Arc<Node>], deps: &NodeMap<usize>) -> Vec<Arc<Node>> {
     let mut d = deps.clone();
     let mut ready: Vec<Arc<Node>> = nodes.iter().filter(|n| d[&key(n)] == 0).cloned().collect();
     let mut out = Vec::with_capacity(nodes.len());

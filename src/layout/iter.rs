@@ -1,6 +1,7 @@
 //! Strided iteration. [`StridedOffsets`] yields storage offsets in logical order;
 //! [`for_each_run`] walks N operands together, coalescing dims that are contiguous for all of
-//! them and calling back once per innermost run, so kernels get long unit-stride loops.
+//! them and calling back once per innermost run, so kernels get long unit-stride loops;
+//! [`par_for_each_run`] does the same with element ranges spread over the rayon pool.
 
 /// Iterator over the storage offsets of a strided layout in row-major logical order.
 pub struct StridedOffsets<'a> {
@@ -48,19 +49,14 @@ impl Iterator for StridedOffsets<'_> {
     }
 }
 
-/// Walks `N` operands of one broadcast shape together. `strides[k]` are operand k's strides (in
-/// elements, may be 0 or — for flips — negative) and `offsets[k]` its start. Dims are coalesced
-/// where possible; `f(offsets, len, inner_strides)` is called once per innermost run.
-pub fn for_each_run<const N: usize>(
-    sizes: &[usize],
-    strides: [&[isize]; N],
-    offsets: [isize; N],
-    mut f: impl FnMut([isize; N], usize, [isize; N]),
-) {
-    if sizes.contains(&0) {
-        return;
-    }
-    // Coalesce: drop size-1 dims, merge dim i into i+1 when contiguous for every operand.
+/// Dims of one broadcast shape walked by `N` operands, coalesced: size-1 dims dropped and dim `i`
+/// merged into `i + 1` where that is contiguous for every operand.
+struct Coalesced<const N: usize> {
+    sizes: Vec<usize>,
+    strides: Vec<[isize; N]>,
+}
+
+fn coalesce<const N: usize>(sizes: &[usize], strides: [&[isize]; N]) -> Coalesced<N> {
     let mut shp: Vec<usize> = Vec::with_capacity(sizes.len());
     let mut st: Vec<[isize; N]> = Vec::with_capacity(sizes.len());
     for d in 0..sizes.len() {
@@ -80,35 +76,140 @@ pub fn for_each_run<const N: usize>(
         st.push(cur);
     }
     if shp.is_empty() {
-        f(offsets, 1, [0; N]);
-        return;
+        shp.push(1);
+        st.push([0; N]);
     }
-    let nd = shp.len();
-    let inner = shp[nd - 1];
-    let inner_st = st[nd - 1];
-    let outer = nd - 1;
-    let mut idx = vec![0usize; outer];
-    let mut off = offsets;
-    loop {
-        f(off, inner, inner_st);
-        // advance the outer index
-        let mut d = outer;
-        loop {
-            if d == 0 {
+    Coalesced {
+        sizes: shp,
+        strides: st,
+    }
+}
+
+impl<const N: usize> Coalesced<N> {
+    fn numel(&self) -> usize {
+        self.sizes.iter().product()
+    }
+
+    /// Calls `f` once per innermost run covering the logical elements `[lo, hi)`.
+    fn walk(
+        &self,
+        offsets: [isize; N],
+        lo: usize,
+        hi: usize,
+        f: &mut impl FnMut([isize; N], usize, [isize; N]),
+    ) {
+        let nd = self.sizes.len();
+        let inner = self.sizes[nd - 1];
+        let inner_st = self.strides[nd - 1];
+        // multi-index of `lo` and the offsets of that element
+        let mut idx = vec![0usize; nd];
+        let mut rem = lo;
+        for d in (0..nd).rev() {
+            idx[d] = rem % self.sizes[d];
+            rem /= self.sizes[d];
+        }
+        let mut off = offsets;
+        for d in 0..nd {
+            for (k, o) in off.iter_mut().enumerate() {
+                *o += idx[d] as isize * self.strides[d][k];
+            }
+        }
+        let mut pos = lo;
+        while pos < hi {
+            let len = (inner - idx[nd - 1]).min(hi - pos);
+            f(off, len, inner_st);
+            pos += len;
+            if pos >= hi {
                 return;
             }
-            d -= 1;
-            idx[d] += 1;
-            for k in 0..N {
-                off[k] += st[d][k];
+            // move to the start of the next run: reset the inner index, carry into outer dims
+            for (k, o) in off.iter_mut().enumerate() {
+                *o -= idx[nd - 1] as isize * inner_st[k];
             }
-            if idx[d] < shp[d] {
-                break;
+            idx[nd - 1] = 0;
+            let mut d = nd - 1;
+            loop {
+                // pos < hi <= numel, so an outer dim always has room before d reaches 0
+                d -= 1;
+                idx[d] += 1;
+                for (k, o) in off.iter_mut().enumerate() {
+                    *o += self.strides[d][k];
+                }
+                if idx[d] < self.sizes[d] {
+                    break;
+                }
+                for (k, o) in off.iter_mut().enumerate() {
+                    *o -= self.strides[d][k] * self.sizes[d] as isize;
+                }
+                idx[d] = 0;
             }
-            for k in 0..N {
-                off[k] -= st[d][k] * shp[d] as isize;
-            }
-            idx[d] = 0;
         }
     }
+}
+
+/// Walks `N` operands of one broadcast shape together. `strides[k]` are operand k's strides (in
+/// elements, may be 0 or — for flips — negative) and `offsets[k]` its start. Dims are coalesced
+/// where possible; `f(offsets, len, inner_strides)` is called once per innermost run.
+pub fn for_each_run<const N: usize>(
+    sizes: &[usize],
+    strides: [&[isize]; N],
+    offsets: [isize; N],
+    mut f: impl FnMut([isize; N], usize, [isize; N]),
+) {
+    if sizes.contains(&0) {
+        return;
+    }
+    let c = coalesce(sizes, strides);
+    c.walk(offsets, 0, c.numel(), &mut f);
+}
+
+/// Elements below which [`par_for_each_run`] stays on the calling thread.
+pub(crate) const PAR_MIN_ELEMS: usize = 1 << 15;
+
+/// Like [`for_each_run`], but splits the logical elements into contiguous ranges walked on the
+/// rayon pool when there are at least `2 * min_chunk` of them (runs at range edges are cut).
+/// Runs serially on one-thread pools and when already called from a rayon worker (nested
+/// parallelism buys nothing here, and a worker blocked on a storage lock it already holds
+/// further up its stack must never wait for a stolen job that wants the same lock).
+///
+/// `f` must tolerate being called concurrently for disjoint element ranges.
+pub(crate) fn par_for_each_run<const N: usize>(
+    sizes: &[usize],
+    strides: [&[isize]; N],
+    offsets: [isize; N],
+    min_chunk: usize,
+    f: impl Fn([isize; N], usize, [isize; N]) + Sync,
+) {
+    if sizes.contains(&0) {
+        return;
+    }
+    let c = coalesce(sizes, strides);
+    par_ranges(c.numel(), min_chunk, |lo, hi| {
+        c.walk(offsets, lo, hi, &mut |o, l, s| f(o, l, s))
+    });
+}
+
+/// Calls `f(lo, hi)` over ranges covering `0..n`: one call on the calling thread below
+/// `2 * min_chunk` elements, on one-thread pools and inside rayon workers (see
+/// [`par_for_each_run`]); otherwise one range per pool thread, run in parallel. Range edges are
+/// multiples of 16 so vector loops of different ranges stay aligned alike.
+pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + Sync) {
+    let threads = rayon::current_num_threads();
+    let min_chunk = min_chunk.max(1);
+    if threads < 2 || n < 2 * min_chunk || rayon::current_thread_index().is_some() {
+        f(0, n);
+        return;
+    }
+    let chunks = threads.min(n / min_chunk);
+    let per = n.div_ceil(chunks).next_multiple_of(16);
+    rayon::scope(|sc| {
+        let f = &f;
+        for i in 1..chunks {
+            let (lo, hi) = (i * per, ((i + 1) * per).min(n));
+            if lo < hi {
+                sc.spawn(move |_| f(lo, hi));
+            }
+        }
+        f(0, per.min(n));
+    });
 }

@@ -5,6 +5,7 @@
 mod iter;
 mod shape;
 
+pub(crate) use iter::{PAR_MIN_ELEMS, par_for_each_run, par_ranges};
 pub use iter::{StridedOffsets, for_each_run};
 pub use shape::{
     broadcast_shapes, compute_stride, contiguous_strides, infer_size, numel, wrap_dim,

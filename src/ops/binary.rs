@@ -8,7 +8,7 @@ use super::util::{
 };
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
 use crate::dtype::{Operand, result_type};
-use crate::layout::{broadcast_shapes, dense_strides_like, for_each_run};
+use crate::layout::{PAR_MIN_ELEMS, broadcast_shapes, dense_strides_like, par_for_each_run};
 use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
 /// Turns an operand into a tensor of `dtype` (scalars become 0-dim tensors), without autograd.
@@ -60,6 +60,9 @@ pub(crate) fn binary_map<T: Element, U: Element>(
 ) -> Result<Tensor> {
     a.check_strided(op)?;
     b.check_strided(op)?;
+    if let Some(r) = super::dense::binary::<T, U>(a, b, &f) {
+        return r;
+    }
     let shape = broadcast_shapes(&a.shape(), &b.shape(), op)?;
     let (ad, bd) = (a.data(), b.data());
     let sa = broadcast_strides(&ad.layout, &shape);
@@ -70,31 +73,33 @@ pub(crate) fn binary_map<T: Element, U: Element>(
     Ok(out)
 }
 
-/// Writes `f(a, b)` into `out` (shape `shape`); callers have done every overlap check.
+/// Writes `f(a, b)` into `out` (shape `shape`); callers have done every overlap check. Large
+/// operands are split into element ranges processed on the rayon pool.
 pub(crate) fn binary_into<T: Element, U: Element>(
     out: &Tensor,
     shape: &[usize],
     a: &Tensor,
     b: &Tensor,
-    f: impl Fn(T, T) -> U,
+    f: impl Fn(T, T) -> U + Sync,
 ) {
     let (od, ad, bd) = (out.data(), a.data(), b.data());
     with_raw(&od, shape, &[&ad, &bd], |o, ins| {
-        let (po, pa, pb) = (
-            o.ptr as *mut U,
-            ins[0].ptr as *const T,
-            ins[1].ptr as *const T,
-        );
-        for_each_run(
+        // addresses as integers so the range closure can run on other threads
+        let (po, pa, pb) = (o.ptr as usize, ins[0].ptr as usize, ins[1].ptr as usize);
+        par_for_each_run(
             shape,
             [o.strides, ins[0].strides, ins[1].strides],
             [o.offset, ins[0].offset, ins[1].offset],
+            PAR_MIN_ELEMS,
             |[oo, oa, ob], len, [so, sa, sb]| {
-                // SAFETY: all geometries are tensor layouts inside their (locked) storages; `out`
-                // either does not overlap the inputs or overlaps one of them exactly (same element
-                // read before it is written).
+                // SAFETY: all geometries are tensor layouts inside their storages, locked by
+                // `with_raw` until every range is done; `out` either does not overlap the inputs
+                // or overlaps one of them exactly (each element is read before it is written, by
+                // the same call); concurrent calls cover disjoint element ranges of `out`.
                 unsafe {
-                    let (po, pa, pb) = (po.offset(oo), pa.offset(oa), pb.offset(ob));
+                    let po = (po as *mut U).offset(oo);
+                    let pa = (pa as *const T).offset(oa);
+                    let pb = (pb as *const T).offset(ob);
                     if so == 1 && sa == 1 && sb == 1 {
                         for i in 0..len {
                             *po.add(i) = f(*pa.add(i), *pb.add(i));
@@ -125,7 +130,7 @@ pub(crate) fn binary_inplace<T: Element>(
     self_: &Tensor,
     other: &Tensor,
     op: &'static str,
-    f: impl Fn(T, T) -> T,
+    f: impl Fn(T, T) -> T + Sync,
 ) -> Result<()> {
     self_.check_strided(op)?;
     other.check_strided(op)?;
@@ -142,7 +147,9 @@ pub(crate) fn binary_inplace<T: Element>(
     }
     check_no_internal_overlap(&self_.data(), op)?;
     check_no_partial_overlap(self_, other, op)?;
-    binary_into::<T, T>(self_, &shape, self_, other, f);
+    if !super::dense::binary_inplace::<T>(self_, other, &f) {
+        binary_into::<T, T>(self_, &shape, self_, other, f);
+    }
     Ok(())
 }
 
@@ -182,36 +189,22 @@ fn arith_kernel(
     a: &Tensor,
     b: &Tensor,
 ) -> Result<Tensor> {
+    // One closure per (op, alpha == 1) so every kernel loop is branch-free and vectorises.
     macro_rules! go {
         ($T:ty, $div:expr) => {{
             let al: $T = alpha.to::<$T>();
             let one = alpha == Scalar::Int(1);
-            let f = move |x: $T, y: $T| -> $T {
-                match op {
-                    Arith::Add => {
-                        if one {
-                            x.add(y)
-                        } else {
-                            x.add(y.mul(al))
-                        }
-                    }
-                    Arith::Sub => {
-                        if one {
-                            x.sub(y)
-                        } else {
-                            x.sub(y.mul(al))
-                        }
-                    }
-                    Arith::Mul => x.mul(y),
-                    Arith::Div => $div(x, y),
+            match (op, one) {
+                (Arith::Add, true) => arith_run::<$T>(op, out, a, b, |x: $T, y: $T| x.add(y)),
+                (Arith::Add, false) => {
+                    arith_run::<$T>(op, out, a, b, move |x: $T, y: $T| x.add(y.mul(al)))
                 }
-            };
-            match out {
-                Some(o) => {
-                    binary_inplace::<$T>(o, b, op.name(), f)?;
-                    Ok(o.clone())
+                (Arith::Sub, true) => arith_run::<$T>(op, out, a, b, |x: $T, y: $T| x.sub(y)),
+                (Arith::Sub, false) => {
+                    arith_run::<$T>(op, out, a, b, move |x: $T, y: $T| x.sub(y.mul(al)))
                 }
-                None => binary_map::<$T, $T>(a, b, op.name(), f),
+                (Arith::Mul, _) => arith_run::<$T>(op, out, a, b, |x: $T, y: $T| x.mul(y)),
+                (Arith::Div, _) => arith_run::<$T>(op, out, a, b, $div),
             }
         }};
     }
@@ -232,6 +225,23 @@ fn arith_kernel(
     }
 }
 
+/// Runs one arithmetic kernel into `out` (in place) or a fresh tensor.
+fn arith_run<T: Element>(
+    op: Arith,
+    out: Option<&Tensor>,
+    a: &Tensor,
+    b: &Tensor,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<Tensor> {
+    match out {
+        Some(o) => {
+            binary_inplace::<T>(o, b, op.name(), f)?;
+            Ok(o.clone())
+        }
+        None => binary_map::<T, T>(a, b, op.name(), f),
+    }
+}
+
 fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
     if a.is_sparse() || matches!(&b, Operand::Tensor(t) if t.is_sparse()) {
         return crate::sparse::arith(a, &b, alpha, op);
@@ -245,11 +255,26 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
         );
     }
-    let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
-    let out = arith_kernel(op, dt, alpha, None, &ta, &tb)?;
-    let inputs: Vec<&Tensor> = match &b {
-        Operand::Tensor(t) => vec![a, t],
-        Operand::Scalar(_) => vec![a],
+    let fast = match &b {
+        Operand::Scalar(v) if dt == a.dtype() && alpha == Scalar::Int(1) => {
+            arith_scalar_dense(op, a, *v)
+        }
+        _ => None,
+    };
+    let out = match fast {
+        Some(r) => r?,
+        None => {
+            let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
+            arith_kernel(op, dt, alpha, None, &ta, &tb)?
+        }
+    };
+    let pair;
+    let inputs: &[&Tensor] = match &b {
+        Operand::Tensor(t) => {
+            pair = [a, t];
+            &pair
+        }
+        Operand::Scalar(_) => std::slice::from_ref(&a),
     };
     if dt.is_differentiable() {
         let bw = ArithBackward {
@@ -259,9 +284,52 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
             saved_a: false,
             saved_b: false,
         };
-        record_arith(&out, &inputs, a, &b, bw)?;
+        record_arith(&out, inputs, a, &b, bw)?;
     }
     Ok(out)
+}
+
+/// `a op s` for a float tensor `a` and a scalar that does not promote it, straight from the
+/// dense fast path (no 0-dim tensor for `s`); the same values as the general kernel (the scalar
+/// is converted to `a`'s dtype first). `None` when `a` is not canonically contiguous.
+fn arith_scalar_dense(op: Arith, a: &Tensor, s: Scalar) -> Option<Result<Tensor>> {
+    macro_rules! go {
+        ($T:ty) => {{
+            let v: $T = s.to::<$T>();
+            match op {
+                Arith::Add => super::dense::unary::<$T, $T>(a, &move |x: $T| x + v),
+                Arith::Sub => super::dense::unary::<$T, $T>(a, &move |x: $T| x - v),
+                Arith::Mul => super::dense::unary::<$T, $T>(a, &move |x: $T| x * v),
+                Arith::Div => super::dense::unary::<$T, $T>(a, &move |x: $T| x / v),
+            }
+        }};
+    }
+    match a.dtype() {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+        _ => None,
+    }
+}
+
+/// In-place form of [`arith_scalar_dense`]: false (nothing done) unless `a` is a non-overlapping
+/// dense f32/f64 tensor.
+fn arith_scalar_dense_inplace(op: Arith, a: &Tensor, s: Scalar) -> bool {
+    macro_rules! go {
+        ($T:ty) => {{
+            let v: $T = s.to::<$T>();
+            match op {
+                Arith::Add => super::dense::unary_inplace::<$T>(a, &move |x: $T| x + v),
+                Arith::Sub => super::dense::unary_inplace::<$T>(a, &move |x: $T| x - v),
+                Arith::Mul => super::dense::unary_inplace::<$T>(a, &move |x: $T| x * v),
+                Arith::Div => super::dense::unary_inplace::<$T>(a, &move |x: $T| x / v),
+            }
+        }};
+    }
+    match a.dtype() {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+        _ => false,
+    }
 }
 
 fn scalar_of(o: &Operand) -> Option<Scalar> {
@@ -339,8 +407,17 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         None
     };
     if dt == a.dtype() {
-        let tb = operand_tensor(&b, dt)?;
-        arith_kernel(op, dt, alpha, Some(a), a, &tb)?;
+        let done = match &b {
+            Operand::Scalar(v) if alpha == Scalar::Int(1) => {
+                check_no_internal_overlap(&a.data(), name)?;
+                arith_scalar_dense_inplace(op, a, *v)
+            }
+            _ => false,
+        };
+        if !done {
+            let tb = operand_tensor(&b, dt)?;
+            arith_kernel(op, dt, alpha, Some(a), a, &tb)?;
+        }
     } else {
         let shape = a.shape();
         let bshape = broadcast_shapes(

@@ -352,7 +352,7 @@ impl Tensor {
         self.classify("isfinite", |x| x.is_finite())
     }
 
-    fn classify(&self, _op: &'static str, f: impl Fn(f64) -> bool + Copy) -> Result<Tensor> {
+    fn classify(&self, _op: &'static str, f: impl Fn(f64) -> bool + Copy + Sync) -> Result<Tensor> {
         match self.dtype() {
             DType::F64 => unary_map::<f64, bool>(self, move |x| f(x)),
             DType::F32 => unary_map::<f32, bool>(self, move |x| f(x as f64)),

@@ -9,6 +9,7 @@ pub(crate) mod binary_out;
 pub(crate) mod compare;
 pub(crate) mod copy;
 pub mod div_round;
+pub(crate) mod dense;
 pub(crate) mod gather;
 pub(crate) mod geometry;
 pub(crate) mod loss;

@@ -6,13 +6,19 @@
 use super::activation::{gelu_f64, gelu_grad_f64};
 use super::util::{broadcast_strides, check_no_internal_overlap, with_raw};
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
-use crate::layout::{dense_strides_like, for_each_run};
+use crate::layout::{PAR_MIN_ELEMS, dense_strides_like, par_for_each_run};
 use crate::{DType, Element, Result, Tensor, bail};
 use half::{bf16, f16};
 
 /// Computes `f(a)` elementwise into a fresh tensor laid out like `a`.
-pub(crate) fn unary_map<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U) -> Result<Tensor> {
+pub(crate) fn unary_map<T: Element, U: Element>(
+    a: &Tensor,
+    f: impl Fn(T) -> U + Sync,
+) -> Result<Tensor> {
     a.check_strided("unary op")?;
+    if let Some(r) = super::dense::unary::<T, U>(a, &f) {
+        return r;
+    }
     let shape = a.shape();
     let strides = {
         let ad = a.data();
@@ -24,21 +30,36 @@ pub(crate) fn unary_map<T: Element, U: Element>(a: &Tensor, f: impl Fn(T) -> U) 
     Ok(out)
 }
 
-/// Writes `f(a)` into `out` (same shape); `out` may be `a` itself (exact overlap).
-pub(crate) fn unary_into<T: Element, U: Element>(out: &Tensor, a: &Tensor, f: impl Fn(T) -> U) {
+/// Writes `f(a)` into `out` (same shape); `out` may be `a` itself (exact overlap). Large operands
+/// are split into element ranges processed on the rayon pool.
+pub(crate) fn unary_into<T: Element, U: Element>(
+    out: &Tensor,
+    a: &Tensor,
+    f: impl Fn(T) -> U + Sync,
+) {
+    if T::DTYPE == U::DTYPE && out.is_same(a) {
+        // equal dtypes: T and U are one type, and the cast is the identity
+        let g = |x: T| -> T { cast_same::<U, T>(f(x)) };
+        if super::dense::unary_inplace::<T>(a, &g) {
+            return;
+        }
+    }
     let shape = out.shape();
     let (od, ad) = (out.data(), a.data());
     with_raw(&od, &shape, &[&ad], |o, ins| {
-        let (po, pa) = (o.ptr as *mut U, ins[0].ptr as *const T);
-        for_each_run(
+        // addresses as integers so the range closure can run on other threads
+        let (po, pa) = (o.ptr as usize, ins[0].ptr as usize);
+        par_for_each_run(
             &shape,
             [o.strides, ins[0].strides],
             [o.offset, ins[0].offset],
+            PAR_MIN_ELEMS,
             |[oo, oa], len, [so, sa]| {
-                // SAFETY: both geometries are layouts inside their locked storages; when `out`
-                // aliases `a` it does so exactly, so each element is read before it is written.
+                // SAFETY: both geometries are layouts inside their storages, locked by `with_raw`
+                // until every range is done; when `out` aliases `a` it does so exactly, so each
+                // element is read before it is written; concurrent calls cover disjoint ranges.
                 unsafe {
-                    let (po, pa) = (po.offset(oo), pa.offset(oa));
+                    let (po, pa) = ((po as *mut U).offset(oo), (pa as *const T).offset(oa));
                     if so == 1 && sa == 1 {
                         for i in 0..len {
                             *po.add(i) = f(*pa.add(i));
@@ -52,6 +73,11 @@ pub(crate) fn unary_into<T: Element, U: Element>(out: &Tensor, a: &Tensor, f: im
             },
         );
     });
+}
+
+/// `x` as `D` when `S` and `D` are the same type (checked by the caller through their dtypes).
+fn cast_same<S: Element, D: Element>(x: S) -> D {
+    crate::dtype::cast::<S, D>(x)
 }
 
 /// The unary ops of this module.
@@ -268,7 +294,7 @@ macro_rules! int_go {
     }};
 }
 
-fn run<T: Element>(a: &Tensor, out: Option<&Tensor>, f: impl Fn(T) -> T) -> Result<Tensor> {
+fn run<T: Element>(a: &Tensor, out: Option<&Tensor>, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
     match out {
         Some(o) => {
             unary_into::<T, T>(o, a, f);

@@ -1,12 +1,14 @@
-//! `CpuBuffer`: an owned, 64-byte aligned, always-initialised byte buffer.
+//! `CpuBuffer`: an owned, aligned, always-initialised byte buffer (large ones recycled
+//! through the allocation cache in `pool`).
 
+use super::pool::{self, ALIGN, align_for};
 use crate::Result;
 use std::alloc::{self, Layout};
 use std::ptr::NonNull;
 
-const ALIGN: usize = 64;
-
-/// An owned, zero-initialised, 64-byte aligned allocation of `len` bytes.
+/// An owned allocation of `len` bytes, 64-byte aligned (16 for buffers under 1 KiB), whose bytes
+/// are always initialised (zeros, or a kernel's complete output). Large allocations come from and
+/// return to [`pool`].
 pub(crate) struct CpuBuffer {
     ptr: NonNull<u8>,
     len: usize,
@@ -20,7 +22,7 @@ unsafe impl Send for CpuBuffer {}
 unsafe impl Sync for CpuBuffer {}
 
 fn layout_for(cap: usize, op: &'static str) -> Result<Layout> {
-    Layout::from_size_align(cap.max(1), ALIGN).map_err(|_| {
+    Layout::from_size_align(cap.max(1), align_for(cap)).map_err(|_| {
         crate::err!(
             InvalidArgument,
             op,
@@ -30,15 +32,26 @@ fn layout_for(cap: usize, op: &'static str) -> Result<Layout> {
     })
 }
 
+/// How a new buffer's bytes start out.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Init {
+    Zero,
+    /// The caller overwrites every byte before any read (a reused block may hold stale bytes).
+    Overwritten,
+}
+
 impl CpuBuffer {
-    /// A zero-filled buffer of `len` bytes.
-    pub(crate) fn zeroed(len: usize) -> Result<CpuBuffer> {
+    fn empty() -> CpuBuffer {
+        CpuBuffer {
+            ptr: NonNull::<[u8; ALIGN]>::dangling().cast(),
+            len: 0,
+            cap: 0,
+        }
+    }
+
+    fn alloc(len: usize, init: Init) -> Result<CpuBuffer> {
         if len == 0 {
-            return Ok(CpuBuffer {
-                ptr: NonNull::<[u8; ALIGN]>::dangling().cast(),
-                len: 0,
-                cap: 0,
-            });
+            return Ok(Self::empty());
         }
         if len > isize::MAX as usize - ALIGN {
             crate::bail!(
@@ -48,8 +61,17 @@ impl CpuBuffer {
                 len
             );
         }
-        let layout = layout_for(len, "alloc")?;
-        // SAFETY: layout has non-zero size and valid alignment.
+        let cap = pool::class_capacity(len);
+        if let Some(ptr) = pool::take(cap) {
+            if init == Init::Zero {
+                // SAFETY: the cached block is a live allocation of `cap >= len` bytes owned by us.
+                unsafe { std::ptr::write_bytes(ptr.as_ptr(), 0, len) };
+            }
+            return Ok(CpuBuffer { ptr, len, cap });
+        }
+        let layout = layout_for(cap, "alloc")?;
+        // SAFETY: layout has non-zero size and valid alignment. Fresh blocks are always zeroed
+        // (calloc of fresh pages costs nothing until they are touched).
         let p = unsafe { alloc::alloc_zeroed(layout) };
         let Some(ptr) = NonNull::new(p) else {
             crate::bail!(
@@ -59,13 +81,19 @@ impl CpuBuffer {
                 len
             );
         };
-        Ok(CpuBuffer { ptr, len, cap: len })
+        Ok(CpuBuffer { ptr, len, cap })
     }
 
-    /// A buffer for a kernel output that will be fully overwritten. Zero-filled as well (calloc
-    /// is nearly free for fresh pages), so no uninitialised byte is ever observable.
-    pub(crate) fn uninit_for_output(len: usize) -> Result<CpuBuffer> {
-        Self::zeroed(len)
+    /// A zero-filled buffer of `len` bytes.
+    pub(crate) fn zeroed(len: usize) -> Result<CpuBuffer> {
+        Self::alloc(len, Init::Zero)
+    }
+
+    /// A buffer for a kernel output: the caller promises to overwrite all `len` bytes before any
+    /// of them is read. It may be a reused block holding a dead tensor's bytes (never
+    /// uninitialised memory), which is what makes out-of-place ops on large tensors cheap.
+    pub(crate) fn for_overwrite(len: usize) -> Result<CpuBuffer> {
+        Self::alloc(len, Init::Overwritten)
     }
 
     pub(crate) fn len(&self) -> usize {
@@ -101,10 +129,9 @@ impl CpuBuffer {
 impl Drop for CpuBuffer {
     fn drop(&mut self) {
         if self.cap > 0 {
-            let layout = Layout::from_size_align(self.cap, ALIGN)
-                .expect("internal: layout was valid at allocation");
-            // SAFETY: ptr was allocated with exactly this layout by alloc_zeroed.
-            unsafe { alloc::dealloc(self.ptr.as_ptr(), layout) };
+            // SAFETY: ptr was allocated (directly or via the pool) with Layout(cap,
+            // align_for(cap)) and this buffer is its only owner.
+            unsafe { pool::give(self.ptr, self.cap) };
         }
     }
 }

@@ -1,17 +1,20 @@
-//! Storage: a shared, byte-addressed, 64-byte aligned buffer with an identity and a `resizable`
+//! Storage: a shared, byte-addressed, aligned (64 bytes; 16 under 1 KiB) buffer with an identity and a `resizable`
 //! flag. It knows nothing of shapes, strides, dtypes or autograd.
 //!
 //! Growing a storage (`resize_`, `set_` past the end) reallocates the buffer *inside* the same
 //! storage object, so every tensor aliasing it sees the new bytes (PyTorch's StorageImpl rule).
-//! New bytes are always zero-filled: tapegrad never exposes uninitialised memory.
+//! New bytes are always zero-filled or fully overwritten by the kernel that asked for them:
+//! tapegrad never exposes uninitialised (or recycled) memory.
 //!
 //! Locking: the buffer sits behind a `parking_lot::RwLock`. Kernels take read locks on inputs and
 //! a write lock on the output, in ascending storage-id order, and read inputs that share the
 //! output's storage through the write guard ([`lock_for_write`]), so `x.add_(&x)` never deadlocks.
 
 mod buffer;
+mod pool;
 
 pub(crate) use buffer::CpuBuffer;
+pub use pool::release_cached_memory;
 
 use crate::{Device, Result};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -44,9 +47,9 @@ impl Storage {
     }
 
     /// A storage of `nbytes` whose contents the caller promises to overwrite completely before any
-    /// read (kernel outputs). Still zero-filled for now; kept separate so allocation can be reused.
+    /// read (kernel outputs): it may reuse a cached block holding a dead tensor's bytes.
     pub(crate) fn for_output(nbytes: usize) -> Result<Storage> {
-        Ok(Self::from_buffer(CpuBuffer::uninit_for_output(nbytes)?))
+        Ok(Self::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
     }
 
     pub(crate) fn from_buffer(buf: CpuBuffer) -> Storage {
@@ -60,7 +63,7 @@ impl Storage {
 
     /// A storage holding a copy of `data`'s bytes.
     pub fn from_bytes(data: &[u8]) -> Result<Storage> {
-        let buf = CpuBuffer::zeroed(data.len())?;
+        let buf = CpuBuffer::for_overwrite(data.len())?;
         let s = Self::from_buffer(buf);
         s.write().as_bytes_mut().copy_from_slice(data);
         Ok(s)
@@ -173,10 +176,10 @@ impl Storage {
     /// A storage holding `data` (element bytes in native order).
     pub(crate) fn from_elements<T: crate::Element>(data: &[T]) -> Result<Storage> {
         let nbytes = std::mem::size_of_val(data);
-        let s = Self::from_buffer(CpuBuffer::zeroed(nbytes)?);
+        let s = Self::from_buffer(CpuBuffer::for_overwrite(nbytes)?);
         {
             let mut g = s.write();
-            // SAFETY: the buffer holds exactly nbytes bytes, is 64-byte aligned (enough for every
+            // SAFETY: the buffer holds exactly nbytes bytes, is at least 16-byte aligned (enough for every
             // Element) and does not overlap `data`; Element types are plain old data.
             unsafe {
                 std::ptr::copy_nonoverlapping(data.as_ptr() as *const u8, g.as_mut_ptr(), nbytes)
@@ -226,7 +229,7 @@ pub(crate) fn with_distinct_slices_mut<T: crate::Element, R>(
             );
         }
         // SAFETY: the range [off, off+n) elements lies inside this buffer (checked above); the
-        // buffer is 64-byte aligned so every element is aligned; each guard is a distinct
+        // buffer is at least 16-byte aligned so every element is aligned; each guard is a distinct
         // storage (checked above) held exclusively for the lifetime of the slices; Element
         // types are plain old data with every bit pattern written by tapegrad valid.
         slices.push(unsafe {

@@ -104,7 +104,10 @@ impl Tensor {
         Self::zeros(shape, dtype)
     }
 
-    /// A tensor with explicit strides (zero-filled storage just large enough).
+    /// A tensor with explicit strides and storage just large enough, for a kernel that writes
+    /// every element before anything reads it. When the geometry is dense (every storage element
+    /// is a tensor element) the storage may be a recycled block, since the kernel overwrites all of
+    /// it; otherwise the gaps must read as zeros, so it is zero-filled.
     pub(crate) fn empty_strided(
         shape: &[usize],
         strides: &[usize],
@@ -113,12 +116,14 @@ impl Tensor {
         check_numel(shape, "empty_strided")?;
         let span = Layout::checked_storage_span(shape, strides, 0)
             .ok_or_else(|| crate::err!(InvalidArgument, "empty_strided", "geometry overflows"))?;
-        let storage = Storage::for_output(span * dtype.size())?;
-        Ok(Tensor::from_parts(
-            storage,
-            Layout::new(shape.to_vec(), strides.to_vec(), 0),
-            dtype,
-        ))
+        let nbytes = span * dtype.size();
+        let layout = Layout::new(shape.to_vec(), strides.to_vec(), 0);
+        let storage = if layout.is_non_overlapping_and_dense() {
+            Storage::for_output(nbytes)?
+        } else {
+            Storage::zeroed(nbytes)?
+        };
+        Ok(Tensor::from_parts(storage, layout, dtype))
     }
 
     /// A contiguous tensor filled with `value` (cast to `dtype`).

@@ -1,9 +1,9 @@
 //! Strided copy with dtype conversion: the kernel behind `copy_`, `contiguous`, `to_dtype`,
-//! `clone` and every materialisation. Unit-stride runs of the same dtype become `memcpy`; 2-D
-//! transposes are copied in cache-sized tiles.
+//! `clone` and every materialisation. Unit-stride runs of the same dtype become `memcpy`;
+//! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool.
 
 use crate::dtype::{Element, cast};
-use crate::layout::for_each_run;
+use crate::layout::{PAR_MIN_ELEMS, for_each_run, par_for_each_run};
 use crate::{DType, dispatch};
 
 /// Geometry of one operand of a raw kernel: base pointer, strides (elements; 0 = broadcast) and
@@ -38,30 +38,25 @@ unsafe fn copy_typed<S: Element, D: Element>(
     dst: Raw<'_, *mut u8>,
     src: Raw<'_, *const u8>,
 ) {
-    let d = dst.ptr as *mut D;
-    let s = src.ptr as *const S;
-    if sizes.len() == 2 && tile_worthy(sizes, dst.strides, src.strides) {
+    if let Some((r, c)) = transpose_plane(sizes, dst.strides, src.strides) {
         // SAFETY: forwarded contract.
-        unsafe {
-            copy_tiled::<S, D>(
-                sizes,
-                d,
-                dst.strides,
-                dst.offset,
-                s,
-                src.strides,
-                src.offset,
-            )
-        };
+        unsafe { copy_planes::<S, D>(sizes, r, c, dst, src) };
         return;
     }
-    for_each_run(
+    // addresses as integers so the range closure can run on other threads
+    let (d, s) = (dst.ptr as usize, src.ptr as usize);
+    par_for_each_run(
         sizes,
         [dst.strides, src.strides],
         [dst.offset, src.offset],
+        PAR_MIN_ELEMS,
         |[od, os], len, [sd, ss]| {
-            // SAFETY: offsets come from the validated geometry (caller contract).
+            // SAFETY: offsets come from the validated geometry (caller contract); concurrent
+            // calls write disjoint element ranges of `dst`, which does not overlap itself, and
+            // `src` is either disjoint from `dst` or identical to it (then each element is read
+            // and written by the same call).
             unsafe {
+                let (d, s) = (d as *mut D, s as *const S);
                 if sd == 1 && ss == 1 {
                     if S::DTYPE == D::DTYPE {
                         std::ptr::copy(s.offset(os) as *const D, d.offset(od), len);
@@ -74,7 +69,7 @@ unsafe fn copy_typed<S: Element, D: Element>(
                 } else {
                     let (mut pd, mut ps) = (d.offset(od), s.offset(os));
                     for _ in 0..len {
-                        *pd = cast::<S, D>(*ps);
+                        *pd = convert::<S, D>(ps);
                         pd = pd.offset(sd);
                         ps = ps.offset(ss);
                     }
@@ -84,33 +79,147 @@ unsafe fn copy_typed<S: Element, D: Element>(
     );
 }
 
-fn tile_worthy(sizes: &[usize], ds: &[isize], ss: &[isize]) -> bool {
-    sizes[0] >= 32 && sizes[1] >= 32 && ds[1] == 1 && ss[0] == 1 && ss[1] > 1
+/// Reads one element as `D`: a bit copy for equal dtypes, else [`cast`].
+///
+/// # Safety
+/// `p` points to a valid, aligned `S`.
+#[inline(always)]
+unsafe fn convert<S: Element, D: Element>(p: *const S) -> D {
+    if S::DTYPE == D::DTYPE {
+        // SAFETY: equal dtypes mean S and D are the same type.
+        unsafe { std::ptr::read(p as *const D) }
+    } else {
+        // SAFETY: caller contract.
+        cast::<S, D>(unsafe { *p })
+    }
 }
 
-/// Cache-blocked 2-D copy for transposes (dst row-major, src column-major).
-unsafe fn copy_tiled<S: Element, D: Element>(
+/// Side of the square micro-tile of the transposing copy (16 f32 = one cache line).
+const T: usize = 16;
+/// Side of the outer tile (keeps the pages of both operands inside the TLB).
+const OUTER: usize = 128;
+
+/// A plane worth tiling: dims `(r, c)` with `dst` unit-stride along `c` and `src` unit-stride along
+/// `r` (a transpose inside the copy), both at least one micro-tile long.
+fn transpose_plane(sizes: &[usize], ds: &[isize], ss: &[isize]) -> Option<(usize, usize)> {
+    let c = (0..sizes.len())
+        .rev()
+        .find(|&d| ds[d] == 1 && sizes[d] > 1)?;
+    let r = (0..sizes.len())
+        .rev()
+        .find(|&d| ss[d] == 1 && sizes[d] > 1)?;
+    (r != c && sizes[r] >= T && sizes[c] >= T && ss[c] != 0 && ds[r] != 0).then_some((r, c))
+}
+
+/// Copies every `(r, c)` plane of the geometry with [`copy_plane`], looping over the other dims.
+///
+/// # Safety
+/// As for [`copy_cast`].
+unsafe fn copy_planes<S: Element, D: Element>(
     sizes: &[usize],
-    d: *mut D,
-    ds: &[isize],
-    doff: isize,
-    s: *const S,
-    ss: &[isize],
-    soff: isize,
+    r: usize,
+    c: usize,
+    dst: Raw<'_, *mut u8>,
+    src: Raw<'_, *const u8>,
 ) {
-    const B: usize = 32;
-    let (rows, cols) = (sizes[0], sizes[1]);
-    for i0 in (0..rows).step_by(B) {
-        for j0 in (0..cols).step_by(B) {
-            for i in i0..(i0 + B).min(rows) {
-                for j in j0..(j0 + B).min(cols) {
-                    // SAFETY: (i, j) is inside sizes; caller guarantees geometry is in bounds.
-                    unsafe {
-                        let v = *s.offset(soff + i as isize * ss[0] + j as isize * ss[1]);
-                        *d.offset(doff + i as isize * ds[0] + j as isize) = cast::<S, D>(v);
-                    }
+    let mut outer = sizes.to_vec();
+    outer[r] = 1;
+    outer[c] = 1;
+    let geo = Plane {
+        rows: sizes[r],
+        cols: sizes[c],
+        d_row: dst.strides[r],
+        s_col: src.strides[c],
+    };
+    let (d, s) = (dst.ptr as *mut D, src.ptr as *const S);
+    for_each_run(
+        &outer,
+        [dst.strides, src.strides],
+        [dst.offset, src.offset],
+        |[od, os], len, [sd, ss]| {
+            for k in 0..len as isize {
+                // SAFETY: each plane is part of the validated geometry (caller contract).
+                unsafe { copy_plane::<S, D>(geo, d.offset(od + k * sd), s.offset(os + k * ss)) };
+            }
+        },
+    );
+}
+
+/// One transposed plane: `dst[i * d_row + j] = src[i + j * s_col]` for `i < rows`, `j < cols`.
+#[derive(Clone, Copy)]
+struct Plane {
+    rows: usize,
+    cols: usize,
+    d_row: isize,
+    s_col: isize,
+}
+
+/// Copies one plane in `T x T` micro-tiles through a stack buffer, so both sides move whole cache
+/// lines (strided reads of a power-of-two pitch would otherwise thrash the cache sets), grouped
+/// in outer tiles; bands of rows are spread over the rayon pool.
+///
+/// # Safety
+/// Every element of the plane lies inside the allocations behind `d` and `s`; `dst` does not
+/// overlap itself or `src`.
+unsafe fn copy_plane<S: Element, D: Element>(g: Plane, d: *mut D, s: *const S) {
+    let (d, s) = (d as usize, s as usize);
+    let band = |i0: usize| {
+        let i1 = (i0 + OUTER).min(g.rows);
+        for j0 in (0..g.cols).step_by(OUTER) {
+            let j1 = (j0 + OUTER).min(g.cols);
+            for ii in (i0..i1).step_by(T) {
+                for jj in (j0..j1).step_by(T) {
+                    let (ni, nj) = ((i1 - ii).min(T), (j1 - jj).min(T));
+                    // SAFETY: (ii..ii+ni, jj..jj+nj) lies inside the plane (caller contract);
+                    // bands write disjoint rows of `dst`.
+                    unsafe { micro_tile::<S, D>(g, d as *mut D, s as *const S, ii, jj, ni, nj) };
                 }
             }
+        }
+    };
+    let bands: Vec<usize> = (0..g.rows).step_by(OUTER).collect();
+    if g.rows * g.cols >= 2 * PAR_MIN_ELEMS
+        && bands.len() > 1
+        && rayon::current_num_threads() > 1
+        && rayon::current_thread_index().is_none()
+    {
+        use rayon::prelude::*;
+        bands.into_par_iter().for_each(band);
+    } else {
+        bands.into_iter().for_each(band);
+    }
+}
+
+/// Copies the `ni x nj` tile at `(i0, j0)` of a plane: `src` columns into a stack buffer, then
+/// the buffer's rows out to `dst`.
+///
+/// # Safety
+/// As for [`copy_plane`], for the tile.
+#[inline(always)]
+unsafe fn micro_tile<S: Element, D: Element>(
+    g: Plane,
+    d: *mut D,
+    s: *const S,
+    i0: usize,
+    j0: usize,
+    ni: usize,
+    nj: usize,
+) {
+    let mut buf = [[D::default(); T]; T];
+    for (j, col) in buf.iter_mut().enumerate().take(nj) {
+        // SAFETY: caller contract; column j0 + j of the tile, ni elements from row i0.
+        let sp = unsafe { s.offset((j0 + j) as isize * g.s_col + i0 as isize) };
+        for (i, v) in col.iter_mut().enumerate().take(ni) {
+            // SAFETY: as above.
+            *v = unsafe { convert::<S, D>(sp.add(i)) };
+        }
+    }
+    for i in 0..ni {
+        // SAFETY: caller contract; row i0 + i of the tile, nj elements from column j0.
+        let dp = unsafe { d.offset((i0 + i) as isize * g.d_row + j0 as isize) };
+        for (j, col) in buf.iter().enumerate().take(nj) {
+            // SAFETY: as above.
+            unsafe { *dp.add(j) = col[i] };
         }
     }
 }
