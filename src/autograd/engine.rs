@@ -66,6 +66,12 @@ impl Backward for AccumulateGrad {
 /// `t.grad += g` with PyTorch's rules: the first gradient is stored (copied unless this is the
 /// only handle), later ones are added (in place unless building a higher-order graph).
 pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
+    // read-modify-write of `.grad` under a per-leaf lock: two threads running backward into the
+    // same leaf must not both see "no gradient yet" and drop one contribution. The lock is a
+    // stripe chosen by address and is never held while another stripe is taken.
+    static STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
+    let stripe = (Arc::as_ptr(&t.0) as usize >> 6) % STRIPES.len();
+    let _acc = STRIPES[stripe].lock();
     let existing = t.0.meta.lock().grad.clone();
     let new = match existing {
         None => {
