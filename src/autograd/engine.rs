@@ -116,6 +116,13 @@ pub(crate) fn call_node(
     if grads.iter().all(|g| g.is_none()) && !node.is_accumulate() {
         return Ok(vec![None; n_in]);
     }
+    // AccumulateGrad nodes are shared by every graph that reaches their leaf, so backward passes
+    // on several threads may run one concurrently: serialise them (striped by node address; an
+    // accumulation never runs another node while holding its stripe, hooks aside)
+    static NODE_STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
+    let _serial = node
+        .is_accumulate()
+        .then(|| NODE_STRIPES[(Arc::as_ptr(node) as usize >> 6) % 64].lock());
     let (mut bw, saved) = {
         let mut st = node.state.lock();
         if st.released {
