@@ -176,10 +176,18 @@ const WORKLOADS: &[(&str, &str, fn() -> f64)] = &[
     ("autograd_chain_1000ops", "us/op", w_autograd_chain_1000ops),
     ("inplace_view_100", "us/op", w_inplace_view_100),
     ("mlp_step_b128", "ms", w_mlp_step_b128),
-    ("sparse_slice_csr_1M", "ms", || sparse_workload("sparse_slice_csr_1M")),
-    ("sparse_slice_coo_1M", "ms", || sparse_workload("sparse_slice_coo_1M")),
-    ("sparse_slice_csr_1M_backward", "ms", || sparse_workload("sparse_slice_csr_1M_backward")),
-    ("sparse_slice_coo_1M_backward", "ms", || sparse_workload("sparse_slice_coo_1M_backward")),
+    ("sparse_slice_csr_1M", "ms", || {
+        sparse_workload("sparse_slice_csr_1M")
+    }),
+    ("sparse_slice_coo_1M", "ms", || {
+        sparse_workload("sparse_slice_coo_1M")
+    }),
+    ("sparse_slice_csr_1M_backward", "ms", || {
+        sparse_workload("sparse_slice_csr_1M_backward")
+    }),
+    ("sparse_slice_coo_1M_backward", "ms", || {
+        sparse_workload("sparse_slice_coo_1M_backward")
+    }),
 ];
 
 fn main() {
@@ -199,7 +207,6 @@ fn main() {
         println!("{name}\t{:.3}\t{unit}", run());
     }
 }
-
 
 /// 10000 x 10000 with 1,000,000 distinct random positions (StdRng seed 0) and f32 values in
 /// [0, 1): (coalesced COO, CSR). Same sizes and distribution as benches/torch_workloads.py

@@ -6,6 +6,8 @@
 mod quickstart;
 #[path = "../examples/regression.rs"]
 mod regression;
+#[path = "../examples/sparse_slice.rs"]
+mod sparse_slice;
 #[path = "../examples/views_and_versions.rs"]
 mod views_and_versions;
 
@@ -92,4 +94,33 @@ fn regression_penalized_loss_gradients_are_exact() {
         Default::default(),
     )
     .expect("gradient of the penalised loss matches finite differences");
+}
+
+#[test]
+fn sparse_slice_grads_keep_the_pattern() {
+    let d = sparse_slice::run(false).expect("example runs");
+    // x = [[1, 2, 0, 4], [0, 5, 6, 0], [7, 0, 8, 9]]
+    assert_eq!(
+        d.coo_slice.to_vec::<f64>().unwrap(),
+        vec![5.0, 6.0, 0.0, 8.0]
+    );
+    // d sum(v^2) / dx = 2x inside the window, 0 elsewhere
+    assert_eq!(
+        d.coo_grad_dense.to_vec::<f64>().unwrap(),
+        vec![0., 0., 0., 0., 0., 10., 12., 0., 0., 0., 16., 0.]
+    );
+    // x's values in CSR order are 1 2 4 5 6 7 8 9; columns 2..4 hold 4, 6, 8, 9
+    assert_eq!(
+        d.csr_grad_values.to_vec::<f64>().unwrap(),
+        vec![0., 0., 1., 0., 1., 0., 1., 1.]
+    );
+    assert_eq!(
+        d.product.to_vec::<f64>().unwrap(),
+        vec![7., 7., 11., 11., 24., 24.]
+    );
+    // d sum(x @ w) / dw[k, j] = sum_i x[i, k]
+    assert_eq!(
+        d.w_grad.to_vec::<f64>().unwrap(),
+        vec![8., 8., 7., 7., 14., 14., 13., 13.]
+    );
 }

@@ -91,6 +91,12 @@ impl Backward for AccumulateGrad {
 /// `t.grad += g` with PyTorch's rules: the first gradient is stored (copied unless this is the
 /// only handle), later ones are added (in place unless building a higher-order graph).
 pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
+    // read-modify-write of `.grad` under a per-leaf lock: two threads running backward into the
+    // same leaf must not both see "no gradient yet" and drop one contribution. The lock is a
+    // stripe chosen by address and is never held while another stripe is taken.
+    static STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
+    let stripe = (Arc::as_ptr(&t.0) as usize >> 6) % STRIPES.len();
+    let _acc = STRIPES[stripe].lock();
     let existing = t.0.meta.lock().grad.clone();
     let new = match existing {
         None => {
@@ -135,6 +141,13 @@ pub(crate) fn call_node(
     if grads.iter().all(|g| g.is_none()) && !node.is_accumulate() {
         return Ok(vec![None; n_in]);
     }
+    // AccumulateGrad nodes are shared by every graph that reaches their leaf, so backward passes
+    // on several threads may run one concurrently: serialise them (striped by node address; an
+    // accumulation never runs another node while holding its stripe, hooks aside)
+    static NODE_STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
+    let _serial = node
+        .is_accumulate()
+        .then(|| NODE_STRIPES[(Arc::as_ptr(node) as usize >> 6) % 64].lock());
     let (mut bw, saved) = {
         let mut st = node.state.lock();
         if st.released {

@@ -61,6 +61,17 @@ impl SavedTensor {
         }
     }
 
+    /// For an input saved by an in-place op *after* it wrote `target`: when the input shares
+    /// `target`'s version counter (`x.pow_(&x)`, `x.addcmul_(&v, &v)` with `v` a view of `x`), it
+    /// really was captured before the write, at version `before`, so backward reports the
+    /// modification (PyTorch's behaviour) instead of reading the overwritten values.
+    pub(crate) fn saved_before_write(mut self, target: &Tensor, before: u64) -> SavedTensor {
+        if !self.is_output && self.tensor.0.version.same(&target.0.version) {
+            self.version = before;
+        }
+        self
+    }
+
     /// The saved tensor, checked against in-place modification. `owner` is the saving node's
     /// name (reported for saved outputs).
     pub(crate) fn unpack(&self, owner: &std::sync::Arc<super::Node>) -> Result<Tensor> {

@@ -10,7 +10,7 @@ pub use iter::{StridedOffsets, for_each_run};
 pub use shape::{
     broadcast_shapes, compute_stride, contiguous_strides, infer_size, numel, wrap_dim,
 };
-pub(crate) use shape::{check_numel, wrap_dims};
+pub(crate) use shape::{check_numel, check_numel_i64, wrap_dims};
 
 /// Sizes, strides and storage offset of a strided tensor (all in elements).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]

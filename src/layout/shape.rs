@@ -25,6 +25,24 @@ pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
     Ok(n)
 }
 
+/// Checks that the product of `sizes` fits in `i64` (PyTorch's "numel: integer multiplication
+/// overflow"); views may describe more elements than can be allocated, but never more than this.
+pub(crate) fn check_numel_i64(sizes: &[usize], op: &'static str) -> Result<usize> {
+    let mut n: usize = 1;
+    for &s in sizes {
+        n = match n.checked_mul(s) {
+            Some(v) if v <= i64::MAX as usize => v,
+            _ => bail!(
+                InvalidArgument,
+                op,
+                "numel: integer multiplication overflow (sizes {:?})",
+                sizes
+            ),
+        };
+    }
+    Ok(n)
+}
+
 /// Row-major contiguous strides (`stride[i] = prod(max(size[j], 1) for j > i)`), as PyTorch.
 pub fn contiguous_strides(sizes: &[usize]) -> Vec<usize> {
     let mut strides = vec![0; sizes.len()];
@@ -120,7 +138,15 @@ pub fn infer_size(shape: &[i64], numel: usize, op: &'static str) -> Result<Vec<u
         } else if s < 0 {
             bail!(InvalidArgument, op, "invalid shape dimension {}", s);
         } else {
-            prod = prod.saturating_mul(s as usize);
+            prod = match prod.checked_mul(s as usize) {
+                Some(p) if p <= i64::MAX as usize => p,
+                _ => bail!(
+                    InvalidArgument,
+                    op,
+                    "numel: integer multiplication overflow (shape {:?})",
+                    shape
+                ),
+            };
         }
     }
     let mut out: Vec<usize> = shape.iter().map(|&s| s.max(0) as usize).collect();

@@ -406,6 +406,15 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     } else {
         None
     };
+    let a_needed = rec.is_some();
+    let save_b = a_needed && matches!(op, Arith::Mul | Arith::Div) && bt.is_some();
+    // save `other` before writing: when it aliases `self` (`x.mul_(&x)`) the bump below must
+    // make the saved version stale, as in PyTorch
+    let saved_other = if save_b {
+        bt.as_ref().map(SavedTensor::input)
+    } else {
+        None
+    };
     if dt == a.dtype() {
         let done = match &b {
             Operand::Scalar(v) if alpha == Scalar::Int(1) => {
@@ -450,8 +459,6 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         saved_a: orig.is_some(),
         saved_b: false,
     };
-    let a_needed = rec.is_some();
-    let save_b = a_needed && matches!(op, Arith::Mul | Arith::Div) && bt.is_some();
     let bw = ArithBackward {
         saved_b: save_b,
         ..bw
@@ -464,9 +471,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
             if let Some(o) = orig {
                 s.push(SavedTensor::private(o));
             }
-            if save_b {
-                s.push(SavedTensor::input(bt.as_ref().expect("internal: saved b")));
-            }
+            s.extend(saved_other);
             s
         },
         bw,

@@ -56,7 +56,8 @@ pub(crate) fn index_values(idx: &Tensor, op: &'static str, allow_i32: bool) -> R
 fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
     dispatch!(x.dtype(), T => {
         let v = x.to_vec::<T>()?;
-        let out: Vec<T> = idx.iter().map(|&i| if i == SKIP { T::zero() } else { v[i] }).collect();
+        let mut out: Vec<T> = crate::storage::try_vec(idx.len(), "take")?;
+        out.extend(idx.iter().map(|&i| if i == SKIP { T::zero() } else { v[i] }));
         Tensor::from_vec(out, shape)
     })
 }
@@ -64,7 +65,9 @@ fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
 fn put_add_raw(src: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
     dispatch!(src.dtype(), T => {
         let v = src.to_vec::<T>()?;
-        let mut out = vec![T::zero(); shape.iter().product()];
+        let n = crate::layout::check_numel(shape, "take")?;
+        let mut out = crate::storage::try_vec(n, "take")?;
+        out.resize(n, T::zero());
         for (k, &i) in idx.iter().enumerate() {
             if i != SKIP {
                 out[i] = out[i].add(v[k]);

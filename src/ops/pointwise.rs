@@ -102,9 +102,16 @@ pub(crate) fn write_back(
     } else {
         None
     };
+    let before = a.version();
     super::geometry::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
     a.0.version.bump();
-    record_inplace(rec, a, || saved(orig, a), bw)?;
+    let saved = || {
+        saved(orig, a)
+            .into_iter()
+            .map(|s| s.saved_before_write(a, before))
+            .collect()
+    };
+    record_inplace(rec, a, saved, bw)?;
     Ok(a.clone())
 }
 

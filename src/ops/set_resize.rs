@@ -227,7 +227,15 @@ impl Tensor {
         }
         let d = src.data();
         // PyTorch adds the element offsets literally (even across dtypes)
-        let off = offset + d.layout.offset();
+        let off = offset.checked_add(d.layout.offset()).ok_or_else(|| {
+            err!(
+                InvalidArgument,
+                "set_",
+                "storage offset {} + {} overflows",
+                offset,
+                d.layout.offset()
+            )
+        })?;
         self.set_impl(d.storage, off, sizes, strides, Some(src))
     }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::gather::{SKIP, cstrides, for_each_pos, take};
 use crate::autograd::{Backward, BackwardCtx, no_grad, record};
 use crate::dtype::{Operand, result_type};
-use crate::layout::{wrap_dim, wrap_dims};
+use crate::layout::{check_numel, wrap_dim, wrap_dims};
 use crate::{DType, Result, Tensor, bail, dispatch};
 
 struct CatBackward {
@@ -44,10 +44,14 @@ impl Backward for CatBackward {
 
 /// Index map of a permutation-like op: for each output position (shape = input shape), the
 /// input flat position given by `f(pos) -> source multi-index`.
-fn index_map(shape: &[usize], mut f: impl FnMut(&[usize], &mut [usize]) -> bool) -> Vec<usize> {
+fn index_map(
+    shape: &[usize],
+    op: &'static str,
+    mut f: impl FnMut(&[usize], &mut [usize]) -> bool,
+) -> Result<Vec<usize>> {
     let st = cstrides(shape);
     let mut src = vec![0usize; shape.len()];
-    let mut idx = Vec::with_capacity(shape.iter().product());
+    let mut idx = crate::storage::try_vec(check_numel(shape, op)?, op)?;
     for_each_pos(shape, |_, pos| {
         src.copy_from_slice(pos);
         if f(pos, &mut src) {
@@ -56,7 +60,7 @@ fn index_map(shape: &[usize], mut f: impl FnMut(&[usize], &mut [usize]) -> bool)
             idx.push(SKIP);
         }
     });
-    idx
+    Ok(idx)
 }
 
 fn tri(x: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
@@ -71,14 +75,14 @@ fn tri(x: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
         );
     }
     let n = shape.len();
-    let idx = index_map(&shape, |pos, _| {
+    let idx = index_map(&shape, op, |pos, _| {
         let (r, c) = (pos[n - 2] as i64, pos[n - 1] as i64);
         if lower {
             c - r <= diagonal
         } else {
             c - r >= diagonal
         }
-    });
+    })?;
     take(
         x,
         Arc::new(idx),
@@ -157,12 +161,14 @@ impl Tensor {
     pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
         let shape = self.shape();
         let ds = wrap_dims(dims, shape.len(), "flip")?;
-        let idx = index_map(&shape, |pos, src| {
+        // a 0-dim tensor accepts dim 0 / -1 but has nothing to flip
+        let ds: Vec<usize> = ds.into_iter().filter(|&d| d < shape.len()).collect();
+        let idx = index_map(&shape, "flip", |pos, src| {
             for &d in &ds {
                 src[d] = shape[d] - 1 - pos[d];
             }
             true
-        });
+        })?;
         take(self, Arc::new(idx), &shape, "FlipBackward0")
     }
 
@@ -205,14 +211,14 @@ impl Tensor {
             );
         }
         let ds = wrap_dims(dims, shape.len(), "roll")?;
-        let idx = index_map(&shape, |pos, src| {
+        let idx = index_map(&shape, "roll", |pos, src| {
             for (k, &d) in ds.iter().enumerate() {
                 let n = shape[d] as i64;
                 src[d] = ((src[d] as i64 - shifts[k]).rem_euclid(n.max(1))) as usize;
                 let _ = pos;
             }
             true
-        });
+        })?;
         take(self, Arc::new(idx), &shape, "RollBackward0")
     }
 
@@ -237,9 +243,13 @@ impl Tensor {
         let lead = sizes.len() - shape.len();
         let mut padded = vec![1usize; lead];
         padded.extend(&shape);
-        let osh: Vec<usize> = padded.iter().zip(sizes).map(|(a, b)| a * b).collect();
+        let osh: Vec<usize> = padded
+            .iter()
+            .zip(sizes)
+            .map(|(a, b)| a.checked_mul(*b).unwrap_or(usize::MAX))
+            .collect();
         let st = cstrides(&padded);
-        let mut idx = Vec::with_capacity(osh.iter().product());
+        let mut idx = crate::storage::try_vec(check_numel(&osh, "repeat")?, "repeat")?;
         for_each_pos(&osh, |_, pos| {
             idx.push(
                 pos.iter()
@@ -317,7 +327,9 @@ impl Tensor {
             );
         }
         let c = c as usize;
-        let mut out = vec![0i64; v.len() * c];
+        let n = check_numel(&[v.len(), c], op)?;
+        let mut out = crate::storage::try_vec(n, op)?;
+        out.resize(n, 0i64);
         for (i, &x) in v.iter().enumerate() {
             out[i * c + x as usize] = 1;
         }
@@ -413,7 +425,7 @@ fn cat_impl(tensors: &[&Tensor], dim: i64, op: &'static str, name: &'static str)
         dispatch!(dt, T => {
             let outer: usize = osh[..d].iter().product();
             let inner: usize = osh[d + 1..].iter().product();
-            let mut buf: Vec<T> = Vec::with_capacity(osh.iter().product());
+            let mut buf: Vec<T> = crate::storage::try_vec(check_numel(&osh, "cat")?, "cat")?;
             let vals: Vec<(Vec<T>, usize)> = live
                 .iter()
                 .map(|&(i, _)| Ok((conv[i].to_vec::<T>()?, conv[i].shape()[d] * inner)))

@@ -189,6 +189,22 @@ impl Storage {
     }
 }
 
+/// An empty `Vec` with room for `n` elements, or an error (never an abort) when `n` elements
+/// cannot be allocated: the size overflows or the allocator refuses.
+pub(crate) fn try_vec<T>(n: usize, op: &'static str) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| {
+        crate::err!(
+            InvalidArgument,
+            op,
+            "cannot allocate {} elements of {} bytes",
+            n,
+            std::mem::size_of::<T>()
+        )
+    })?;
+    Ok(v)
+}
+
 impl Storage {
     /// True if this handle is the only one (plus the caller's temporary) to the storage.
     pub(crate) fn is_unique(&self) -> bool {

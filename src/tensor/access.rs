@@ -170,7 +170,7 @@ impl Tensor {
                 "tensor geometry lies outside its storage"
             );
         }
-        let mut out = Vec::with_capacity(d.layout.numel());
+        let mut out = crate::storage::try_vec(d.layout.numel(), "to_vec")?;
         dispatch!(dtype, S => {
             let p = g.as_ptr() as *const S;
             for off in d.layout.offsets() {

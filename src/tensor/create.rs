@@ -116,7 +116,14 @@ impl Tensor {
         check_numel(shape, "empty_strided")?;
         let span = Layout::checked_storage_span(shape, strides, 0)
             .ok_or_else(|| crate::err!(InvalidArgument, "empty_strided", "geometry overflows"))?;
-        let nbytes = span * dtype.size();
+        let nbytes = span.checked_mul(dtype.size()).ok_or_else(|| {
+            crate::err!(
+                InvalidArgument,
+                "empty_strided",
+                "size of {:?} in bytes overflows",
+                shape
+            )
+        })?;
         let layout = Layout::new(shape.to_vec(), strides.to_vec(), 0);
         let storage = if layout.is_non_overlapping_and_dense() {
             Storage::for_output(nbytes)?
@@ -216,8 +223,19 @@ impl Tensor {
                 "upper bound and larger bound inconsistent with step sign"
             );
         }
-        let n = ((e - s) / st).ceil().max(0.0) as usize;
-        let vals: Vec<f64> = (0..n).map(|i| s + st * i as f64).collect();
+        let n = ((e - s) / st).ceil().max(0.0);
+        if n >= i64::MAX as f64 {
+            bail!(
+                InvalidArgument,
+                "arange",
+                "invalid size, possible overflow? ({} elements)",
+                n
+            );
+        }
+        let n = n as usize;
+        crate::layout::check_numel(&[n], "arange")?;
+        let mut vals = crate::storage::try_vec(n, "arange")?;
+        vals.extend((0..n).map(|i| s + st * i as f64));
         Tensor::from_vec(vals, &[n])?.to_dtype(dtype)
     }
 
@@ -234,17 +252,17 @@ impl Tensor {
         } else {
             0.0
         };
+        crate::layout::check_numel(&[steps], "linspace")?;
+        let mut vals = crate::storage::try_vec(steps, "linspace")?;
         let half = steps / 2;
         // PyTorch fills the second half backwards from `end` for symmetry.
-        let vals: Vec<f64> = (0..steps)
-            .map(|i| {
-                if i < half {
-                    start + step * i as f64
-                } else {
-                    end - step * (steps - 1 - i) as f64
-                }
-            })
-            .collect();
+        vals.extend((0..steps).map(|i| {
+            if i < half {
+                start + step * i as f64
+            } else {
+                end - step * (steps - 1 - i) as f64
+            }
+        }));
         Tensor::from_vec(vals, &[steps])?.to_dtype(dtype)
     }
 
@@ -256,7 +274,9 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn eye(n: usize, dtype: DType) -> Result<Tensor> {
-        let mut v = vec![0.0f64; n * n];
+        let nn = crate::layout::check_numel(&[n, n], "eye")?;
+        let mut v = crate::storage::try_vec(nn, "eye")?;
+        v.resize(nn, 0.0f64);
         for i in 0..n {
             v[i * n + i] = 1.0;
         }

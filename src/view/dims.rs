@@ -81,7 +81,9 @@ fn unsqueezed(l: &Layout, d: usize) -> Layout {
     let mut sizes = l.sizes().to_vec();
     let mut strides = l.strides().to_vec();
     let st = if d < l.dim() {
-        sizes[d] * strides[d]
+        // saturating: a size-1 or empty dim may carry any stride (as_strided), and the new dim
+        // has size 1, so its stride never addresses memory
+        sizes[d].saturating_mul(strides[d])
     } else {
         1
     };

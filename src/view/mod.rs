@@ -265,6 +265,7 @@ impl Tensor {
                 sizes.len()
             );
         }
+        crate::layout::check_numel_i64(sizes, "as_strided")?;
         let offset = storage_offset.unwrap_or(d.layout.offset());
         let span = Layout::checked_storage_span(sizes, strides, offset)
             .ok_or_else(|| crate::err!(InvalidArgument, "as_strided", "geometry overflows"))?;
@@ -350,6 +351,7 @@ impl Tensor {
                 strides[i] = 0;
             }
         }
+        crate::layout::check_numel_i64(&sizes, "expand")?;
         let layout = Layout::new(sizes, strides, l.offset());
         view_with(
             self,
@@ -432,9 +434,11 @@ impl Tensor {
                 e.message()
             )
         })?;
-        let mut new: Vec<i64> = shape[..d].iter().map(|&s| s as i64).collect();
+        // a 0-dim tensor accepts dim 0 but has no dim to split
+        let (d0, d1) = (d.min(shape.len()), (d + 1).min(shape.len()));
+        let mut new: Vec<i64> = shape[..d0].iter().map(|&s| s as i64).collect();
         new.extend(inner.iter().map(|&s| s as i64));
-        new.extend(shape[d + 1..].iter().map(|&s| s as i64));
+        new.extend(shape[d1..].iter().map(|&s| s as i64));
         self.view(&new)
     }
 

@@ -14,7 +14,9 @@ fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Layo
         l.offset() + start.min(sizes[d]) * strides[d]
     };
     sizes[d] = len;
-    strides[d] *= step;
+    // saturating: with a step beyond the size the dim has at most one element, whose stride
+    // never addresses memory
+    strides[d] = strides[d].saturating_mul(step);
     Layout::new(sizes, strides, offset)
 }
 
@@ -91,7 +93,8 @@ impl Tensor {
             );
         }
         let s = if start < 0 { start + size } else { start };
-        if s + length as i64 > size {
+        // compare in usize: `length` may exceed i64::MAX
+        if length > (size - s) as usize {
             bail!(
                 IndexOutOfRange,
                 "narrow",
@@ -135,7 +138,12 @@ impl Tensor {
         };
         let s = clamp(start.unwrap_or(0));
         let e = clamp(end.unwrap_or(size)).max(s);
-        let len = ((e - s + step - 1) / step) as usize;
+        // ceil((e - s) / step) without overflowing for huge steps
+        let len = if e == s {
+            0
+        } else {
+            ((e - s - 1) / step + 1) as usize
+        };
         strided_view(
             self,
             narrowed(&l, d, s as usize, len, step as usize),

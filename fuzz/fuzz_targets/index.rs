@@ -1,0 +1,7 @@
+//! cargo-fuzz target `index`: see `fuzz/logic/index.rs`.
+#![no_main]
+
+#[path = "../logic/mod.rs"]
+mod logic;
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| logic::index::run(data));

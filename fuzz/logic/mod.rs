@@ -1,0 +1,19 @@
+//! Fuzz-target logic shared by the cargo-fuzz targets (`fuzz/fuzz_targets/*.rs`) and the CI smoke
+//! test (`grad_tests/fuzz_smoke.rs`). Each target is a plain `fn run(&[u8])` that panics when an
+//! invariant breaks; it never depends on libFuzzer, so the same code replays corpora in CI.
+#![allow(dead_code)]
+
+pub mod check;
+pub mod index;
+pub mod input;
+pub mod interp;
+pub mod set_resize;
+pub mod views;
+
+/// Every target by name, as `(name, entry point)`.
+pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+    ("views", views::run),
+    ("index", index::run),
+    ("set_resize", set_resize::run),
+    ("interp", interp::run),
+];

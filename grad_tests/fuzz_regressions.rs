@@ -1,0 +1,74 @@
+//! Regression tests for bugs the fuzz targets and reliability tests found (one test per bug).
+
+use tapegrad::{DType, ErrorKind, Tensor};
+
+#[test]
+fn narrow_with_huge_length_is_an_error() {
+    // was: `s + length as i64` wrapped and produced a layout outside the storage
+    let x = Tensor::arange(0, 3, 1).unwrap();
+    assert_eq!(
+        x.narrow(0, 3, usize::MAX / 2 + 7).unwrap_err().kind(),
+        ErrorKind::IndexOutOfRange
+    );
+    assert_eq!(
+        x.narrow(0, 0, 1 << 63).unwrap_err().kind(),
+        ErrorKind::IndexOutOfRange
+    );
+}
+
+#[test]
+fn slice_with_huge_step_stays_in_bounds() {
+    // was: `(e - s + step - 1) / step` overflowed into a size of usize::MAX
+    let x = Tensor::arange(0, 3, 1).unwrap();
+    let s = x.slice(0, Some(1), None, i64::MAX).unwrap();
+    assert_eq!((s.shape(), s.to_vec::<i64>().unwrap()), (vec![1], vec![1]));
+    assert_eq!(
+        x.slice(0, None, None, i64::MAX)
+            .unwrap()
+            .to_vec::<i64>()
+            .unwrap(),
+        vec![0]
+    );
+}
+
+#[test]
+fn flip_and_unflatten_of_0_dim() {
+    // were: index-out-of-bounds panics
+    let s = Tensor::scalar(2.0f64);
+    assert_eq!(s.flip(&[0]).unwrap().item::<f64>().unwrap(), 2.0);
+    assert!(s.flip(&[1]).is_err());
+    let _ = s.unflatten(0, &[1]);
+}
+
+#[test]
+fn unsqueeze_of_huge_stride_does_not_overflow() {
+    // was: `size * stride` overflowed for empty dims with huge strides
+    let x = Tensor::zeros(&[1], DType::F32).unwrap();
+    let v = x.as_strided(&[0, 3], &[1 << 62, 1 << 62], None).unwrap();
+    assert_eq!(v.unsqueeze(1).unwrap().shape(), vec![0, 1, 3]);
+}
+
+#[test]
+fn inplace_with_aliased_saved_operand_reports_modification() {
+    // was: z.mul_(&z) saved `z` after the write and silently gave wrong gradients
+    let l = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let z = l.mul(1.0).unwrap();
+    z.mul_(&z).unwrap();
+    let e = z.sum().unwrap().backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SavedTensorModified);
+}
+
+#[test]
+fn set_with_overflowing_offset_is_an_error() {
+    // was: `offset + src.offset` overflowed
+    let y = Tensor::zeros(&[4], DType::F32).unwrap();
+    let x = Tensor::zeros(&[1], DType::F32).unwrap();
+    assert!(
+        x.set_with(&y.narrow(0, 1, 2).unwrap(), usize::MAX, &[1], None)
+            .is_err()
+    );
+    assert_eq!(x.version(), 0);
+}

@@ -1,0 +1,328 @@
+//! Threads: `Tensor` is `Send + Sync`; independent graphs run on 8 threads at once; readers of
+//! shared parameters run while an optimizer steps under a lock; writers through disjoint views
+//! of one storage lose no update; aliasing and cross-aliasing in-place ops never deadlock and give
+//! PyTorch's results. Every potentially blocking scenario runs under a watchdog, so a deadlock
+//! fails the test instead of hanging CI.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, RwLock};
+use std::thread;
+use std::time::Duration;
+use tapegrad::optim::{Optimizer, Sgd, SgdConfig};
+use tapegrad::{DType, Error, ErrorKind, Storage, Tensor};
+
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Tensor>();
+    send_sync::<Storage>();
+    send_sync::<Error>();
+    send_sync::<tapegrad::autograd::NodeRef>();
+    const fn send<T: Send>() {}
+    send::<Sgd>();
+};
+
+/// Runs `f` on a helper thread and fails if it has not finished within `secs` (a deadlock).
+fn watchdog<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Send + 'static) -> R {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(r) => r,
+        Err(_) => panic!("{what}: did not finish within {secs} s (deadlock?)"),
+    }
+}
+
+fn f64s(t: &Tensor) -> Vec<f64> {
+    t.to_vec().unwrap()
+}
+
+/// One small training-like graph; returns (loss, grad of x, grad of w).
+fn graph(seed: usize) -> (f64, Vec<f64>, Vec<f64>) {
+    let xs: Vec<f64> = (0..12)
+        .map(|i| ((i * 7 + seed * 13) % 11) as f64 / 5.0 - 1.0)
+        .collect();
+    let ws: Vec<f64> = (0..8)
+        .map(|i| ((i * 3 + seed) % 7) as f64 / 3.0 - 1.0)
+        .collect();
+    let x = Tensor::from_vec(xs, &[3, 4])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let w = Tensor::from_vec(ws, &[4, 2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let h = x.matmul(&w).unwrap().tanh().unwrap();
+    let y = h.mul(&h).unwrap().add(&x.narrow(1, 0, 2).unwrap()).unwrap();
+    let loss = y.sum().unwrap();
+    loss.backward().unwrap();
+    (
+        loss.item::<f64>().unwrap(),
+        f64s(&x.grad().unwrap()),
+        f64s(&w.grad().unwrap()),
+    )
+}
+
+#[test]
+fn eight_independent_graphs_at_once() {
+    let want: Vec<_> = (0..8).map(graph).collect();
+    let got = watchdog(120, "8 graphs", move || {
+        let barrier = Arc::new(Barrier::new(8));
+        let hs: Vec<_> = (0..8)
+            .map(|s| {
+                let b = barrier.clone();
+                thread::spawn(move || {
+                    b.wait();
+                    let mut last = None;
+                    for _ in 0..50 {
+                        last = Some(graph(s));
+                    }
+                    last.unwrap()
+                })
+            })
+            .collect();
+        hs.into_iter()
+            .map(|h| h.join().unwrap())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(got, want);
+}
+
+#[test]
+fn backward_from_many_threads_into_one_leaf_loses_nothing() {
+    for _round in 0..20 {
+        let x = Tensor::ones(&[4], DType::F64)
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let x2 = x.clone();
+        watchdog(60, "shared leaf", move || {
+            let barrier = Arc::new(Barrier::new(8));
+            let hs: Vec<_> = (0..8)
+                .map(|_| {
+                    let (x, b) = (x2.clone(), barrier.clone());
+                    thread::spawn(move || {
+                        b.wait();
+                        for _ in 0..10 {
+                            x.mul(2.0).unwrap().sum().unwrap().backward().unwrap();
+                        }
+                    })
+                })
+                .collect();
+            for h in hs {
+                h.join().unwrap();
+            }
+        });
+        assert_eq!(f64s(&x.grad().unwrap()), vec![160.0; 4]);
+    }
+}
+
+#[test]
+fn readers_during_locked_optimizer_steps() {
+    // every step subtracts lr * 1 from every element, so a consistent snapshot has equal
+    // elements and values only ever decrease
+    let p = Tensor::full(&[64], 100.0, DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let q = Tensor::full(&[8, 8], 100.0, DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let params = Arc::new(RwLock::new(vec![p.clone(), q.clone()]));
+    let opt = Arc::new(std::sync::Mutex::new(
+        Sgd::new(vec![p.clone(), q.clone()], SgdConfig::new(0.5)).unwrap(),
+    ));
+    let (p2, q2) = (p.clone(), q.clone());
+    watchdog(120, "readers + optimizer", move || {
+        let (p, _q) = (p2, q2);
+        let mut hs = Vec::new();
+        for r in 0..4 {
+            let params = params.clone();
+            hs.push(thread::spawn(move || {
+                let mut last = f64::INFINITY;
+                for _ in 0..300 {
+                    let guard = params.read().unwrap();
+                    let (a, b) = (&guard[0], &guard[1]);
+                    // a forward pass on the shared parameters, without grad
+                    let _ng = tapegrad::autograd::no_grad();
+                    let s = a.view(&[8, 8]).unwrap().matmul(b).unwrap();
+                    let va = f64s(a);
+                    let vb = f64s(b);
+                    drop(guard);
+                    assert!(va.iter().all(|&v| v == va[0]), "reader {r}: torn p {va:?}");
+                    assert!(vb.iter().all(|&v| v == vb[0]), "reader {r}: torn q");
+                    assert_eq!(va[0], vb[0], "reader {r}: p and q from different steps");
+                    assert!(va[0] <= last, "reader {r}: parameter went back");
+                    last = va[0];
+                    assert_eq!(f64s(&s)[0], 8.0 * va[0] * vb[0]);
+                }
+            }));
+        }
+        // unlocked readers still never see a half-written tensor (storage locks)
+        {
+            let p = p.clone();
+            hs.push(thread::spawn(move || {
+                for _ in 0..300 {
+                    let v = f64s(&p);
+                    assert!(v.iter().all(|&x| x == v[0]), "unlocked reader: torn p");
+                }
+            }));
+        }
+        for _ in 0..100 {
+            let guard = params.write().unwrap();
+            let mut opt = opt.lock().unwrap();
+            opt.zero_grad().unwrap();
+            guard[0]
+                .sum()
+                .unwrap()
+                .add(&guard[1].sum().unwrap())
+                .unwrap()
+                .backward()
+                .unwrap();
+            opt.step().unwrap();
+        }
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    assert_eq!(f64s(&p), vec![50.0; 64]);
+    assert_eq!(f64s(&q), vec![50.0; 64]);
+}
+
+#[test]
+fn disjoint_views_written_from_two_threads() {
+    // rows, and interleaved columns (the two views' memory ranges overlap but never share an
+    // element)
+    for interleaved in [false, true] {
+        let x = Tensor::zeros(&[2, 500], DType::F64).unwrap();
+        let (a, b) = if interleaved {
+            let v = x.view(&[500, 2]).unwrap();
+            (v.select(1, 0).unwrap(), v.select(1, 1).unwrap())
+        } else {
+            (x.select(0, 0).unwrap(), x.select(0, 1).unwrap())
+        };
+        watchdog(60, "disjoint views", move || {
+            let ta = thread::spawn(move || {
+                for _ in 0..1000 {
+                    a.add_(1.0).unwrap();
+                }
+            });
+            let tb = thread::spawn(move || {
+                for _ in 0..1000 {
+                    b.add_(2.0).unwrap();
+                }
+            });
+            ta.join().unwrap();
+            tb.join().unwrap();
+        });
+        let v = f64s(&x);
+        let (ones, twos): (Vec<f64>, Vec<f64>) = if interleaved {
+            (
+                v.iter().step_by(2).copied().collect(),
+                v.iter().skip(1).step_by(2).copied().collect(),
+            )
+        } else {
+            (v[..500].to_vec(), v[500..].to_vec())
+        };
+        assert!(ones.iter().all(|&e| e == 1000.0));
+        assert!(twos.iter().all(|&e| e == 2000.0));
+        // the shared version counter counts every write exactly once
+        assert_eq!(x.version(), 2000);
+    }
+}
+
+#[test]
+fn cross_aliasing_inplace_ops_from_many_threads_never_deadlock() {
+    // a += b on one thread while b += a on another (and copies both ways): the storage locks
+    // are taken in a fixed global order
+    let a = Tensor::ones(&[16], DType::F64).unwrap();
+    let b = Tensor::ones(&[16], DType::F64).unwrap();
+    let c = Tensor::ones(&[4, 4], DType::F64).unwrap();
+    watchdog(120, "cross aliasing", move || {
+        let hs: Vec<_> = (0..8)
+            .map(|i| {
+                let (a, b, c) = (a.clone(), b.clone(), c.clone());
+                thread::spawn(move || {
+                    for _ in 0..300 {
+                        match i % 4 {
+                            0 => a.add_(&b).and_then(|_| a.mul_(0.5)),
+                            1 => b.add_(&a).and_then(|_| b.mul_(0.5)),
+                            2 => c
+                                .view(&[16])
+                                .unwrap()
+                                .copy_(&a)
+                                .and_then(|_| b.copy_(&c.view(&[16])?)),
+                            _ => a.add_(&a).and_then(|_| a.copy_(&c.t()?.reshape(&[16])?)),
+                        }
+                        .unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+}
+
+#[test]
+fn self_aliasing_inplace_ops_match_pytorch() {
+    watchdog(60, "self aliasing", || {
+        // x.add_(x) doubles
+        let x = Tensor::from_vec(vec![0.0f64, 1.0, 2.0, 3.0], &[4]).unwrap();
+        x.add_(&x).unwrap();
+        assert_eq!((f64s(&x), x.version()), (vec![0.0, 2.0, 4.0, 6.0], 1));
+        // a.mul_(a.flip(0)) (flip is a copy): [0*3, 1*2, 2*1, 3*0]
+        let a = Tensor::from_vec(vec![0.0f64, 1.0, 2.0, 3.0], &[4]).unwrap();
+        a.mul_(&a.flip(&[0]).unwrap()).unwrap();
+        assert_eq!(f64s(&a), vec![0.0, 2.0, 2.0, 0.0]);
+        // x.copy_(x.t()): PyTorch refuses the partial overlap; x is unchanged
+        let m = Tensor::from_vec(vec![0.0f64, 1.0, 2.0, 3.0], &[2, 2]).unwrap();
+        let e = m.copy_(&m.t().unwrap()).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            e.message().contains("refer to a single memory location"),
+            "{e}"
+        );
+        assert_eq!((f64s(&m), m.version()), (vec![0.0, 1.0, 2.0, 3.0], 0));
+        // same for m.add_(m.t())
+        assert!(m.add_(&m.t().unwrap()).is_err());
+        assert_eq!((f64s(&m), m.version()), (vec![0.0, 1.0, 2.0, 3.0], 0));
+        // full overlap is fine: copy_ onto itself, a view of itself, a detached alias
+        m.copy_(&m).unwrap();
+        m.copy_(&m.detach()).unwrap();
+        m.view(&[4]).unwrap().mul_(&m.view(&[4]).unwrap()).unwrap();
+        assert_eq!((f64s(&m), m.version()), (vec![0.0, 1.0, 4.0, 9.0], 3));
+        // addcmul_ with every operand aliasing self: x + 1 * x * x
+        let y = Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
+        y.addcmul_(&y, &y, 1.0).unwrap();
+        assert_eq!(f64s(&y), vec![2.0, 6.0]);
+        // in-place through autograd with aliasing: z.mul_(z) saves z and then modifies it, so
+        // backward fails exactly as in PyTorch
+        let l = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let z = l.mul(1.0).unwrap();
+        z.mul_(&z).unwrap();
+        let e = z.sum().unwrap().backward().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::SavedTensorModified);
+        for op in 0..3 {
+            let l = Tensor::from_vec(vec![1.0f64, 2.0], &[2])
+                .unwrap()
+                .requires_grad_(true)
+                .unwrap();
+            let z = l.mul(1.0).unwrap();
+            let v = z.view(&[2]).unwrap();
+            match op {
+                0 => z.div_(&v).unwrap(),
+                1 => z.pow_(&z).unwrap(),
+                _ => z.addcmul_(&v, &v, 1.0).unwrap(),
+            };
+            let e = z.sum().unwrap().backward().unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::SavedTensorModified, "op {op}");
+        }
+    });
+}
