@@ -72,3 +72,31 @@ fn set_with_overflowing_offset_is_an_error() {
     );
     assert_eq!(x.version(), 0);
 }
+
+/// libFuzzer `index` (overflow checks on): iterating a layout with a huge stride on a size-1 dim
+/// stepped the offset past usize::MAX after the last element (debug builds panicked).
+#[test]
+fn strided_iteration_with_huge_stride_on_size_one_dim() {
+    let x = Tensor::arange(0, 3, 1).unwrap();
+    let v = x.as_strided(&[1, 3], &[1i64 << 62, 1], Some(0)).unwrap();
+    assert_eq!(v.to_vec::<i64>().unwrap(), vec![0, 1, 2]);
+    assert_eq!(
+        v.contiguous().unwrap().to_vec::<i64>().unwrap(),
+        vec![0, 1, 2]
+    );
+}
+
+/// libFuzzer `set_resize` (overflow checks on): numel of a shape with a zero size and huge other
+/// sizes overflowed while multiplying (debug builds panicked); it is 0.
+#[test]
+fn numel_with_a_zero_size_and_huge_sizes_is_zero() {
+    let big = 1usize << 40;
+    let l = tapegrad::Layout::new(vec![big, big, 0], vec![0, 0, 1], 0);
+    assert_eq!(l.numel(), 0);
+    // resize_ to such a shape may be accepted (numel 0) or refused, but never panics
+    let x = Tensor::zeros(&[0], DType::F32).unwrap();
+    match x.resize_(&[big, big, 0]) {
+        Ok(_) => assert_eq!(x.numel(), 0),
+        Err(_) => assert_eq!(x.shape(), vec![0]),
+    }
+}

@@ -37,12 +37,14 @@ impl Iterator for StridedOffsets<'_> {
             }
             d -= 1;
             self.index[d] += 1;
-            off += self.strides[d];
+            // Wrapping: after the last index of a dim the offset may step past usize::MAX
+            // (a huge stride on a size-1 dim); it is stepped back below before it is used.
+            off = off.wrapping_add(self.strides[d]);
             if self.index[d] < self.sizes[d] {
                 self.next = Some(off);
                 break;
             }
-            off -= self.strides[d] * self.index[d];
+            off = off.wrapping_sub(self.strides[d].wrapping_mul(self.index[d]));
             self.index[d] = 0;
         }
         Some(cur)

@@ -5,7 +5,12 @@ use crate::{Result, bail};
 
 /// Product of sizes (1 for a 0-dim shape).
 pub fn numel(sizes: &[usize]) -> usize {
-    sizes.iter().product()
+    // A zero size makes the product 0 even when the other sizes alone would overflow.
+    if sizes.contains(&0) {
+        0
+    } else {
+        sizes.iter().product()
+    }
 }
 
 /// Product of sizes with overflow checking (also bounded so that numel * 16 bytes fits).
