@@ -100,3 +100,13 @@ fn numel_with_a_zero_size_and_huge_sizes_is_zero() {
         Err(_) => assert_eq!(x.shape(), vec![0]),
     }
 }
+
+/// libFuzzer `views` (overflow checks on): the out-of-bounds message of `as_strided` multiplied
+/// a huge span by the item size (debug builds panicked while building the error).
+#[test]
+fn as_strided_huge_span_is_an_error() {
+    let x = Tensor::zeros(&[3], DType::F32).unwrap();
+    let e = x.as_strided(&[2], &[1i64 << 62], None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(x.shape(), vec![3]);
+}

@@ -279,7 +279,7 @@ impl Tensor {
                 strides,
                 offset,
                 self.dtype().size(),
-                span * self.dtype().size(),
+                span.saturating_mul(self.dtype().size()),
                 d.storage.nbytes()
             );
         }
