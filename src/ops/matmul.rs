@@ -17,7 +17,8 @@ fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     }
     let (sa, sb) = (a.shape(), b.shape());
     let (bs, m, k, n) = (sa[0], sa[1], sa[2], sb[2]);
-    let out = Tensor::zeros(&[bs, m, n], dt)?;
+    // the kernel writes every element (zeros when k == 0), so a recycled block is fine
+    let out = Tensor::empty_strided(&[bs, m, n], &[m * n, n, 1], dt)?;
     let (ad, bd, od) = (a.data(), b.data(), out.data());
     let (ast, bst) = (ad.layout.strides().to_vec(), bd.layout.strides().to_vec());
     with_raw(&od, &[], &[&ad, &bd], |o, ins| {
@@ -55,6 +56,19 @@ fn mm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     super::util::fresh_output(&r, &s[1..])
 }
 
+/// `x.mm(y).t()`: while a graph is being built, the differentiable composite; otherwise the
+/// product's storage laid out column-major as a fresh tensor (not a view), so `AccumulateGrad`
+/// can keep it without a copy.
+fn mm_t(x: &Tensor, y: &Tensor) -> Result<Tensor> {
+    if crate::autograd::is_grad_enabled() {
+        return x.mm(y)?.t();
+    }
+    let r = mm_raw(x, y)?;
+    let (s, d) = (r.shape(), r.data());
+    let layout = crate::layout::Layout::new(vec![s[1], s[0]], vec![1, s[1]], d.layout.offset());
+    Ok(Tensor::from_parts(d.storage, layout, r.dtype()))
+}
+
 /// c10's lower-case scalar-type spelling used in PyTorch's mm messages.
 fn c10_name(d: DType) -> String {
     match d {
@@ -79,12 +93,23 @@ fn same_dtype(a: &Tensor, b: &Tensor, op: &'static str) -> Result<()> {
     Ok(())
 }
 
-/// Backward of `mm`/`bmm`: `grad @ b^H`, `a^H @ grad` (differentiable).
+/// Backward of `mm`/`bmm`: `grad @ b^H`, `a^H @ grad` (differentiable). Like PyTorch's
+/// `mm_mat1_backward`/`mm_mat2_backward`, an `mm` input that was column-major (strides
+/// `(1, rows)`, e.g. `weight.t()` in `linear`) gets its gradient computed as the transpose of a
+/// row-major product, so it is column-major too (and the leaf's `.grad` contiguous).
 struct MmBackward {
     name: &'static str,
     batched: bool,
     save_a: bool,
     save_b: bool,
+    a_col_major: bool,
+    b_col_major: bool,
+}
+
+/// PyTorch's column-major test on a 2-D input: `strides[0] == 1 && strides[1] == sizes[0]`.
+fn col_major(t: &Tensor) -> bool {
+    let (sh, st) = (t.shape(), t.strides());
+    sh.len() == 2 && st[0] == 1 && st[1] == sh[0]
 }
 
 impl Backward for MmBackward {
@@ -112,10 +137,12 @@ impl Backward for MmBackward {
         };
         let prod = |x: &Tensor, y: &Tensor| if self.batched { x.bmm(y) } else { x.mm(y) };
         let ga = match (ctx.needs(0), b) {
+            (true, Some(b)) if self.a_col_major => Some(mm_t(&b.conj_if_complex()?, &g.t()?)?),
             (true, Some(b)) => Some(prod(&g, &tr(b)?)?),
             _ => None,
         };
         let gb = match (ctx.needs(1), a) {
+            (true, Some(a)) if self.b_col_major => Some(mm_t(&g.t()?, &a.conj_if_complex()?)?),
             (true, Some(a)) => Some(prod(&tr(a)?, &g)?),
             _ => None,
         };
@@ -147,6 +174,8 @@ fn record_mm(out: &Tensor, a: &Tensor, b: &Tensor, batched: bool) -> Result<()> 
             batched,
             save_a,
             save_b,
+            a_col_major: !batched && col_major(a),
+            b_col_major: !batched && col_major(b),
         },
     )
 }

@@ -1,6 +1,7 @@
-//! Matrix-multiply kernel: `dst = lhs @ rhs` over arbitrary (signed) strides. f32/f64/c64/c128
-//! go through the `gemm` crate (multithreaded with rayon for large products); every other
-//! dtype uses a simple triple loop (callers widen f16/bf16 to f32 first).
+//! Matrix-multiply kernel: `dst = lhs @ rhs` over arbitrary (signed) strides. On x86_64 with
+//! AVX2+FMA, f32/f64 use the packed kernel in `gemm_x86`; otherwise f32/f64/c64/c128 go through
+//! the `gemm` crate. Both run multithreaded with rayon for large products; every other dtype
+//! uses a simple triple loop (callers widen f16/bf16 to f32 first).
 
 use crate::Element;
 use std::any::TypeId;
@@ -11,6 +12,59 @@ pub(crate) struct Mat<P> {
     pub ptr: P,
     pub rs: isize,
     pub cs: isize,
+}
+
+/// Products at least this large (m*n*k) run the packed kernel on every rayon thread.
+#[cfg(target_arch = "x86_64")]
+const PACKED_PAR_THRESHOLD: usize = 64 * 64 * 64;
+
+impl<T> Mat<*mut T> {
+    fn cast<U>(self) -> Mat<*mut U> {
+        Mat {
+            ptr: self.ptr.cast(),
+            rs: self.rs,
+            cs: self.cs,
+        }
+    }
+}
+
+impl<T> Mat<*const T> {
+    fn cast<U>(self) -> Mat<*const U> {
+        Mat {
+            ptr: self.ptr.cast(),
+            rs: self.rs,
+            cs: self.cs,
+        }
+    }
+}
+
+/// Forwards to the packed AVX2 kernel.
+///
+/// # Safety
+/// As [`matmul`], plus AVX2+FMA must be available.
+#[cfg(target_arch = "x86_64")]
+unsafe fn packed<K: super::gemm_x86::Kernel>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: Mat<*mut K>,
+    lhs: Mat<*const K>,
+    rhs: Mat<*const K>,
+    threads: usize,
+) {
+    use super::gemm_x86::{Strided, gemm};
+    let s = |p: Mat<*const K>| Strided {
+        ptr: p.ptr,
+        rs: p.rs,
+        cs: p.cs,
+    };
+    let c = Strided {
+        ptr: dst.ptr,
+        rs: dst.rs,
+        cs: dst.cs,
+    };
+    // SAFETY: forwarded contract.
+    unsafe { gemm::<K>(m, n, k, c, s(lhs), s(rhs), threads) };
 }
 
 /// Products at least this large (m*n*k) run gemm with rayon parallelism.
@@ -33,6 +87,24 @@ pub(crate) unsafe fn matmul<T: Element>(
         return;
     }
     let id = TypeId::of::<T>();
+    #[cfg(target_arch = "x86_64")]
+    if (id == TypeId::of::<f32>() || id == TypeId::of::<f64>()) && super::gemm_x86::available() {
+        let threads = if m * n * k >= PACKED_PAR_THRESHOLD {
+            rayon::current_num_threads()
+        } else {
+            1
+        };
+        // SAFETY: T is f32 or f64 (checked above), so the pointer casts are identity casts;
+        // validity, bounds and non-aliasing are this function's contract; AVX2+FMA checked.
+        unsafe {
+            if id == TypeId::of::<f32>() {
+                packed::<f32>(m, n, k, dst.cast(), lhs.cast(), rhs.cast(), threads);
+            } else {
+                packed::<f64>(m, n, k, dst.cast(), lhs.cast(), rhs.cast(), threads);
+            }
+        }
+        return;
+    }
     let gemmable = id == TypeId::of::<f32>()
         || id == TypeId::of::<f64>()
         || id == TypeId::of::<gemm::c32>()

@@ -2,4 +2,6 @@
 //! locked storages plus geometry that has already been bounds-checked against those storages.
 
 pub(crate) mod copy;
+#[cfg(target_arch = "x86_64")]
+pub(crate) mod gemm_x86;
 pub(crate) mod matmul;
