@@ -267,6 +267,7 @@ fn linear_weight_grad_is_contiguous_like_pytorch() -> R {
     let g = lin.weight.grad().expect("weight grad");
     assert_eq!(g.shape(), vec![33, 70]);
     assert_eq!(g.strides(), vec![70, 1]);
+    assert!(!g.is_view(), "PyTorch's weight.grad is not a view");
     // every row of d(sum)/dW is the column sums of x
     let xs = values(&x);
     let colsum: Vec<f64> = (0..70)
