@@ -51,6 +51,16 @@ pub(crate) trait Backward: Send + Sync + 'static {
     }
 }
 
+/// The gradient of a one-output node's output. The engine never runs a formula whose output
+/// gradients are all `None` (see [`super::engine::call_node`]), so it is always there.
+pub(crate) fn output_grad(grads: Vec<Option<Tensor>>) -> Tensor {
+    grads
+        .into_iter()
+        .next()
+        .flatten()
+        .expect("internal: a backward formula ran without an output gradient")
+}
+
 pub(crate) struct NodeState {
     pub(crate) backward: Option<Box<dyn Backward>>,
     pub(crate) saved: Vec<SavedTensor>,

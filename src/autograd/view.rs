@@ -3,6 +3,7 @@
 //! history) and lazy regeneration of a view's `grad_fn` after its base or a sibling changed.
 
 use super::meta::{CreationMeta, ViewMeta};
+use super::node::output_grad;
 use super::node::{Backward, BackwardCtx, Edge, Node};
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
@@ -103,9 +104,16 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
             "a leaf Variable that requires grad is being used in an in-place operation."
         );
     }
-    Ok(Some(InplaceRecord {
-        edges: collect_edges(&all)?,
-    }))
+    // A view's own edge is never used: its history is replaced by CopySlices on the base.
+    let mut edges = Vec::with_capacity(all.len());
+    edges.push(match view {
+        Some(_) => None,
+        None => gradient_edge(self_)?,
+    });
+    for t in others {
+        edges.push(gradient_edge(t)?);
+    }
+    Ok(Some(InplaceRecord { edges }))
 }
 
 impl InplaceRecord {
@@ -145,8 +153,9 @@ impl InplaceRecord {
                     s.set_inplace_view(&node, base.layout(), self_.layout());
                 }
                 set_grad_fn(&base, &node, 0);
-                // the view regenerates from the new base history
-                regenerate(self_)?;
+                // The view regenerates from the new base history when its grad_fn is next
+                // asked for (PyTorch regenerates eagerly; the result is the same node).
+                mark_stale(self_);
             }
         }
         Ok(())
@@ -253,6 +262,15 @@ pub(crate) fn grad_fn_of(t: &Tensor) -> Result<Option<Arc<Node>>> {
     Ok(t.0.meta.lock().grad_fn.clone())
 }
 
+/// Drops a view's grad_fn and marks it out of date, so [`grad_fn_of`] regenerates it.
+fn mark_stale(t: &Tensor) {
+    let mut m = t.0.meta.lock();
+    m.grad_fn = None;
+    if let Some(v) = m.view.as_mut() {
+        v.attr_version = u64::MAX;
+    }
+}
+
 /// Replaces a view's grad_fn by `AsStridedBackward0` on its base's current history.
 fn regenerate(t: &Tensor) -> Result<()> {
     let (base, _) = t.view_info().expect("internal: regenerate on a non-view");
@@ -298,9 +316,7 @@ impl Backward for AsStridedBackward {
         _ctx: &BackwardCtx<'_>,
         grads: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = grads.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(grads);
         Ok(vec![Some(crate::ops::geometry::scatter_geometry(
             &[(&g, &self.view)],
             &self.base,
@@ -355,40 +371,50 @@ impl Backward for CopySlices {
         grads: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
         let n_in = self.fnode.next.len();
-        let Some(g) = grads.into_iter().next().flatten() else {
-            return Ok(vec![None; n_in]);
-        };
+        let g = output_grad(grads);
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
         }
-        let (result, slice) = crate::ops::geometry::base_and_slice(&g, &self.base, &self.view)?;
+        let (result, slice) = crate::ops::geometry::base_and_slice(g, &self.base, &self.view)?;
         let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
+        // The formula reads the slice in place (PyTorch clones it first); a result that aliases
+        // the slice is copied out below before the slice is overwritten.
         let res = engine::call_node(
             &self.fnode,
-            vec![Some(slice.copy()?)],
+            vec![Some(slice.clone())],
             &needs,
             ctx.create_graph,
             ctx.retain,
         )?;
+        let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
         let mut out = vec![None; n_in];
-        for (i, r) in res.into_iter().enumerate() {
-            if i == 0 {
-                match r {
-                    Some(r) => {
-                        let _g = super::no_grad();
-                        slice.copy_(&r)?;
-                    }
-                    None => {
-                        let _g = super::no_grad();
-                        slice.zero_()?;
-                    }
-                }
-                out[0] = Some(result.clone());
-            } else {
-                out[i] = r;
+        let mut res = res.into_iter();
+        let first = res.next().flatten();
+        for (i, r) in res.enumerate() {
+            out[i + 1] = match r {
+                Some(r) if aliases(&r) => Some(r.detach().copy()?),
+                r => r,
+            };
+        }
+        let _g = super::no_grad();
+        match first {
+            // the formula passed the slice through unchanged: already in place
+            Some(r)
+                if aliases(&r)
+                    && r.dtype() == slice.dtype()
+                    && r.data_ref().layout == slice.data_ref().layout => {}
+            Some(r) if r.shape() == slice.shape() && !aliases(&r) => {
+                crate::ops::geometry::copy_raw(&slice.data(), &r.data(), slice.dtype(), r.dtype());
+            }
+            Some(r) => {
+                slice.copy_(&r.detach().copy()?)?;
+            }
+            None => {
+                slice.zero_()?;
             }
         }
+        out[0] = Some(result);
         Ok(out)
     }
 }

@@ -5,6 +5,7 @@
 
 mod kernel;
 
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
 use crate::dtype::Operand;
 use crate::ops::binary::scalar_tensor;
@@ -608,9 +609,7 @@ impl Backward for IndexBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let z = Tensor::zeros(&self.shape, self.dtype)?;
         let g = if g.dtype() != self.dtype {
             g.to_dtype(self.dtype)?
@@ -636,9 +635,7 @@ impl Backward for IndexPutBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let gs = if !ctx.needs(0) {
             None
         } else if self.accumulate {

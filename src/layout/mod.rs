@@ -12,17 +12,23 @@ pub use shape::{
 };
 pub(crate) use shape::{check_numel, check_numel_i64, wrap_dims};
 
+/// Sizes or strides of a layout: stored inline up to 6 dims, so cloning a layout (which every
+/// op does) does not allocate.
+pub type Dims = smallvec::SmallVec<[usize; 6]>;
+
 /// Sizes, strides and storage offset of a strided tensor (all in elements).
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Layout {
-    sizes: Vec<usize>,
-    strides: Vec<usize>,
+    sizes: Dims,
+    strides: Dims,
     offset: usize,
 }
 
 impl Layout {
-    /// A layout from parts. Panics (internal invariant) if the ranks differ.
-    pub fn new(sizes: Vec<usize>, strides: Vec<usize>, offset: usize) -> Layout {
+    /// A layout from parts (`Vec<usize>`, `&[usize]` or [`Dims`]). Panics (internal invariant)
+    /// if the ranks differ.
+    pub fn new(sizes: impl Into<Dims>, strides: impl Into<Dims>, offset: usize) -> Layout {
+        let (sizes, strides) = (sizes.into(), strides.into());
         assert_eq!(
             sizes.len(),
             strides.len(),
@@ -37,8 +43,8 @@ impl Layout {
     /// The row-major contiguous layout of `sizes` at offset 0.
     pub fn contiguous(sizes: &[usize]) -> Layout {
         Layout {
-            strides: contiguous_strides(sizes),
-            sizes: sizes.to_vec(),
+            strides: contiguous_strides(sizes).into(),
+            sizes: sizes.into(),
             offset: 0,
         }
     }
@@ -152,7 +158,7 @@ impl Layout {
     /// non-overlapping and dense, else the order inferred from the strides.
     pub fn preserved_strides(&self) -> Vec<usize> {
         if self.is_non_overlapping_and_dense() {
-            return self.strides.clone();
+            return self.strides.to_vec();
         }
         let st: Vec<isize> = self.strides.iter().map(|&s| s as isize).collect();
         dense_strides_like(&self.sizes, &[&st])

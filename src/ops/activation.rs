@@ -3,6 +3,7 @@
 //! except the recorded GELU derivative that makes GELU twice differentiable.
 
 use super::unary::{UOp, unary};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor};
 use crate::{Result, Tensor};
 
@@ -87,9 +88,7 @@ impl Backward for GeluGradBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let x = &ctx.saved[0];
         let v: Vec<f64> = x
             .to_vec::<f64>()?

@@ -3,6 +3,7 @@
 
 use super::geometry::{copy_raw, materialize};
 use super::util::{Overlap, check_no_internal_overlap, check_no_partial_overlap, with_raw};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
 use crate::backend::cpu::copy::fill;
 use crate::layout::broadcast_shapes;
@@ -252,9 +253,7 @@ impl Backward for CopyBackwards {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let gs = if ctx.needs(0) {
             Some(g.zeros_like()?)
         } else {

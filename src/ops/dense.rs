@@ -58,7 +58,7 @@ fn input_like(x: &TensorData, like: &Layout, any_single: bool) -> Option<Input> 
 fn fresh_output<U: Element>(like: &Layout) -> Result<Tensor> {
     let n = like.numel();
     let storage = Storage::for_output(n * std::mem::size_of::<U>())?;
-    let layout = Layout::new(like.sizes().to_vec(), like.strides().to_vec(), 0);
+    let layout = Layout::new(like.sizes(), like.strides(), 0);
     Ok(Tensor::from_parts(storage, layout, U::DTYPE))
 }
 

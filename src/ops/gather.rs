@@ -4,6 +4,7 @@
 //! and [`put_add`] (its adjoint), whose backward formulas are each other, so double backward
 //! works for every op built on them.
 
+use crate::autograd::output_grad;
 use std::sync::Arc;
 
 use crate::autograd::{Backward, BackwardCtx, check_inplace, no_grad, record, record_inplace};
@@ -135,9 +136,7 @@ impl Backward for TakeBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         Ok(vec![Some(put_add(&g, self.idx.clone(), &self.in_shape)?)])
     }
 }
@@ -156,9 +155,7 @@ impl Backward for PutAddBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         Ok(vec![Some(take(
             &g,
             self.idx.clone(),
@@ -288,9 +285,7 @@ impl Backward for ScatterBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let gs = if ctx.needs(0) {
             Some(match &self.keep {
                 None => g.clone(),

@@ -4,6 +4,7 @@
 //! graph): its adjoint is the same scatter with the geometries swapped.
 
 use super::util::with_raw;
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::backend::cpu::copy::{accumulate, copy_cast};
 use crate::layout::Layout;
@@ -47,9 +48,7 @@ impl Backward for ScatterGeometryBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None; self.views.len()]);
-        };
+        let g = output_grad(g);
         self.views
             .iter()
             .enumerate()
@@ -90,7 +89,7 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
         let gd = g.data();
         let target = TensorData {
             storage: fd.storage.clone(),
-            layout: Layout::new(l.sizes().to_vec(), l.strides().to_vec(), l.offset() - lo),
+            layout: Layout::new(l.sizes(), l.strides(), l.offset() - lo),
         };
         with_raw(&target, l.sizes(), &[&gd], |out, ins| {
             dispatch!(dtype, T => {
@@ -113,11 +112,7 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
     };
     let src = TensorData {
         storage: fd.storage.clone(),
-        layout: Layout::new(
-            base.sizes().to_vec(),
-            base.strides().to_vec(),
-            base.offset() - lo,
-        ),
+        layout: Layout::new(base.sizes(), base.strides(), base.offset() - lo),
     };
     let out = Tensor::zeros(base.sizes(), dtype)?;
     copy_raw(&out.data(), &src, dtype, dtype);
@@ -126,17 +121,19 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
 
 /// Copies `src` into `dst` (same shape), converting dtypes. Both geometries must be valid.
 pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sdt: crate::DType) {
-    let shape = dst.layout.sizes().to_vec();
-    with_raw(dst, &shape, &[src], |out, ins| {
+    let shape = dst.layout.sizes();
+    with_raw(dst, shape, &[src], |out, ins| {
         // SAFETY: both geometries are tensor layouts, which always lie inside their storages.
-        unsafe { copy_cast(&shape, out, ddt, ins[0], sdt) }
+        unsafe { copy_cast(shape, out, ddt, ins[0], sdt) }
     });
 }
 
-/// CopySlices' first step: `grad` copied into a fresh buffer with the base's geometry, and the
-/// alias of that buffer with the view's geometry (no autograd on either).
+/// CopySlices' first step: `grad` with the base's geometry, and the alias of it with the view's
+/// geometry (no autograd on either). A uniquely owned dense `grad` that already has the base's
+/// geometry is reused in place (nobody else can observe it); otherwise it is copied into a
+/// fresh buffer.
 pub(crate) fn base_and_slice(
-    grad: &Tensor,
+    grad: Tensor,
     base: &Layout,
     view: &Layout,
 ) -> Result<(Tensor, Tensor)> {
@@ -147,25 +144,58 @@ pub(crate) fn base_and_slice(
             "view starts before its base in storage"
         );
     }
+    let rel = view.offset() - base.offset();
+    if let Some(storage) = reusable_grad_storage(&grad, base, view) {
+        let (g_off, version) = (grad.data_ref().layout.offset(), grad.0.version.clone());
+        let slice = Tensor::from_parts_with_version(
+            storage,
+            Layout::new(view.sizes(), view.strides(), g_off + rel),
+            grad.dtype(),
+            version,
+        );
+        return Ok((grad, slice));
+    }
     let span = base.storage_span().max(view.storage_span()) - base.offset();
-    let storage = Storage::zeroed(span * grad.dtype().size())?;
+    // A dense base geometry covering its whole span is written completely by the copy below.
+    let covered = base.is_non_overlapping_and_dense() && span == base.numel();
+    let nbytes = span * grad.dtype().size();
+    let storage = if covered {
+        Storage::for_output(nbytes)?
+    } else {
+        Storage::zeroed(nbytes)?
+    };
     let result = Tensor::from_parts(
         storage.clone(),
-        Layout::new(base.sizes().to_vec(), base.strides().to_vec(), 0),
+        Layout::new(base.sizes(), base.strides(), 0),
         grad.dtype(),
     );
     copy_raw(&result.data(), &grad.data(), grad.dtype(), grad.dtype());
     let slice = Tensor::from_parts_with_version(
         storage,
-        Layout::new(
-            view.sizes().to_vec(),
-            view.strides().to_vec(),
-            view.offset() - base.offset(),
-        ),
+        Layout::new(view.sizes(), view.strides(), rel),
         grad.dtype(),
         result.0.version.clone(),
     );
     Ok((result, slice))
+}
+
+/// `grad`'s storage when CopySlices may write into it: the handle and its storage are held by
+/// nobody else, it is dense with exactly the base's sizes and strides, and every element of the
+/// view maps onto an element of the base.
+fn reusable_grad_storage(grad: &Tensor, base: &Layout, view: &Layout) -> Option<Storage> {
+    if grad.0.sparse.is_some()
+        || std::sync::Arc::strong_count(&grad.0) != 1
+        || std::sync::Arc::weak_count(&grad.0) != 0
+    {
+        return None;
+    }
+    let d = grad.data_ref();
+    let ok = d.storage.ref_count() == 1
+        && d.layout.sizes() == base.sizes()
+        && d.layout.strides() == base.strides()
+        && base.is_non_overlapping_and_dense()
+        && view.storage_span() <= base.offset() + base.numel();
+    ok.then(|| d.storage.clone())
 }
 
 /// Reads `src` (any geometry) into a dense tensor whose strides keep `src`'s memory order.

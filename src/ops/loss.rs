@@ -3,6 +3,7 @@
 //! form and the class losses live in `nn.rs`.)
 
 use super::nn::Reduction;
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, no_grad, record};
 use crate::{Result, Tensor, bail};
 
@@ -21,9 +22,7 @@ impl Backward for BinaryCrossEntropyBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let (x, t) = (&ctx.saved[0], &ctx.saved[1]);
         let gx = if ctx.needs(0) {
             let one_minus = x.neg()?.add(1.0)?;

@@ -5,6 +5,7 @@
 
 pub(crate) mod activation;
 pub(crate) mod binary;
+pub(crate) mod binary_extra;
 pub(crate) mod binary_out;
 pub(crate) mod compare;
 pub(crate) mod copy;

@@ -3,6 +3,7 @@
 //! `binary_cross_entropy_with_logits`, `dropout`, `embedding`, `layer_norm`, with their option
 //! structs. Kernels compute in f64 and return the input dtype.
 
+use crate::autograd::output_grad;
 use std::sync::Arc;
 
 use super::gather::{SKIP, cstrides, for_each_pos, put_add, take};
@@ -161,9 +162,7 @@ impl Backward for SoftmaxBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let d = [self.dim as i64];
         let s = &ctx.saved[0];
         let r = if self.log {
@@ -319,9 +318,7 @@ impl Backward for NllLossBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let gi = g.mul(&self.coef)?;
         Ok(vec![Some(put_add(&gi, self.idx.clone(), &self.in_shape)?)])
     }
@@ -375,9 +372,7 @@ impl Backward for RsqrtBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let y = &ctx.saved[0];
         Ok(vec![Some(g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?)])
     }

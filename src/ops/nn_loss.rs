@@ -3,6 +3,7 @@
 //! ops on the saved logits/target, so it is differentiable twice).
 
 use super::nn::{BceWithLogitsOptions, Reduction, check_float, from_f64, reduce};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
 use crate::{Result, Tensor, bail};
 
@@ -23,9 +24,7 @@ impl Backward for ConstGradBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None; self.grads.len()]);
-        };
+        let g = output_grad(g);
         self.grads
             .iter()
             .enumerate()
@@ -57,9 +56,7 @@ impl Backward for BceWithLogitsBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
         let nx = x.neg()?;
         let gx = if ctx.needs(0) {

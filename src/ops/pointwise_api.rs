@@ -1,5 +1,6 @@
 //! Public `Tensor` methods for the ops of [`super::pointwise`] (forward + autograd recording).
 
+use super::binary_extra::*;
 use super::pointwise::*;
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::Operand;

@@ -36,7 +36,10 @@ fn sum_kernel<T: Element>(x: &TensorData, out: &TensorData, in_shape: &[usize]) 
         storage: out.storage.clone(),
         layout: Layout::new(
             in_shape.to_vec(),
-            out_st.iter().map(|&s| s as usize).collect(),
+            out_st
+                .iter()
+                .map(|&s| s as usize)
+                .collect::<crate::layout::Dims>(),
             out.layout.offset(),
         ),
     };

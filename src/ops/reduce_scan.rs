@@ -2,6 +2,7 @@
 //! (backward computed from the saved input, exact with zeros). Integers/bool accumulate in i64.
 
 use super::reduce_util::{Rows, one_dim, rows, unrows};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
 use crate::{DType, Result, Tensor};
 
@@ -52,9 +53,7 @@ impl Backward for CumsumBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         if g.dim() == 0 {
             return Ok(vec![Some(g)]);
         }
@@ -209,9 +208,7 @@ impl Backward for CumprodBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         if ctx.create_graph && g.dim() > 0 {
             return Ok(vec![Some(self.differentiable(&ctx.saved[0], &g)?)]);
         }

@@ -4,6 +4,7 @@
 //! (exclusive products for zeros, gradient shared evenly among tied maxima/minima).
 
 use super::gather::scatter_pairs;
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, no_grad};
 use crate::autograd::{record, record_inplace};
 use crate::layout::wrap_dim;
@@ -245,9 +246,7 @@ impl Backward for ScatterReduceBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let (x, src, res) = (&ctx.saved[0], &ctx.saved[1], &ctx.saved[2]);
         if ctx.needs(1) && src.shape() != self.index.shape() {
             bail!(

@@ -2,6 +2,7 @@
 //! `tril`/`triu` and `one_hot`. Everything except `cat` is an index map run through the
 //! differentiable [`take`](super::gather::take) primitive.
 
+use crate::autograd::output_grad;
 use std::sync::Arc;
 
 use super::gather::{SKIP, cstrides, for_each_pos, take};
@@ -25,9 +26,7 @@ impl Backward for CatBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None; self.sizes.len()]);
-        };
+        let g = output_grad(g);
         let mut start = 0;
         let mut out = Vec::with_capacity(self.sizes.len());
         for (i, &s) in self.sizes.iter().enumerate() {

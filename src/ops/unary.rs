@@ -5,6 +5,7 @@
 
 use super::activation::{gelu_f64, gelu_grad_f64};
 use super::util::{broadcast_strides, check_no_internal_overlap, with_raw};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::{PAR_MIN_ELEMS, dense_strides_like, par_for_each_run};
 use crate::{DType, Element, Result, Tensor, bail};
@@ -452,9 +453,7 @@ impl Backward for UnaryBackward {
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
         use UOp::*;
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         if !ctx.needs(0) {
             return Ok(vec![None]);
         }

@@ -1,6 +1,10 @@
 //! Shared plumbing for ops: operand geometry (broadcast strides as `isize`), overlap checks for
 //! in-place writes, and running a raw kernel under the right storage locks.
 
+use smallvec::SmallVec;
+
+/// Per-dimension values of a tensor, inline up to 6 dims (no allocation on the hot path).
+pub(crate) type SmallDims<T> = SmallVec<[T; 6]>;
 use crate::backend::cpu::copy::Raw;
 use crate::layout::Layout;
 use crate::storage::{Storage, lock_for_write};
@@ -8,7 +12,7 @@ use crate::tensor::TensorData;
 use crate::{Result, Tensor, bail};
 
 /// Strides of `layout` broadcast to `shape` (0 for broadcast dims), as `isize`.
-pub(crate) fn broadcast_strides(layout: &Layout, shape: &[usize]) -> Vec<isize> {
+pub(crate) fn broadcast_strides(layout: &Layout, shape: &[usize]) -> SmallDims<isize> {
     let nd = shape.len();
     let ld = layout.dim();
     (0..nd)
@@ -126,10 +130,10 @@ pub(crate) fn with_raw<R>(
     inputs: &[&TensorData],
     f: impl FnOnce(Raw<'_, *mut u8>, &[Raw<'_, *const u8>]) -> R,
 ) -> R {
-    let in_storages: Vec<&Storage> = inputs.iter().map(|d| &d.storage).collect();
+    let in_storages: SmallVec<[&Storage; 4]> = inputs.iter().map(|d| &d.storage).collect();
     let mut locks = lock_for_write(&out.storage, &in_storages);
     let out_strides = broadcast_strides(&out.layout, shape);
-    let in_strides: Vec<Vec<isize>> = inputs
+    let in_strides: SmallVec<[SmallDims<isize>; 4]> = inputs
         .iter()
         .map(|d| broadcast_strides(&d.layout, shape))
         .collect();
@@ -138,7 +142,7 @@ pub(crate) fn with_raw<R>(
         strides: &out_strides,
         offset: out.layout.offset() as isize,
     };
-    let raws: Vec<Raw<'_, *const u8>> = inputs
+    let raws: SmallVec<[Raw<'_, *const u8>; 4]> = inputs
         .iter()
         .zip(&in_strides)
         .map(|(d, st)| Raw {

@@ -128,7 +128,7 @@ impl Storage {
 /// never deadlock). Pointers to inputs that alias the output come from the write guard.
 pub(crate) struct WriteLocks<'a> {
     out: RwLockWriteGuard<'a, CpuBuffer>,
-    reads: Vec<(u64, RwLockReadGuard<'a, CpuBuffer>)>,
+    reads: smallvec::SmallVec<[(u64, RwLockReadGuard<'a, CpuBuffer>); 4]>,
     out_id: u64,
 }
 
@@ -153,10 +153,11 @@ impl WriteLocks<'_> {
 
 /// Takes the locks for writing `out` while reading `inputs` (see [`WriteLocks`]).
 pub(crate) fn lock_for_write<'a>(out: &'a Storage, inputs: &[&'a Storage]) -> WriteLocks<'a> {
-    let mut ids: Vec<&Storage> = inputs.iter().copied().filter(|s| !s.same(out)).collect();
+    let mut ids: smallvec::SmallVec<[&Storage; 4]> =
+        inputs.iter().copied().filter(|s| !s.same(out)).collect();
     ids.sort_by_key(|s| s.id());
     ids.dedup_by_key(|s| s.id());
-    let mut reads = Vec::with_capacity(ids.len());
+    let mut reads = smallvec::SmallVec::new();
     let mut out_guard = None;
     for s in &ids {
         if out_guard.is_none() && out.id() < s.id() {
@@ -207,6 +208,11 @@ pub(crate) fn try_vec<T>(n: usize, op: &'static str) -> Result<Vec<T>> {
 
 impl Storage {
     /// True if this handle is the only one (plus the caller's temporary) to the storage.
+    /// How many `Storage` handles share this buffer (1: only the caller's).
+    pub(crate) fn ref_count(&self) -> usize {
+        Arc::strong_count(&self.0)
+    }
+
     pub(crate) fn is_unique(&self) -> bool {
         Arc::strong_count(&self.0) <= 2
     }

@@ -28,8 +28,12 @@ impl Backward for PermuteBackward {
 
 fn permuted(l: &Layout, perm: &[usize]) -> Layout {
     Layout::new(
-        perm.iter().map(|&p| l.sizes()[p]).collect(),
-        perm.iter().map(|&p| l.strides()[p]).collect(),
+        perm.iter()
+            .map(|&p| l.sizes()[p])
+            .collect::<crate::layout::Dims>(),
+        perm.iter()
+            .map(|&p| l.strides()[p])
+            .collect::<crate::layout::Dims>(),
         l.offset(),
     )
 }
@@ -71,8 +75,12 @@ fn squeezed(l: &Layout, dims: Option<&[usize]>) -> Layout {
         .filter(|&d| !(l.sizes()[d] == 1 && dims.is_none_or(|ds| ds.contains(&d))))
         .collect();
     Layout::new(
-        keep.iter().map(|&d| l.sizes()[d]).collect(),
-        keep.iter().map(|&d| l.strides()[d]).collect(),
+        keep.iter()
+            .map(|&d| l.sizes()[d])
+            .collect::<crate::layout::Dims>(),
+        keep.iter()
+            .map(|&d| l.strides()[d])
+            .collect::<crate::layout::Dims>(),
         l.offset(),
     )
 }
