@@ -1,5 +1,8 @@
-//! CPU kernels. Every function here is `unsafe` at the boundary: callers pass base pointers of
-//! locked storages plus geometry that has already been bounds-checked against those storages.
+//! CPU kernels. The strided ones (`copy`, `matmul`) are `unsafe` at the boundary: callers pass
+//! base pointers of locked storages plus geometry that has already been bounds-checked against
+//! those storages. The flat ones (`elementwise`, `sum`) work on slices.
 
 pub(crate) mod copy;
+pub(crate) mod elementwise;
 pub(crate) mod matmul;
+pub(crate) mod sum;
