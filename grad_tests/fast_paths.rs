@@ -127,7 +127,10 @@ fn full_sum_is_pairwise_accurate_for_every_float_dtype() -> R {
         let x32 = x64.to_dtype(DType::F32)?;
         let exact32: f64 = x32.to_vec::<f32>()?.iter().map(|&x| x as f64).sum();
         let s64 = x64.sum()?.item::<f64>()?;
-        assert!((s64 - exact).abs() <= 1e-12 * n as f64, "{n}: {s64} vs {exact}");
+        assert!(
+            (s64 - exact).abs() <= 1e-12 * n as f64,
+            "{n}: {s64} vs {exact}"
+        );
         let s32 = x32.sum()?;
         assert_eq!(s32.dtype(), DType::F32);
         let s32 = s32.item::<f32>()? as f64;
@@ -156,7 +159,9 @@ fn full_sum_is_pairwise_accurate_for_every_float_dtype() -> R {
     assert_eq!(m.t()?.sum()?.item::<f32>()?, want);
     let k = m.sum_dims(&[0, 1], true)?;
     assert_eq!((k.shape(), k.item::<f32>()?), (vec![1, 1], want));
-    let z = Tensor::full(&[5000], -0.0, DType::F32)?.sum()?.item::<f32>()?;
+    let z = Tensor::full(&[5000], -0.0, DType::F32)?
+        .sum()?
+        .item::<f32>()?;
     assert!(z == 0.0 && z.is_sign_positive());
     Ok(())
 }
@@ -296,7 +301,11 @@ fn index_put_row_path_writes_through_views_and_keeps_negative_zero() -> R {
     x.index_put_(&[Some(it)], &Tensor::ones(&[n, 64], DType::F32)?, true)?;
     let got = x.to_vec::<f32>()?;
     assert!(got[..50 * 64].iter().all(|&v| v == 800.0));
-    assert!(got[50 * 64..].iter().all(|&v| v.to_bits() == (-0.0f32).to_bits()));
+    assert!(
+        got[50 * 64..]
+            .iter()
+            .all(|&v| v.to_bits() == (-0.0f32).to_bits())
+    );
     Ok(())
 }
 
@@ -311,7 +320,10 @@ fn index_put_row_path_errors_leave_self_unchanged() -> R {
         let e = x.index_put_(&[Some(i)], &vals, true).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
         let bad_ix = bad.iter().find(|&&v| !(-10..10).contains(&v)).unwrap();
-        assert!(e.to_string().contains(&format!("index {bad_ix} is out of bounds")));
+        assert!(
+            e.to_string()
+                .contains(&format!("index {bad_ix} is out of bounds"))
+        );
         assert_eq!((x.to_vec::<f32>()?, x.version()), (before.clone(), 0));
         // the out-of-place form validates first too
         let i = Tensor::from_vec(bad, &[3])?;
@@ -324,7 +336,9 @@ fn index_put_row_path_errors_leave_self_unchanged() -> R {
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
     // values overlapping self
-    let e = x.index_put_(&[Some(i)], &x.narrow(0, 0, 3)?, true).unwrap_err();
+    let e = x
+        .index_put_(&[Some(i)], &x.narrow(0, 0, 3)?, true)
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!((x.to_vec::<f32>()?, x.version()), (before, 0));
     // broadcast values (one row for every index) use the same path

@@ -127,8 +127,9 @@ pub(crate) fn scatter_rows(
     let dst_len = (size - 1) * row_stride + r;
     let mut locks = lock_for_write(&d.storage, &[&v.storage]);
     let esz = dst.dtype().size();
-    if (d.layout.offset() + dst_len) * esz > d.storage.nbytes()
-        || (v.layout.offset() + nvals) * esz > v.storage.nbytes()
+    // (lengths from the guards: `Storage::nbytes` would wait for the write lock held here)
+    if (d.layout.offset() + dst_len) * esz > locks.out_len()
+        || (v.layout.offset() + nvals) * esz > locks.in_len(&v.storage)
     {
         bail!(
             InvalidArgument,
