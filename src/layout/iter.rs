@@ -193,10 +193,8 @@ pub(crate) fn par_for_each_run<const N: usize>(
 
 /// Calls `f(lo, hi)` over ranges covering `0..n`: one call on the calling thread below
 /// `2 * min_chunk` elements, on one-thread pools and inside rayon workers (see
-/// [`par_for_each_run`]); otherwise one contiguous range per pool thread, run in parallel, the
-/// first on the calling thread itself (an in-place scope: no hand-off of the whole call to the
-/// pool and back). Range edges are multiples of 16 so vector loops of different ranges stay
-/// aligned alike.
+/// [`par_for_each_run`]); otherwise one contiguous range per pool thread, run in parallel. Range
+/// edges are multiples of 16 so vector loops of different ranges stay aligned alike.
 pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + Sync) {
     let threads = rayon::current_num_threads();
     let min_chunk = min_chunk.max(1);
@@ -206,7 +204,7 @@ pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + 
     }
     let chunks = threads.min(n / min_chunk);
     let per = n.div_ceil(chunks).next_multiple_of(16);
-    rayon::in_place_scope(|sc| {
+    rayon::scope(|sc| {
         let f = &f;
         for i in 1..chunks {
             let (lo, hi) = (i * per, ((i + 1) * per).min(n));
