@@ -161,6 +161,15 @@ fn w_mlp_step_b128() -> f64 {
     t * 1e3
 }
 
+fn w_index_put_accumulate_1m() -> f64 {
+    let idx = Tensor::randint(0, 1024, &[1 << 20]).unwrap();
+    let vals = Tensor::randn(&[1 << 20, 64], DType::F32).unwrap();
+    let x = Tensor::zeros(&[1024, 64], DType::F32).unwrap();
+    let ix = [Some(idx)];
+    let t = median(11, || x.index_put_(&ix, &vals, true).map(|_| ()));
+    t * 1e3
+}
+
 /// (name, unit, workload): the registration table, in output order.
 const WORKLOADS: &[(&str, &str, fn() -> f64)] = &[
     ("matmul_f32_256", "GFLOP/s", w_matmul_f32_256),
@@ -176,6 +185,7 @@ const WORKLOADS: &[(&str, &str, fn() -> f64)] = &[
     ("autograd_chain_1000ops", "us/op", w_autograd_chain_1000ops),
     ("inplace_view_100", "us/op", w_inplace_view_100),
     ("mlp_step_b128", "ms", w_mlp_step_b128),
+    ("index_put_accumulate_1M", "ms", w_index_put_accumulate_1m),
     ("sparse_slice_csr_1M", "ms", || {
         sparse_workload("sparse_slice_csr_1M")
     }),

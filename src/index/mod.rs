@@ -4,6 +4,7 @@
 //! (`IndexBackward0`) or scatter in place (`IndexPutBackward0`).
 
 mod kernel;
+mod put_rows;
 
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
@@ -12,6 +13,12 @@ use crate::ops::binary::scalar_tensor;
 use crate::ops::util::check_no_overlap;
 use crate::{DType, Result, Tensor, bail};
 use kernel::{gather, normalize, plan, scatter};
+
+/// Where `index_put_` writes: whole rows (the fast path) or planned elements.
+enum Target {
+    Rows(put_rows::RowPlan),
+    Elements(kernel::Plan),
+}
 
 /// One entry of an index expression (`x[a, b, ...]`).
 #[derive(Clone)]
@@ -415,18 +422,28 @@ impl Tensor {
                 values.dtype().torch_scalar_name()
             );
         }
-        let l = self.layout();
-        let idx = normalize(l.sizes(), indices)?;
-        let p = plan(l.sizes(), l.strides(), l.offset(), &idx)?;
+        // one index tensor on dim 0 of a tensor with contiguous rows: the row fast path
+        let target = match put_rows::plan_rows(self, indices) {
+            Some(rows) => Target::Rows(rows?),
+            None => {
+                let l = self.layout();
+                let idx = normalize(l.sizes(), indices)?;
+                Target::Elements(plan(l.sizes(), l.strides(), l.offset(), &idx)?)
+            }
+        };
+        let shape = match &target {
+            Target::Rows(r) => &r.shape,
+            Target::Elements(p) => &p.shape,
+        };
         let vshape = values.shape();
-        let b = crate::layout::broadcast_shapes(&p.shape, &vshape, "index_put_");
-        if b.as_deref().ok() != Some(&p.shape[..]) {
+        let b = crate::layout::broadcast_shapes(shape, &vshape, "index_put_");
+        if b.as_deref().ok() != Some(&shape[..]) {
             bail!(
                 ShapeMismatch,
                 "index_put_",
                 "shape mismatch: value tensor of shape {:?} cannot be broadcast to indexing result of shape {:?}",
                 vshape,
-                p.shape
+                shape
             );
         }
         check_no_overlap(self, values, "index_put_")?;
@@ -437,10 +454,23 @@ impl Tensor {
         // read the values (broadcast, row-major) before writing: safe even if they alias self
         let vals = {
             let _g = crate::autograd::no_grad();
-            let shp: Vec<i64> = p.shape.iter().map(|&s| s as i64).collect();
+            let shp: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
             values.detach().expand(&shp)?.contiguous()?
         };
-        scatter(self, &p, &vals, accumulate)?;
+        match &target {
+            Target::Rows(r) => {
+                // the row kernel reads the values in place: values sharing self's storage (only
+                // possible when the overlap check could not decide) are copied first
+                let vals = if vals.shares_storage(self) {
+                    let _g = crate::autograd::no_grad();
+                    vals.copy()?
+                } else {
+                    vals
+                };
+                put_rows::scatter_rows(self, r, &vals, accumulate)?;
+            }
+            Target::Elements(p) => scatter(self, p, &vals, accumulate)?,
+        }
         if bump {
             self.0.version.bump();
         }
@@ -482,13 +512,18 @@ impl Tensor {
             );
         }
         // validate on self first so a failing call leaves no half-built graph
-        let l = self.layout();
-        plan(
-            l.sizes(),
-            l.strides(),
-            l.offset(),
-            &normalize(l.sizes(), indices)?,
-        )?;
+        match put_rows::plan_rows(self, indices) {
+            Some(rows) => drop(rows?),
+            None => {
+                let l = self.layout();
+                plan(
+                    l.sizes(),
+                    l.strides(),
+                    l.offset(),
+                    &normalize(l.sizes(), indices)?,
+                )?;
+            }
+        }
         self.copy()?
             .index_put_impl(indices, values, accumulate, false)
     }

@@ -193,8 +193,8 @@ pub(crate) fn par_for_each_run<const N: usize>(
 
 /// Calls `f(lo, hi)` over ranges covering `0..n`: one call on the calling thread below
 /// `2 * min_chunk` elements, on one-thread pools and inside rayon workers (see
-/// [`par_for_each_run`]); otherwise one range per pool thread, run in parallel. Range edges are
-/// multiples of 16 so vector loops of different ranges stay aligned alike.
+/// [`par_for_each_run`]); otherwise one contiguous range per pool thread, run in parallel. Range
+/// edges are multiples of 16 so vector loops of different ranges stay aligned alike.
 pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + Sync) {
     let threads = rayon::current_num_threads();
     let min_chunk = min_chunk.max(1);

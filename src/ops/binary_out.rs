@@ -56,7 +56,12 @@ impl Tensor {
             let _g = crate::autograd::no_grad();
             (self.to_dtype(dt)?, other.to_dtype(dt)?)
         };
-        dispatch!(dt, T => binary_into::<T, T>(out, &shape, &a, &b, |x: T, y: T| x.add(y)));
+        dispatch!(dt, T => {
+            let f = |x: T, y: T| x.add(y);
+            if !super::dense::binary_into::<T>(out, &a, &b, &f) {
+                binary_into::<T, T>(out, &shape, &a, &b, f);
+            }
+        });
         out.0.version.bump();
         Ok(out.clone())
     }

@@ -7,7 +7,8 @@
 //! Every function returns `None` when its preconditions do not hold; callers then take the
 //! general strided path, which produces the same values and the same output strides.
 
-use crate::layout::{Layout, PAR_MIN_ELEMS, par_ranges};
+use super::util::broadcast_strides;
+use crate::layout::{Layout, PAR_MIN_ELEMS, dense_strides_like, par_ranges};
 use crate::storage::{Storage, lock_for_write};
 use crate::tensor::TensorData;
 use crate::{Element, Result, Tensor};
@@ -23,6 +24,26 @@ fn canonical(l: &Layout) -> bool {
         acc *= s.max(1);
     }
     l.numel() > 0
+}
+
+/// The strides of a fresh elementwise output over the dense layout `like` whose inputs have
+/// (broadcast) strides `operands` — the general path's choice, so the fast path produces the same
+/// output geometry — if elements at the same memory rank of `like` and of that output have the
+/// same index (the strides agree on every dim of size > 1); `None` otherwise.
+fn output_strides(like: &Layout, operands: &[&[isize]]) -> Option<Vec<usize>> {
+    if canonical(like) {
+        return Some(like.strides().to_vec());
+    }
+    if like.numel() == 0 || !like.is_non_overlapping_and_dense() {
+        return None;
+    }
+    let st = dense_strides_like(like.sizes(), operands);
+    let same = like
+        .sizes()
+        .iter()
+        .zip(like.strides().iter().zip(&st))
+        .all(|(&n, (a, b))| n < 2 || a == b);
+    same.then_some(st)
 }
 
 /// One input of a flat kernel: a range starting at `offset` of `storage`, or a single element
@@ -53,90 +74,135 @@ fn input_like(x: &TensorData, like: &Layout, any_single: bool) -> Option<Input> 
     })
 }
 
-/// A fresh contiguous output of `like`'s sizes (its storage possibly recycled: the flat kernel
+/// A fresh output of `sizes` and dense `strides` (its storage possibly recycled: the flat kernel
 /// writes every element).
-fn fresh_output<U: Element>(like: &Layout) -> Result<Tensor> {
-    let n = like.numel();
+fn fresh_output<U: Element>(sizes: &[usize], strides: Vec<usize>) -> Result<Tensor> {
+    let n: usize = sizes.iter().product();
     let storage = Storage::for_output(n * std::mem::size_of::<U>())?;
-    let layout = Layout::new(like.sizes(), like.strides(), 0);
+    let layout = Layout::new(sizes, strides, 0);
     Ok(Tensor::from_parts(storage, layout, U::DTYPE))
 }
 
-/// `out[i] = f(a[i], b[i])` for `i < n` (a `*_s` flag reads element 0 for every `i`), split over
-/// the rayon pool when large.
+/// A flat operand: `n` elements from a pointer, or one value broadcast to all of them.
+#[derive(Clone, Copy)]
+enum Flat<T> {
+    Range(usize),
+    Value(T),
+}
+
+impl<T: Element> Flat<T> {
+    /// # Safety
+    /// `p` is valid for one read when `scalar`, and nothing writes that element concurrently.
+    unsafe fn new(p: *const T, scalar: bool) -> Flat<T> {
+        if scalar {
+            // SAFETY: forwarded contract; read once, before any kernel writes.
+            Flat::Value(unsafe { *p })
+        } else {
+            Flat::Range(p as usize)
+        }
+    }
+}
+
+/// `out[i] = f(a[i], b[i])` for `i < n` (a [`Flat::Value`] is broadcast), split over the rayon
+/// pool when large. With `alias`, an operand pointing at `po` is the output itself (an in-place
+/// update); without, no operand range overlaps the output.
 ///
 /// # Safety
-/// `po` is valid for `n` writes; `pa`/`pb` are valid for `n` reads (one when scalar); the output
-/// range either does not overlap an input or coincides with it exactly, and nothing else
+/// `po` is valid for `n` writes and each range operand for `n` reads; a range operand either does
+/// not overlap the output or (only with `alias`, and then `T == U`) starts at `po`; nothing else
 /// accesses these ranges during the call.
 unsafe fn flat2<T: Element, U: Element>(
     n: usize,
     po: *mut U,
-    pa: *const T,
-    a_s: bool,
-    pb: *const T,
-    b_s: bool,
+    a: Flat<T>,
+    b: Flat<T>,
+    alias: bool,
     f: &(impl Fn(T, T) -> U + Sync),
 ) {
-    let (po, pa, pb) = (po as usize, pa as usize, pb as usize);
+    use crate::backend::cpu::elementwise::{map1, map2, update1, update2};
+    use Flat::{Range, Value};
+    let po = po as usize;
+    let same = |x: Flat<T>| alias && matches!(x, Range(p) if p == po);
+    let (a_out, b_out) = (same(a), same(b));
+    if a_out || b_out {
+        assert!(
+            std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>(),
+            "internal: an in-place flat kernel changes the element type"
+        );
+    }
     par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
-        // SAFETY: [lo, hi) lies inside the ranges of the contract; concurrent calls write disjoint
-        // ranges; exact aliasing means each element is read before it is written by one call.
+        let len = hi - lo;
+        // SAFETY: [lo, hi) lies inside every range of the contract; concurrent calls get disjoint
+        // ranges; an operand that is the output is only reached through `x` (T == U, asserted).
         unsafe {
-            let (po, pa, pb) = (po as *mut U, pa as *const T, pb as *const T);
-            match (a_s, b_s) {
-                (false, false) => {
-                    for i in lo..hi {
-                        *po.add(i) = f(*pa.add(i), *pb.add(i));
-                    }
+            let range = |p: usize| std::slice::from_raw_parts((p as *const T).add(lo), len);
+            if a_out || b_out {
+                let x = std::slice::from_raw_parts_mut((po as *mut T).add(lo), len);
+                // `f` returns T here (T == U); reinterpret its result without a conversion
+                let g = |u: T, v: T| -> T { std::mem::transmute_copy(&f(u, v)) };
+                match (a, b, a_out, b_out) {
+                    (_, _, true, true) => update1(x, &|v| g(v, v)),
+                    (_, Value(bv), true, _) => update1(x, &|v| g(v, bv)),
+                    (_, Range(pb), true, _) => update2(x, range(pb), &g),
+                    (Value(av), _, _, true) => update1(x, &|v| g(av, v)),
+                    (Range(pa), _, _, true) => update2(x, range(pa), &|v, u| g(u, v)),
+                    _ => unreachable!("internal: one operand is the output"),
                 }
-                (false, true) => {
-                    let bv = *pb;
-                    for i in lo..hi {
-                        *po.add(i) = f(*pa.add(i), bv);
-                    }
-                }
-                (true, false) => {
-                    let av = *pa;
-                    for i in lo..hi {
-                        *po.add(i) = f(av, *pb.add(i));
-                    }
-                }
-                (true, true) => {
-                    let v = f(*pa, *pb);
-                    for i in lo..hi {
-                        *po.add(i) = v;
-                    }
-                }
+                return;
+            }
+            let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
+            match (a, b) {
+                (Range(pa), Range(pb)) => map2(out, range(pa), range(pb), f),
+                (Range(pa), Value(bv)) => map1(out, range(pa), &|u| f(u, bv)),
+                (Value(av), Range(pb)) => map1(out, range(pb), &|v| f(av, v)),
+                (Value(av), Value(bv)) => out.fill(f(av, bv)),
             }
         }
     });
 }
 
-/// `out[i] = f(a[i])` for `i < n`, split over the rayon pool when large.
+/// `out[i] = f(a[i])` for `i < n` (`alias`: `out` is `a`, an in-place update), split over the
+/// rayon pool when large.
 ///
 /// # Safety
-/// As for [`flat2`] with one input range.
+/// `po` is valid for `n` writes and `pa` for `n` reads; the ranges do not overlap, or with
+/// `alias` they coincide (and `T == U`); nothing else accesses them during the call.
 unsafe fn flat1<T: Element, U: Element>(
     n: usize,
     po: *mut U,
     pa: *const T,
+    alias: bool,
     f: &(impl Fn(T) -> U + Sync),
 ) {
+    use crate::backend::cpu::elementwise::{map1, update1};
     let (po, pa) = (po as usize, pa as usize);
+    if alias {
+        assert!(
+            std::any::TypeId::of::<T>() == std::any::TypeId::of::<U>() && po == pa,
+            "internal: an in-place flat kernel changes the element type"
+        );
+    }
     par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
+        let len = hi - lo;
         // SAFETY: as in `flat2`.
         unsafe {
-            let (po, pa) = (po as *mut U, pa as *const T);
-            for i in lo..hi {
-                *po.add(i) = f(*pa.add(i));
+            if alias {
+                let x = std::slice::from_raw_parts_mut((po as *mut T).add(lo), len);
+                update1(x, &|v| -> T { std::mem::transmute_copy(&f(v)) });
+            } else {
+                let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
+                map1(
+                    out,
+                    std::slice::from_raw_parts((pa as *const T).add(lo), len),
+                    f,
+                );
             }
         }
     });
 }
 
-/// Out-of-place `f(a, b)` (both already of dtype `T`) when one operand is canonically contiguous
-/// and the other has its layout or a single element.
+/// Out-of-place `f(a, b)` (both already of dtype `T`) when one operand is non-overlapping and
+/// dense (any memory order whose fresh output keeps it) and the other has its layout or is 0-dim.
 pub(crate) fn binary<T: Element, U: Element>(
     a: &Tensor,
     b: &Tensor,
@@ -145,15 +211,27 @@ pub(crate) fn binary<T: Element, U: Element>(
     let (out, ia, ib, n) = {
         // recursive read locks: `a` and `b` may be the same tensor
         let (da, db) = (a.0.data.read_recursive(), b.0.data.read_recursive());
-        let like = if canonical(&da.layout) && da.layout.dim() >= db.layout.dim() {
+        let like = if da.layout.dim() >= db.layout.dim() && da.layout.numel() > 0 {
             &da.layout
-        } else if canonical(&db.layout) && da.layout.dim() == 0 {
+        } else if da.layout.dim() == 0 && db.layout.numel() > 0 {
             &db.layout
         } else {
             return None;
         };
         let (ia, ib) = (input_like(&da, like, false)?, input_like(&db, like, false)?);
-        (fresh_output::<U>(like), ia, ib, like.numel())
+        let strides = if canonical(like) {
+            like.strides().to_vec()
+        } else {
+            let sa = broadcast_strides(&da.layout, like.sizes());
+            let sb = broadcast_strides(&db.layout, like.sizes());
+            output_strides(like, &[&sa, &sb])?
+        };
+        (
+            fresh_output::<U>(like.sizes(), strides),
+            ia,
+            ib,
+            like.numel(),
+        )
     };
     let out = match out {
         Ok(o) => o,
@@ -164,63 +242,78 @@ pub(crate) fn binary<T: Element, U: Element>(
         let mut og = os.write();
         let (ga, gb) = (ia.storage.read(), ib.storage.read());
         // SAFETY: `out` is fresh (no alias) with `n` elements; each input is a tensor geometry
-        // inside its storage: `n` elements from its offset (same dense layout) or one element.
+        // inside its storage: `n` elements from its offset (a dense layout starts there: strides
+        // are non-negative) or one element.
         unsafe {
-            flat2::<T, U>(
-                n,
-                og.as_mut_ptr() as *mut U,
-                (ga.as_ptr() as *const T).add(ia.offset),
-                ia.scalar,
-                (gb.as_ptr() as *const T).add(ib.offset),
-                ib.scalar,
-                f,
-            )
+            let a = Flat::new((ga.as_ptr() as *const T).add(ia.offset), ia.scalar);
+            let b = Flat::new((gb.as_ptr() as *const T).add(ib.offset), ib.scalar);
+            flat2::<T, U>(n, og.as_mut_ptr() as *mut U, a, b, false, f)
         };
     }
     Some(Ok(out))
 }
 
-/// In-place `self_ = f(self_, other)` when `self_` is non-overlapping and dense and `other` has its
-/// layout or a single element. Overlap checks are the caller's. Returns false (nothing done) when
-/// the preconditions do not hold.
+/// `out = f(a, b)` into an existing `out` (all of dtype `T`) when `out` is non-overlapping and
+/// dense and each input has its layout or a single element; an input may be `out` itself (the
+/// in-place ops) but must not overlap it otherwise — the caller's overlap checks. Returns false
+/// (nothing done) when the preconditions do not hold.
+pub(crate) fn binary_into<T: Element>(
+    out: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    f: &(impl Fn(T, T) -> T + Sync),
+) -> bool {
+    let d = out.data();
+    if d.layout.numel() == 0 || !d.layout.is_non_overlapping_and_dense() {
+        return false;
+    }
+    let (Some(ia), Some(ib)) = (
+        input_like(&a.0.data.read_recursive(), &d.layout, true),
+        input_like(&b.0.data.read_recursive(), &d.layout, true),
+    ) else {
+        return false;
+    };
+    let n = d.layout.numel();
+    let mut locks = lock_for_write(&d.storage, &[&ia.storage, &ib.storage]);
+    // the first element of a dense layout sits at its offset (strides are non-negative)
+    // SAFETY: the offset is inside the write-locked storage (a tensor geometry).
+    let po = unsafe { (locks.out_ptr() as *mut T).add(d.layout.offset()) };
+    // SAFETY: input geometries inside their locked storages (an input in `out`'s storage comes
+    // from the write guard); a single element is read here, before the kernel writes anything.
+    let (fa, fb) = unsafe {
+        let p = |i: &Input| (locks.in_ptr(&i.storage) as *const T).add(i.offset);
+        (Flat::new(p(&ia), ia.scalar), Flat::new(p(&ib), ib.scalar))
+    };
+    // SAFETY: `out` covers exactly `n` elements from `po`; a range input has `out`'s layout, so
+    // it coincides with `out` (then it starts at `po`) or does not overlap it (partial overlap was
+    // rejected by the caller); the locks are held for the whole call.
+    unsafe { flat2::<T, T>(n, po, fa, fb, true, f) };
+    true
+}
+
+/// In-place `self_ = f(self_, other)`: [`binary_into`] with `self_` as output and first input.
 pub(crate) fn binary_inplace<T: Element>(
     self_: &Tensor,
     other: &Tensor,
     f: &(impl Fn(T, T) -> T + Sync),
 ) -> bool {
-    let d = self_.data();
-    if d.layout.numel() == 0 || !d.layout.is_non_overlapping_and_dense() {
-        return false;
-    }
-    let Some(ib) = input_like(&other.0.data.read_recursive(), &d.layout, true) else {
-        return false;
-    };
-    let n = d.layout.numel();
-    // the first element of a dense layout sits at its offset (strides are non-negative)
-    let mut locks = lock_for_write(&d.storage, &[&ib.storage]);
-    let pb = locks.in_ptr(&ib.storage) as *const T;
-    let po = locks.out_ptr() as *mut T;
-    // SAFETY: `self_` covers exactly `n` elements from its offset; `other` is `n` elements with
-    // the same layout (so it coincides with `self_` or does not overlap it: partial overlap was
-    // rejected by the caller) or one element; the locks are held for the whole call.
-    unsafe {
-        let po = po.add(d.layout.offset());
-        flat2::<T, T>(n, po, po, false, pb.add(ib.offset), ib.scalar, f)
-    };
-    true
+    binary_into::<T>(self_, self_, other, f)
 }
 
-/// Out-of-place `f(a)` when `a` is canonically contiguous.
+/// Out-of-place `f(a)` when `a` is non-overlapping and dense (its fresh output keeps its layout).
 pub(crate) fn unary<T: Element, U: Element>(
     a: &Tensor,
     f: &(impl Fn(T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
     let (out, storage, offset, n) = {
         let d = a.data_ref();
-        if !canonical(&d.layout) {
-            return None;
-        }
-        let out = fresh_output::<U>(&d.layout);
+        let strides = if canonical(&d.layout) {
+            d.layout.strides().to_vec()
+        } else {
+            let sa: Vec<isize> = d.layout.strides().iter().map(|&s| s as isize).collect();
+            output_strides(&d.layout, &[&sa])?
+        };
+        let out = fresh_output::<U>(d.layout.sizes(), strides);
         (out, d.storage.clone(), d.layout.offset(), d.layout.numel())
     };
     let out = match out {
@@ -231,12 +324,13 @@ pub(crate) fn unary<T: Element, U: Element>(
         let os = out.data_ref().storage.clone();
         let mut og = os.write();
         let ga = storage.read();
-        // SAFETY: `out` is fresh with `n` elements; `a` is contiguous, `n` elements from `offset`.
+        // SAFETY: `out` is fresh with `n` elements; `a` is dense, `n` elements from `offset`.
         unsafe {
             flat1::<T, U>(
                 n,
                 og.as_mut_ptr() as *mut U,
                 (ga.as_ptr() as *const T).add(offset),
+                false,
                 f,
             )
         };
@@ -255,7 +349,7 @@ pub(crate) fn unary_inplace<T: Element>(t: &Tensor, f: &(impl Fn(T) -> T + Sync)
     // the write lock is held for the whole call and input and output coincide exactly.
     unsafe {
         let p = (g.as_mut_ptr() as *mut T).add(d.layout.offset());
-        flat1::<T, T>(d.layout.numel(), p, p, f)
+        flat1::<T, T>(d.layout.numel(), p, p, true, f)
     };
     true
 }

@@ -105,24 +105,14 @@ pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Resu
         .enumerate()
         .map(|(i, &s)| if dims.contains(&i) { 1 } else { s })
         .collect();
-    let acc = x.dtype().accumulate_dtype();
-    let xin = if x.dtype() == acc {
-        x.clone()
+    let fast = if dims.len() == shape.len() {
+        full_sum_dense(x, &kshape)
     } else {
-        let _g = crate::autograd::no_grad();
-        x.to_dtype(acc)?
+        None
     };
-    let out = Tensor::zeros(&kshape, acc)?;
-    if dims.len() == shape.len() && xin.is_contiguous() && xin.numel() >= PAR_SUM_MIN {
-        dispatch!(acc, T => par_sum_all::<T>(&xin.data(), &out.data()));
-    } else {
-        dispatch!(acc, T => sum_kernel::<T>(&xin.data(), &out.data(), &shape));
-    }
-    let out = if out.dtype() != sum_dtype(x.dtype()) {
-        let _g = crate::autograd::no_grad();
-        out.to_dtype(sum_dtype(x.dtype()))?
-    } else {
-        out
+    let out = match fast {
+        Some(out) => out?,
+        None => sum_general(x, &shape, dims, &kshape)?,
     };
     if keepdim {
         return Ok(out);
@@ -138,6 +128,68 @@ pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Resu
         Layout::contiguous(&rshape),
         out.dtype(),
     ))
+}
+
+/// The full sum of a non-overlapping dense float tensor (in memory order, pairwise, f16/bf16
+/// accumulated in f32) as a tensor of `kshape` in `sum_dtype`; `None` for other tensors.
+fn full_sum_dense(x: &Tensor, kshape: &[usize]) -> Option<Result<Tensor>> {
+    use crate::backend::cpu::sum::sum;
+    use half::{bf16, f16};
+    let d = x.data_ref();
+    let l = &d.layout;
+    let n = l.numel();
+    if n == 0 || !l.is_non_overlapping_and_dense() {
+        return None;
+    }
+    let g = d.storage.read();
+    if (l.offset() + n) * x.dtype().size() > g.len() {
+        return None;
+    }
+    macro_rules! go {
+        ($S:ty, $conv:expr) => {{
+            // SAFETY: a dense layout covers `n` elements from its offset (strides are
+            // non-negative), inside the read-locked storage (checked above); every Element is
+            // plain old data and the buffer is aligned for it.
+            let xs =
+                unsafe { std::slice::from_raw_parts((g.as_ptr() as *const $S).add(l.offset()), n) };
+            sum(xs, &$conv)
+        }};
+    }
+    Some(match x.dtype() {
+        DType::F32 => Tensor::from_vec(vec![go!(f32, |v: f32| v)], kshape),
+        DType::F64 => Tensor::from_vec(vec![go!(f64, |v: f64| v)], kshape),
+        DType::F16 => Tensor::from_vec(vec![f16::from_f32(go!(f16, |v: f16| v.to_f32()))], kshape),
+        DType::BF16 => Tensor::from_vec(
+            vec![bf16::from_f32(go!(bf16, |v: bf16| v.to_f32()))],
+            kshape,
+        ),
+        _ => return None,
+    })
+}
+
+/// Sum of `x` (of `shape`) over `dims` into a tensor of the keepdim shape `kshape`, in
+/// `sum_dtype`: the strided kernel (and the parallel one for full sums of contiguous tensors of
+/// dtypes without a dense fast path).
+fn sum_general(x: &Tensor, shape: &[usize], dims: &[usize], kshape: &[usize]) -> Result<Tensor> {
+    let acc = x.dtype().accumulate_dtype();
+    let xin = if x.dtype() == acc {
+        x.clone()
+    } else {
+        let _g = crate::autograd::no_grad();
+        x.to_dtype(acc)?
+    };
+    let out = Tensor::zeros(kshape, acc)?;
+    if dims.len() == shape.len() && xin.is_contiguous() && xin.numel() >= PAR_SUM_MIN {
+        dispatch!(acc, T => par_sum_all::<T>(&xin.data(), &out.data()));
+    } else {
+        dispatch!(acc, T => sum_kernel::<T>(&xin.data(), &out.data(), shape));
+    }
+    if out.dtype() != sum_dtype(x.dtype()) {
+        let _g = crate::autograd::no_grad();
+        out.to_dtype(sum_dtype(x.dtype()))
+    } else {
+        Ok(out)
+    }
 }
 
 struct SumBackward {
