@@ -770,7 +770,7 @@ fn large_inputs_match_naive_filter() -> Result<()> {
     let (n, nnz) = (700usize, 300_000usize);
     // a deterministic pseudo-random set of distinct positions, sorted (coalesced)
     let mut pos: Vec<u64> = (0..nnz as u64)
-        .map(|k| (k.wrapping_mul(2_654_435_761) % (n * n) as u64))
+        .map(|k| k.wrapping_mul(2_654_435_761) % (n * n) as u64)
         .collect();
     pos.sort_unstable();
     pos.dedup();

@@ -25,9 +25,9 @@ use super::{Idx, SparseParts, dispatch_idx, make};
 use crate::autograd::record;
 use crate::{Result, Tensor, bail};
 
-/// Paddle's `normalize_interval` for step 1.
+/// Paddle's `normalize_interval` for step 1 (in i128: a dim may exceed `i64::MAX`).
 fn normalize_interval(st: i64, ed: i64, d: usize) -> (usize, usize) {
-    let d = d as i64;
+    let (st, ed, d) = (st as i128, ed as i128, d as i128);
     if d <= 0 || st >= d || ed <= -d {
         return (0, 0);
     }
@@ -343,6 +343,9 @@ fn coo_filter(
         let fill = |(c, mut ps, mp): (usize, Vec<&mut [i64]>, &mut [usize])| {
             let (a, b) = bounds(c);
             let k = mp.len();
+            if k == 0 {
+                return;
+            }
             let mut w = 0;
             match (sd, single) {
                 (2, Some((d, s, len))) => {
