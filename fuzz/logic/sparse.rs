@@ -627,7 +627,12 @@ fn do_slice(inp: &mut Input, x: &Tensor) -> Option<Tensor> {
         }
     }
     // the dense slice of to_dense()
-    if let (Some(xd), Some(_)) = (dense_of(&xe), numel(&out_shape).filter(|&n| n <= MAX_DENSE)) {
+    let narrowable = shape.iter().all(|&d| d <= i64::MAX as usize);
+    if let (Some(xd), Some(_), true) = (
+        dense_of(&xe),
+        numel(&out_shape).filter(|&n| n <= MAX_DENSE),
+        narrowable,
+    ) {
         let mut d = Tensor::from_vec(xd, &shape).unwrap();
         for (ax, &(s, e)) in ranges.iter().enumerate() {
             d = d.narrow(ax as i64, s as i64, e - s).unwrap();
