@@ -110,3 +110,18 @@ fn as_strided_huge_span_is_an_error() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert_eq!(x.shape(), vec![3]);
 }
+
+#[test]
+fn sparse_slice_of_dim_above_i64_max() {
+    // was: the slice normalisation cast the dim size to i64, so a CSR of shape
+    // [1, 0, usize::MAX] (numel 0) sliced on its last dim to [2, 4) came out with size 0, not 2
+    // (libFuzzer `sparse` finding)
+    let crow = Tensor::from_vec(vec![0i64], &[1]).unwrap();
+    let col = Tensor::from_vec(Vec::<i64>::new(), &[0]).unwrap();
+    let v = Tensor::from_vec(Vec::<f64>::new(), &[0]).unwrap();
+    let x = Tensor::sparse_csr(&crow, &col, &v, &[1, 0, usize::MAX]).unwrap();
+    let y = tapegrad::sparse::slice(&x, &[-1], &[2], &[4]).unwrap();
+    assert_eq!(y.shape(), vec![1, 0, 2]);
+    let y = tapegrad::sparse::slice(&x, &[2], &[-3], &[i64::MAX]).unwrap();
+    assert_eq!(y.shape(), vec![1, 0, 0]); // start wraps to usize::MAX - 3 > i64::MAX = end
+}

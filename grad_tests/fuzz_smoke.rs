@@ -63,3 +63,8 @@ fn set_resize() {
 fn interp() {
     smoke("interp");
 }
+
+#[test]
+fn sparse() {
+    smoke("sparse");
+}

@@ -466,3 +466,30 @@ fn display_sparse() -> Result<()> {
     );
     Ok(())
 }
+
+#[test]
+fn large_outputs_do_not_see_stale_pool_bytes() -> Result<()> {
+    // was: the sparse kernels' `build` took pooled output blocks (which hold a dead tensor's
+    // bytes) and accumulated into them, so to_dense / scatter-style backward of tensors above
+    // the pool threshold (128 KiB) returned garbage where nothing was stored
+    let n = 1usize << 16; // 256 KiB of f32
+    for _ in 0..3 {
+        // a dead tensor of the same size class leaves non-zero bytes in the cache
+        drop(Tensor::full(&[n], 7.0f32, DType::F32)?.add(1.0)?);
+        let i = Tensor::from_vec(vec![3i64, 5], &[1, 2])?;
+        let v = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+        let s = Tensor::sparse_coo(&i, &v, &[n])?;
+        let d: Vec<f32> = s.to_dense()?.to_vec()?;
+        assert_eq!(d.iter().filter(|&&e| e != 0.0).count(), 2);
+        assert_eq!((d[3], d[5]), (1.0, 2.0));
+        // slice backward scatters into a [nnz]-row buffer
+        let big = Tensor::from_vec(vec![1.0f32; n], &[n])?.to_sparse()?;
+        drop(Tensor::full(&[n], 7.0f32, DType::F32)?.add(1.0)?);
+        let x = big.requires_grad_(true)?;
+        let y = sparse::slice(&x, &[0], &[0], &[2])?;
+        y.values()?.sum()?.backward()?;
+        let g: Vec<f32> = x.grad().unwrap().values()?.to_vec()?;
+        assert_eq!(g.iter().filter(|&&e| e != 0.0).count(), 2);
+    }
+    Ok(())
+}

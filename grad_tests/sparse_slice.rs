@@ -761,3 +761,72 @@ fn strided_input_is_narrowed() -> Result<()> {
     );
     Ok(())
 }
+
+/// Inputs above the parallel threshold (two-pass chunked COO filter, CSR runs) give exactly the
+/// naive filter's entries in input order, and the backward puts the output gradient back at
+/// the kept entries (zeros elsewhere), for coalesced, uncoalesced and CSR inputs.
+#[test]
+fn large_inputs_match_naive_filter() -> Result<()> {
+    let (n, nnz) = (700usize, 300_000usize);
+    // a deterministic pseudo-random set of distinct positions, sorted (coalesced)
+    let mut pos: Vec<u64> = (0..nnz as u64)
+        .map(|k| k.wrapping_mul(2_654_435_761) % (n * n) as u64)
+        .collect();
+    pos.sort_unstable();
+    pos.dedup();
+    let nnz = pos.len();
+    let rows: Vec<i64> = pos.iter().map(|p| (p / n as u64) as i64).collect();
+    let cols: Vec<i64> = pos.iter().map(|p| (p % n as u64) as i64).collect();
+    let vals: Vec<f64> = (0..nnz).map(|k| (k % 97) as f64 + 1.0).collect();
+    let mut ix = rows.clone();
+    ix.extend(&cols);
+    let ix = Tensor::from_vec(ix, &[2, nnz])?;
+    let v = Tensor::from_vec(vals.clone(), &[nnz])?;
+    let coal = Tensor::sparse_coo(&ix, &v, &[n, n])?;
+    let unco = Tensor::sparse_coo_unchecked(&ix, &v, &[n, n], false)?;
+    let csr_x = coal.to_sparse_csr()?;
+    assert!(coal.is_coalesced()?);
+    for (axes, starts, ends) in [
+        (vec![0i64, 1], vec![100i64, 50], vec![600i64, 420]),
+        (vec![1], vec![-300], vec![i64::MAX]),
+        (vec![0], vec![10], vec![690]),
+    ] {
+        let mut r = [(0usize, n), (0, n)];
+        for (k, &a) in axes.iter().enumerate() {
+            let (s, e) = (starts[k], ends[k]);
+            let s = if s < 0 { s + n as i64 } else { s } as usize;
+            let e = e.min(n as i64) as usize;
+            r[a as usize] = (s, e);
+        }
+        let kept: Vec<usize> = (0..nnz)
+            .filter(|&k| {
+                let (i, j) = (rows[k] as usize, cols[k] as usize);
+                i >= r[0].0 && i < r[0].1 && j >= r[1].0 && j < r[1].1
+            })
+            .collect();
+        let want_ix: Vec<i64> = kept
+            .iter()
+            .map(|&k| rows[k] - r[0].0 as i64)
+            .chain(kept.iter().map(|&k| cols[k] - r[1].0 as i64))
+            .collect();
+        let want_v: Vec<f64> = kept.iter().map(|&k| vals[k]).collect();
+        for x in [&coal, &unco, &csr_x] {
+            let x = x.detach().requires_grad_(true)?;
+            let out = sparse::slice(&x, &axes, &starts, &ends)?;
+            let got_ix = out.to_sparse_coo(2)?.indices()?.to_vec::<i64>()?;
+            assert_eq!(got_ix, want_ix, "{:?} {axes:?}", x.layout_kind());
+            assert_eq!(out.values()?.to_vec::<f64>()?, want_v);
+            // weights 1..=m on the output's values
+            let m = want_v.len();
+            let w = Tensor::from_vec((1..=m).map(|i| i as f64).collect(), &[m])?;
+            out.values()?.mul(&w)?.sum()?.backward()?;
+            let g = x.grad().unwrap();
+            let mut want_g = vec![0.0; nnz];
+            for (j, &k) in kept.iter().enumerate() {
+                want_g[k] = (j + 1) as f64;
+            }
+            assert_eq!(g.values()?.to_vec::<f64>()?, want_g);
+        }
+    }
+    Ok(())
+}

@@ -8,6 +8,7 @@ pub mod index;
 pub mod input;
 pub mod interp;
 pub mod set_resize;
+pub mod sparse;
 pub mod views;
 
 /// Every target by name, as `(name, entry point)`.
@@ -16,4 +17,5 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("index", index::run),
     ("set_resize", set_resize::run),
     ("interp", interp::run),
+    ("sparse", sparse::run),
 ];

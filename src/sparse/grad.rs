@@ -6,7 +6,7 @@
 //! with another pattern or dense (both are read at the output's positions, PyTorch's
 //! `sparse_mask`). Backward formulas run without building a graph (no double backward).
 
-use super::kernel::{build, contig, gather_rows, read, row_len, scatter_rows};
+use super::kernel::{RowSel, build_zeroed, contig, gather_rows, read, row_len};
 use super::{SparseParts, dispatch_idx, make};
 use crate::autograd::{Backward, BackwardCtx};
 use crate::{Element, Result, Tensor, dispatch};
@@ -91,7 +91,7 @@ pub(crate) fn scatter_dense(values: &Tensor, pos: &[usize], shape: &[usize]) -> 
     let rl = row_len(values);
     dispatch!(values.dtype(), T => {
         read::<T, _>(values, |src| {
-            build::<T>(shape, |dst| {
+            build_zeroed::<T>(shape, |dst| {
                 for (j, &p) in pos.iter().enumerate() {
                     for e in 0..rl {
                         let d = &mut dst[p * rl + e];
@@ -107,7 +107,7 @@ pub(crate) fn scatter_dense(values: &Tensor, pos: &[usize], shape: &[usize]) -> 
 pub(crate) enum ValuesMap {
     /// `out.values[j] = x.values[map[j]]` narrowed to `window` (per dense dim: start, full size).
     Select {
-        map: Vec<usize>,
+        map: RowSel,
         window: Option<Vec<(usize, usize)>>,
     },
     /// `out.values[map[k]] += x.values[k]`.
@@ -145,7 +145,7 @@ impl Backward for SparseMapBackward {
                     Some(w) => pad_dense(&gv, w)?,
                     None => gv,
                 };
-                scatter_rows(&gv, map, xn, true)?
+                map.scatter(&gv, xn)?
             }
             ValuesMap::SegmentSum { map } => gather_rows(&gv, map)?,
         };

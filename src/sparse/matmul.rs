@@ -3,7 +3,7 @@
 //! (`dv_e = <G[row_e], D[col_e]>`, i.e. masked to the pattern).
 
 use super::grad::csr_dims;
-use super::kernel::{build, contig, read};
+use super::kernel::{build, build_zeroed, contig, read};
 use super::{Idx, SparseParts, dispatch_idx, make};
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::{Element, Result, Tensor, bail, dispatch};
@@ -101,7 +101,7 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let d = contig(b)?;
     let out = dispatch!(a.dtype(), T => {
         read::<T, _>(p.values(), |v| read::<T, _>(&d, |dd| {
-            build::<T>(&out_shape, |o| spmm(v, dd, &rows, &cols, n, o))
+            build_zeroed::<T>(&out_shape, |o| spmm(v, dd, &rows, &cols, n, o))
         }))???
     });
     record(
@@ -168,7 +168,7 @@ impl Backward for SpmmBackward {
             // D's gradient: out[cols[e]] += v[e] * G[rows[e]] (spmm with roles swapped)
             Some(dispatch!(v.dtype(), T => {
                 read::<T, _>(v, |vv| read::<T, _>(&g, |gg| {
-                    build::<T>(&dshape, |o| spmm(vv, gg, cols, rows, n, o))
+                    build_zeroed::<T>(&dshape, |o| spmm(vv, gg, cols, rows, n, o))
                 }))???
             }))
         } else {

@@ -4,7 +4,7 @@
 //! is sparse; anything else is `Unsupported`.
 
 use super::grad::{SparseMapBackward, ValuesMap, grad_values, positions, scatter_dense};
-use super::kernel::{contig, gather_rows};
+use super::kernel::{RowSel, contig, gather_rows};
 use super::{SparseParts, make};
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::ops::binary::Arith;
@@ -23,7 +23,7 @@ fn identity_map(x: &Tensor, out: &Tensor, name: &'static str) -> Result<()> {
             out: q.clone(),
             out_shape: out.shape(),
             map: ValuesMap::Select {
-                map: (0..p.nnz()).collect(),
+                map: RowSel::Runs(vec![(0, p.nnz())]),
                 window: None,
             },
         },
