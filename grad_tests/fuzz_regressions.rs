@@ -125,3 +125,18 @@ fn sparse_slice_of_dim_above_i64_max() {
     let y = tapegrad::sparse::slice(&x, &[2], &[-3], &[i64::MAX]).unwrap();
     assert_eq!(y.shape(), vec![1, 0, 0]); // start wraps to usize::MAX - 3 > i64::MAX = end
 }
+
+#[test]
+fn diagonal_with_huge_offset_is_empty() {
+    // was: `offset * stride` overflowed before the empty-diagonal check (libFuzzer views finding)
+    let x = Tensor::arange(0, 12, 1).unwrap().view(&[3, 4]).unwrap();
+    for off in [i64::MAX, i64::MIN, i64::MAX / 3, -(i64::MAX / 3)] {
+        let d = x.diagonal(off, 0, 1).unwrap();
+        assert_eq!(d.shape(), vec![0]);
+        assert_eq!(d.storage_offset(), 0);
+    }
+    assert_eq!(
+        x.diagonal(1, 0, 1).unwrap().to_vec::<i64>().unwrap(),
+        vec![1, 6, 11]
+    );
+}

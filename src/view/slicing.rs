@@ -173,20 +173,20 @@ impl Tensor {
             );
         }
         let (sa, sb) = (l.sizes()[a] as i64, l.sizes()[b] as i64);
-        let (diag, mut off) = if offset >= 0 {
-            (
-                (sa.min(sb - offset)).max(0),
-                l.offset() as i64 + offset * l.strides()[b] as i64,
-            )
+        let diag = if offset >= 0 {
+            sa.min(sb - offset).max(0)
         } else {
-            (
-                (sa + offset).min(sb).max(0),
-                l.offset() as i64 - offset * l.strides()[a] as i64,
-            )
+            (sa + offset).min(sb).max(0)
         };
-        if diag == 0 {
-            off = l.offset() as i64;
-        }
+        // an empty diagonal keeps the offset; otherwise |offset| < size, so the step stays
+        // inside the storage (a huge offset must not overflow: libFuzzer views finding)
+        let off = if diag == 0 {
+            l.offset() as i64
+        } else if offset >= 0 {
+            l.offset() as i64 + offset * l.strides()[b] as i64
+        } else {
+            l.offset() as i64 - offset * l.strides()[a] as i64
+        };
         let mut sizes = l.sizes().to_vec();
         let mut strides = l.strides().to_vec();
         let st = strides[a] + strides[b];

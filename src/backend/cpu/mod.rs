@@ -3,8 +3,8 @@
 //! those storages. The flat ones (`elementwise`, `sum`) work on slices.
 
 pub(crate) mod copy;
+pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
-pub(crate) mod elementwise;
 pub(crate) mod matmul;
 pub(crate) mod sum;
