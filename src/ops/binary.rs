@@ -6,6 +6,7 @@
 use super::util::{
     broadcast_strides, check_no_internal_overlap, check_no_partial_overlap, with_raw,
 };
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
 use crate::dtype::{Operand, result_type};
 use crate::layout::{PAR_MIN_ELEMS, broadcast_shapes, dense_strides_like, par_for_each_run};
@@ -522,9 +523,7 @@ impl Backward for ArithBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let mut it = ctx.saved.iter();
         let a = if self.saved_a { it.next() } else { None };
         let b = if self.saved_b { it.next() } else { None };

@@ -3,6 +3,7 @@
 //! Kernels live in `backend::cpu::matmul`; f16/bf16 are multiplied in f32.
 
 use super::util::with_raw;
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
 use crate::backend::cpu::matmul::{Mat, matmul as kernel};
 use crate::layout::broadcast_shapes;
@@ -121,9 +122,7 @@ impl Backward for MmBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let mut it = ctx.saved.iter();
         let a = if self.save_a { it.next() } else { None };
         let b = if self.save_b { it.next() } else { None };
@@ -194,9 +193,7 @@ impl Backward for DotBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let mut it = ctx.saved.iter();
         let a = if self.save_a { it.next() } else { None };
         let b = if self.save_b { it.next() } else { None };

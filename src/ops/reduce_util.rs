@@ -1,6 +1,7 @@
 //! Shared plumbing for the non-`sum` reductions: normalising dim lists and viewing an input as
 //! `m` rows of `r` reduced elements (kept dims first, reduced dims last), plus building results.
 
+use crate::autograd::output_grad;
 use crate::layout::{wrap_dim, wrap_dims};
 use crate::{DType, Element, Result, Tensor};
 
@@ -139,9 +140,7 @@ impl crate::autograd::Backward for WeightedBackward {
         ctx: &crate::autograd::BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
         if ctx.create_graph && self.exact != Exact::None {
             let (x, out) = (&ctx.saved[0], &ctx.saved[1]);

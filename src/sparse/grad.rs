@@ -8,6 +8,7 @@
 
 use super::kernel::{RowSel, build_zeroed, contig, gather_rows, read, row_len};
 use super::{SparseParts, dispatch_idx, make};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx};
 use crate::{Element, Result, Tensor, dispatch};
 
@@ -133,9 +134,7 @@ impl Backward for SparseMapBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.out_shape, &g)?;
         let xn = self.x.nnz();
@@ -187,9 +186,7 @@ impl Backward for MaskBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
         Ok(vec![Some(if self.as_values {
@@ -216,9 +213,7 @@ impl Backward for ValuesBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
         Ok(vec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
@@ -242,9 +237,7 @@ impl Backward for ToSparseBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
         let pos = positions(&self.pattern, &self.shape)?;

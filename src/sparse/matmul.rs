@@ -5,6 +5,7 @@
 use super::grad::csr_dims;
 use super::kernel::{build, build_zeroed, contig, read};
 use super::{Idx, SparseParts, dispatch_idx, make};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::{Element, Result, Tensor, bail, dispatch};
 
@@ -136,9 +137,7 @@ impl Backward for SpmmBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let g = contig(&g.to_dtype(self.dense.dtype())?)?;
         let dshape = self.dense.shape();

@@ -6,6 +6,7 @@
 use super::grad::{SparseMapBackward, ValuesMap, grad_values, positions, scatter_dense};
 use super::kernel::{RowSel, contig, gather_rows};
 use super::{SparseParts, make};
+use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::ops::binary::Arith;
 use crate::{DType, Operand, Result, Scalar, Tensor, bail};
@@ -91,9 +92,7 @@ impl Backward for SumBackward {
         _: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let v = self.pattern.values();
         let gv = contig(&g.to_dtype(v.dtype())?.expand(&to_i64(&v.shape()))?)?;
@@ -241,9 +240,7 @@ impl Backward for MulBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.shape, &g)?;
         let gx = if ctx.needs(0) {
@@ -381,9 +378,7 @@ impl Backward for AddBackward {
         ctx: &BackwardCtx<'_>,
         g: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>> {
-        let Some(g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None, None]);
-        };
+        let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.shape, &g)?;
         let na = self.parts[0].nnz();
