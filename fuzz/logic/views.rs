@@ -9,9 +9,6 @@ use super::check::{MAX_READ, check_in_bounds, guarded, offsets, values};
 use super::input::Input;
 use tapegrad::Tensor;
 
-/// Whether `sum().backward()` over a clean view must give reference counts (see `run`).
-const CHECK_VIEW_GRADS: bool = false;
-
 struct Entry {
     t: Tensor,
     /// The view reads the base's elements with plain storage semantics and its gradient must
@@ -225,9 +222,7 @@ pub fn run(data: &[u8]) {
             );
         }
     }
-    // The reference-count gradient check is off until the mismatch found by the smoke run
-    // (views random input #518, see fuzz/README.md "Open findings") is triaged against PyTorch.
-    if !needs_grad || !CHECK_VIEW_GRADS {
+    if !needs_grad {
         return;
     }
     let k = inp.below(pool.len());
@@ -239,10 +234,12 @@ pub fn run(data: &[u8]) {
     if v.t.sum().and_then(|s| s.backward()).is_err() {
         return;
     }
-    // open question (see report): some view chains leave the base without a gradient
-    let Some(g) = base.grad() else {
-        return;
-    };
+    let g = base.grad().unwrap_or_else(|| {
+        panic!(
+            "no gradient for the base after backward over {:?}",
+            v.t.layout()
+        )
+    });
     assert_eq!(g.shape(), base.shape(), "gradient shape");
     let mut want = vec![0.0f64; n];
     for o in offsets(&v.t.layout()) {

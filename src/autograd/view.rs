@@ -86,7 +86,9 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
         if *creation != CreationMeta::Default {
             return Err(view_rebase_error(self_, *creation, false));
         }
-        if self_.requires_grad() && base.requires_grad() && base.grad_fn_checked()?.is_none() {
+        // PyTorch tests only the base's leafness: a view that requires grad (e.g. a leaf made
+        // from a view with `requires_grad_`) of a base without history is refused too
+        if self_.requires_grad() && base.grad_fn_checked()?.is_none() {
             bail!(
                 LeafInplace,
                 "inplace",

@@ -21,35 +21,88 @@ pub(crate) fn view_with(input: &Tensor, layout: Layout, bw: impl Backward) -> Re
     Ok(v)
 }
 
-/// Creates a view whose backward scatters into the input geometry.
-pub(crate) fn strided_view(input: &Tensor, layout: Layout, name: &'static str) -> Result<Tensor> {
+/// True when no two index tuples of `l` address one storage element (a sufficient test: with
+/// the dims of size > 1 sorted by stride, each stride exceeds the furthest offset the smaller
+/// dims reach). Empty layouts are injective.
+fn surely_injective(l: &Layout) -> bool {
+    if l.sizes().contains(&0) {
+        return true;
+    }
+    let mut dims: smallvec::SmallVec<[(usize, usize); 6]> = l
+        .sizes()
+        .iter()
+        .zip(l.strides())
+        .filter(|(s, _)| **s > 1)
+        .map(|(&s, &st)| (st, s))
+        .collect();
+    dims.sort_unstable();
+    let mut reach = 0usize;
+    for (st, s) in dims {
+        if st <= reach {
+            return false;
+        }
+        match (s - 1).checked_mul(st).and_then(|v| v.checked_add(reach)) {
+            Some(r) => reach = r,
+            None => return false,
+        }
+    }
+    true
+}
+
+/// The (input, output) geometries a logical view's backward scatters between. `geom` maps an
+/// input layout to the view's layout. When the input is injective this is its own layout (the
+/// storage scatter is exact); when elements of the input alias (an expanded input) the view is
+/// replayed on a contiguous layout of the input's shape, so each input element gets exactly the
+/// gradient of the view elements that name it (PyTorch's index-based view backward), not a
+/// share of its storage element's total.
+fn backward_geometry<V: Clone>(
+    input: &Layout,
+    out: &V,
+    geom: impl Fn(&Layout) -> V,
+) -> (Layout, V) {
+    if surely_injective(input) {
+        (input.clone(), out.clone())
+    } else {
+        let c = Layout::contiguous(input.sizes());
+        let v = geom(&c);
+        (c, v)
+    }
+}
+
+/// Creates the view `geom(input's layout)`, whose backward scatters into the input's shape.
+pub(crate) fn strided_view(
+    input: &Tensor,
+    geom: impl Fn(&Layout) -> Layout,
+    name: &'static str,
+) -> Result<Tensor> {
     input.check_strided(name)?;
-    let base = input.layout();
-    let view = layout.clone();
+    let l = input.layout();
+    let layout = geom(&l);
+    let (base, view) = backward_geometry(&l, &layout, geom);
     view_with(input, layout, AsStridedBackward { name, base, view })
 }
 
-/// Several views of one input sharing one multi-output node (unbind/split/chunk).
+/// Several views `geom(input's layout)` of one input sharing one multi-output node
+/// (unbind/split/chunk).
 pub(crate) fn multi_view(
     input: &Tensor,
-    layouts: Vec<Layout>,
+    geom: impl Fn(&Layout) -> Vec<Layout>,
     name: &'static str,
 ) -> Result<Vec<Tensor>> {
     input.check_strided(name)?;
+    let l = input.layout();
+    let layouts = geom(&l);
     let outs: Vec<Tensor> = layouts
         .iter()
         .map(|l| make_view(input, l.clone(), true))
         .collect();
+    let (base, views) = backward_geometry(&l, &layouts, geom);
     let refs: Vec<&Tensor> = outs.iter().collect();
     record(
         &refs,
         &[input],
         Vec::new,
-        MultiViewBackward {
-            name,
-            base: input.layout(),
-            views: layouts,
-        },
+        MultiViewBackward { name, base, views },
     )?;
     Ok(outs)
 }
@@ -283,10 +336,20 @@ impl Tensor {
                 d.storage.nbytes()
             );
         }
-        strided_view(
-            self,
+        // storage semantics: the backward scatters by storage position (dividing among aliases
+        // of an overlapping input, like PyTorch's as_strided_backward)
+        let (base, view) = (
+            self.layout(),
             Layout::new(sizes.to_vec(), strides.to_vec(), offset),
-            "AsStridedBackward0",
+        );
+        view_with(
+            self,
+            view.clone(),
+            AsStridedBackward {
+                name: "AsStridedBackward0",
+                base,
+                view,
+            },
         )
     }
 

@@ -67,7 +67,7 @@ impl Tensor {
             );
         }
         let i = if index < 0 { index + size } else { index } as usize;
-        strided_view(self, selected(&l, d, i), "SelectBackward0")
+        strided_view(self, |l| selected(l, d, i), "SelectBackward0")
     }
 
     /// `length` elements of dim `dim` from `start` (negative `start` counts from the end).
@@ -106,7 +106,7 @@ impl Tensor {
         }
         strided_view(
             self,
-            narrowed(&l, d, s as usize, length, 1),
+            |l| narrowed(l, d, s as usize, length, 1),
             "SliceBackward0",
         )
     }
@@ -146,7 +146,7 @@ impl Tensor {
         };
         strided_view(
             self,
-            narrowed(&l, d, s as usize, len, step as usize),
+            |l| narrowed(l, d, s as usize, len, step as usize),
             "SliceBackward0",
         )
     }
@@ -180,27 +180,26 @@ impl Tensor {
         };
         // an empty diagonal keeps the offset; otherwise |offset| < size, so the step stays
         // inside the storage (a huge offset must not overflow: libFuzzer views finding)
-        let off = if diag == 0 {
-            l.offset() as i64
-        } else if offset >= 0 {
-            l.offset() as i64 + offset * l.strides()[b] as i64
-        } else {
-            l.offset() as i64 - offset * l.strides()[a] as i64
+        let geom = |l: &Layout| {
+            let off = if diag == 0 {
+                l.offset() as i64
+            } else if offset >= 0 {
+                l.offset() as i64 + offset * l.strides()[b] as i64
+            } else {
+                l.offset() as i64 - offset * l.strides()[a] as i64
+            };
+            let mut sizes = l.sizes().to_vec();
+            let mut strides = l.strides().to_vec();
+            let st = strides[a] + strides[b];
+            for d in [a.max(b), a.min(b)] {
+                sizes.remove(d);
+                strides.remove(d);
+            }
+            sizes.push(diag as usize);
+            strides.push(st);
+            Layout::new(sizes, strides, off as usize)
         };
-        let mut sizes = l.sizes().to_vec();
-        let mut strides = l.strides().to_vec();
-        let st = strides[a] + strides[b];
-        for d in [a.max(b), a.min(b)] {
-            sizes.remove(d);
-            strides.remove(d);
-        }
-        sizes.push(diag as usize);
-        strides.push(st);
-        strided_view(
-            self,
-            Layout::new(sizes, strides, off as usize),
-            "DiagonalBackward0",
-        )
+        strided_view(self, geom, "DiagonalBackward0")
     }
 
     /// All slices along `dim` (multi-output views: in-place on them is refused under autograd).
@@ -214,8 +213,12 @@ impl Tensor {
     /// ```
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
         let (l, d) = dim_of(self, dim, "unbind")?;
-        let layouts = (0..l.sizes()[d]).map(|i| selected(&l, d, i)).collect();
-        multi_view(self, layouts, "UnbindBackward0")
+        let n = l.sizes()[d];
+        multi_view(
+            self,
+            |l| (0..n).map(|i| selected(l, d, i)).collect(),
+            "UnbindBackward0",
+        )
     }
 
     /// Pieces of `split_size` along `dim` (the last may be smaller).
@@ -243,13 +246,15 @@ impl Tensor {
         } else {
             size.div_ceil(split_size).max(1)
         };
-        let layouts = (0..n)
-            .map(|i| {
-                let s = (i * split_size).min(size);
-                narrowed(&l, d, s, split_size.min(size - s), 1)
-            })
-            .collect();
-        multi_view(self, layouts, "SplitBackward0")
+        let pieces = |l: &Layout| {
+            (0..n)
+                .map(|i| {
+                    let s = (i * split_size).min(size);
+                    narrowed(l, d, s, split_size.min(size - s), 1)
+                })
+                .collect()
+        };
+        multi_view(self, pieces, "SplitBackward0")
     }
 
     /// Pieces with the given sizes along `dim` (they must sum to the dim size).
@@ -273,16 +278,18 @@ impl Tensor {
                 sizes
             );
         }
-        let mut start = 0;
-        let layouts = sizes
-            .iter()
-            .map(|&s| {
-                let v = narrowed(&l, d, start, s, 1);
-                start += s;
-                v
-            })
-            .collect();
-        multi_view(self, layouts, "SplitWithSizesBackward0")
+        let pieces = |l: &Layout| {
+            let mut start = 0;
+            sizes
+                .iter()
+                .map(|&s| {
+                    let v = narrowed(l, d, start, s, 1);
+                    start += s;
+                    v
+                })
+                .collect()
+        };
+        multi_view(self, pieces, "SplitWithSizesBackward0")
     }
 
     /// `chunks` nearly equal pieces along `dim` (fewer if the size does not allow).
