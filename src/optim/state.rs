@@ -181,6 +181,20 @@ pub fn save_with_scheduler(
 /// by [`save_with_scheduler`]. All or nothing: a file without scheduler state, a state of
 /// another scheduler kind ([`LrScheduler::load_state`]) or an optimizer state that does not
 /// fit ([`Optimizer::load_state_dict`]) is an error, and then neither object has changed.
+///
+/// ```
+/// # use tapegrad::{ErrorKind, Tensor, optim::*};
+/// let path = std::env::temp_dir().join("tapegrad_doc_no_sched.safetensors");
+/// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
+/// let mut opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
+/// save(&path, &opt)?; // optimizer state only
+/// let mut sched = StepLr::new(2, 0.5);
+/// let e = load_with_scheduler(&path, &mut opt, &mut sched).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+/// assert_eq!(sched.state().last_epoch, 0);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
 pub fn load_with_scheduler(
     path: impl AsRef<Path>,
     opt: &mut dyn Optimizer,
