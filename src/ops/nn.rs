@@ -1,7 +1,7 @@
 //! Neural-network functions: `softmax`, `log_softmax`, `nll_loss`, `cross_entropy` (class
 //! indices or probabilities, weights, ignore_index, label smoothing), `mse_loss`, `l1_loss`,
-//! `binary_cross_entropy_with_logits`, `dropout`, `embedding`, `layer_norm`, with their option
-//! structs. Kernels compute in f64 and return the input dtype.
+//! `binary_cross_entropy_with_logits`, `dropout`, `embedding` (optionally with `padding_idx`),
+//! `layer_norm`, with their option structs. Kernels compute in f64 and return the input dtype.
 
 use crate::autograd::output_grad;
 use std::sync::Arc;
