@@ -1,6 +1,6 @@
 //! NN functions: values vs PyTorch fixtures, errors, gradchecks.
 
-use tapegrad::autograd::gradcheck;
+use tapegrad::autograd::{gradcheck, gradgradcheck};
 use tapegrad::{
     BceWithLogitsOptions, CrossEntropyOptions, DType, ErrorKind, NllLossOptions, Reduction, Tensor,
 };
@@ -453,5 +453,156 @@ fn dropout_embedding_layer_norm() -> R {
         a.layer_norm(&[4, 3], None, None, 1e-5).unwrap_err().kind(),
         ErrorKind::ShapeMismatch
     );
+    Ok(())
+}
+
+/// The 4x3 table of the PyTorch snippets below (values exact in binary).
+fn pad_table() -> Tensor {
+    t64(
+        &[
+            0.5, -1.0, 2.0, 1.5, 0.25, -0.75, -2.0, 3.0, 0.125, 0.0625, -0.5, 1.25,
+        ],
+        &[4, 3],
+    )
+    .requires_grad_(true)
+    .unwrap()
+}
+
+/// Values and gradients recorded from PyTorch 2.x:
+/// ```python
+/// w = torch.tensor([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75], [-2.0, 3.0, 0.125],
+///                   [0.0625, -0.5, 1.25]], dtype=torch.float64, requires_grad=True)
+/// idx = torch.tensor([[0, 2, 3], [2, 2, 1]])
+/// g = torch.arange(1., 19., dtype=torch.float64).view(2, 3, 3)
+/// y = F.embedding(idx, w, padding_idx=2); (y * g).sum().backward()   # y, w.grad
+/// w.grad = None; (F.embedding(idx, w, padding_idx=-1) * g).sum().backward()  # grad-1
+/// w.grad = None; y = F.embedding(idx, w, padding_idx=2)
+/// (gw,) = torch.autograd.grad((y * y * g).sum(), w, create_graph=True)  # gw
+/// (gw * gw).sum().backward()  # ggw = w.grad
+/// ```
+#[test]
+fn embedding_padding_idx_matches_pytorch() -> R {
+    let w = pad_table();
+    let idx = i64t(&[0, 2, 3, 2, 2, 1], &[2, 3]);
+    let g = Tensor::arange(1, 19, 1)?
+        .to_dtype(DType::F64)?
+        .view(&[2, 3, 3])?;
+    let y = Tensor::embedding_with(&idx, &w, Some(2))?;
+    assert_eq!(y.shape(), vec![2, 3, 3]);
+    assert_eq!(y.grad_fn().unwrap().name(), "EmbeddingBackward0");
+    assert_eq!(
+        y.to_vec::<f64>()?,
+        [
+            0.5, -1.0, 2.0, -2.0, 3.0, 0.125, 0.0625, -0.5, 1.25, -2.0, 3.0, 0.125, -2.0, 3.0,
+            0.125, 1.5, 0.25, -0.75
+        ]
+    );
+    y.mul(&g)?.sum()?.backward()?;
+    assert_eq!(
+        w.grad().unwrap().to_vec::<f64>()?,
+        [
+            1.0, 2.0, 3.0, 16.0, 17.0, 18.0, 0.0, 0.0, 0.0, 7.0, 8.0, 9.0
+        ]
+    );
+    w.set_grad(None)?;
+    Tensor::embedding_with(&idx, &w, Some(-1))?
+        .mul(&g)?
+        .sum()?
+        .backward()?;
+    assert_eq!(
+        w.grad().unwrap().to_vec::<f64>()?,
+        [
+            1.0, 2.0, 3.0, 16.0, 17.0, 18.0, 27.0, 30.0, 33.0, 0.0, 0.0, 0.0
+        ]
+    );
+    // create_graph: the gradient is itself differentiable, padding positions stay out of it
+    w.set_grad(None)?;
+    let y = Tensor::embedding_with(&idx, &w, Some(2))?;
+    let l = y.mul(&y)?.mul(&g)?.sum()?;
+    let gw = tapegrad::autograd::grad(&[l], &[w.clone()], &[None], false, true, false)?
+        .remove(0)
+        .unwrap();
+    assert_eq!(
+        gw.to_vec::<f64>()?,
+        [
+            1.0, -4.0, 12.0, 48.0, 8.5, -27.0, 0.0, 0.0, 0.0, 0.875, -8.0, 22.5
+        ]
+    );
+    gw.mul(&gw)?.sum()?.backward()?;
+    assert_eq!(
+        w.grad().unwrap().to_vec::<f64>()?,
+        [
+            4.0, -32.0, 144.0, 3072.0, 578.0, -1944.0, 0.0, 0.0, 0.0, 24.5, -256.0, 810.0
+        ]
+    );
+    Ok(())
+}
+
+#[test]
+fn embedding_padding_idx_gradchecks() -> R {
+    // The padding row's analytic gradient is zero by definition while its numerical one is
+    // not (PyTorch's OpInfo skips such samples for gradcheck too), so the padding row enters
+    // as a constant and the other rows are checked, with repeated and padding indices present.
+    let idx = i64t(&[4, 1, 0, 1, 1, 3, 4, 0], &[2, 4]);
+    let pad = Tensor::randn(&[1, 3], DType::F64)?;
+    let table = |v: &[Tensor]| -> tapegrad::Result<Tensor> {
+        Tensor::cat(&[&v[0].narrow(0, 0, 1)?, &pad, &v[0].narrow(0, 1, 3)?], 0)
+    };
+    let f = |v: &[Tensor]| Tensor::embedding_with(&idx, &table(v)?, Some(1));
+    gradcheck(f, &[rnd(&[4, 3])], Default::default())?;
+    gradgradcheck(
+        |v| {
+            let w = table(v)?;
+            Tensor::embedding_with(&idx, &w, Some(1))?.mul(&w.narrow(0, 0, 4)?.view(&[1, 4, 3])?)
+        },
+        &[rnd(&[4, 3])],
+        Default::default(),
+    )?;
+    // indices that never hit the padding row: the whole table is checked, padding row included
+    let idx2 = i64t(&[3, 1, 1, 2], &[4]);
+    gradcheck(
+        |v| Tensor::embedding_with(&idx2, &v[0], Some(-4)),
+        &[rnd(&[4, 2])],
+        Default::default(),
+    )?;
+    gradgradcheck(
+        |v| Tensor::embedding_with(&idx2, &v[0], Some(0))?.mul(&v[0]),
+        &[rnd(&[4, 2])],
+        Default::default(),
+    )?;
+    Ok(())
+}
+
+#[test]
+fn embedding_padding_idx_errors_change_nothing() -> R {
+    let w = pad_table();
+    let before = w.to_vec::<f64>()?;
+    let v0 = w.version();
+    let idx = i64t(&[0, 3], &[2]);
+    for p in [4, -5, i64::MAX, i64::MIN] {
+        let e = Tensor::embedding_with(&idx, &w, Some(p)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{p}");
+        assert!(
+            e.message()
+                .contains("Padding_idx must be within num_embeddings"),
+            "{e}"
+        );
+    }
+    // every in-range value (negative ones count from the end) is accepted
+    for p in -4..4 {
+        Tensor::embedding_with(&idx, &w, Some(p))?;
+    }
+    // the index check still applies with a padding_idx
+    let e = Tensor::embedding_with(&i64t(&[4], &[1]), &w, Some(0)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+    let e = Tensor::embedding_with(&i64t(&[-1], &[1]), &w, Some(-1)).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+    // PyTorch accepts padding_idx 0 for an empty table (there is nothing to look up)
+    let empty = Tensor::zeros(&[0, 3], DType::F64)?;
+    let y = Tensor::embedding_with(&i64t(&[], &[0]), &empty, Some(0))?;
+    assert_eq!(y.shape(), vec![0, 3]);
+    assert_eq!(w.to_vec::<f64>()?, before);
+    assert_eq!(w.version(), v0);
+    assert!(w.grad().is_none());
     Ok(())
 }

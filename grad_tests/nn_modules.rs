@@ -356,6 +356,7 @@ fn module_gradchecks() -> R {
         |v| {
             Embedding {
                 weight: v[0].clone(),
+                padding_idx: None,
             }
             .forward(&idx)
         },
@@ -377,5 +378,109 @@ fn module_gradchecks() -> R {
             .forward(&v[0])
     };
     gradcheck(net, &[x, lw, lb], Default::default())?;
+    Ok(())
+}
+
+#[test]
+fn embedding_with_padding_idx() -> R {
+    let e = Embedding::with_padding_idx(6, 4, 2, DType::F32)?;
+    assert_eq!(e.padding_idx, Some(2));
+    assert_eq!(e.weight.shape(), vec![6, 4]);
+    assert!(e.weight.requires_grad() && e.weight.is_leaf());
+    let w = e.weight.to_vec::<f32>()?;
+    assert!(w[8..12].iter().all(|&v| v == 0.0), "padding row is zero");
+    assert!(
+        w.iter()
+            .enumerate()
+            .all(|(i, &v)| (8..12).contains(&i) || v != 0.0)
+    );
+    // negative padding_idx counts from the end, like PyTorch
+    assert_eq!(
+        Embedding::with_padding_idx(6, 4, -1, DType::F64)?.padding_idx,
+        Some(5)
+    );
+    assert_eq!(
+        Embedding::with_padding_idx(6, 4, -6, DType::F64)?.padding_idx,
+        Some(0)
+    );
+    // PyTorch: AssertionError "Padding_idx must be within num_embeddings"
+    for p in [6, -7, 100] {
+        let err = Embedding::with_padding_idx(6, 4, p, DType::F64)
+            .err()
+            .unwrap();
+        assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+        assert!(
+            err.message()
+                .contains("Padding_idx must be within num_embeddings")
+        );
+    }
+    // PyTorch: Embedding(0, 3, padding_idx=0) fails filling row 0 (IndexError)
+    let err = Embedding::with_padding_idx(0, 3, 0, DType::F64)
+        .err()
+        .unwrap();
+    assert_eq!(err.kind(), ErrorKind::IndexOutOfRange);
+
+    // training keeps the padding row at zero: it never gets a gradient
+    let e = Embedding::with_padding_idx(5, 3, 0, DType::F64)?;
+    let idx = Tensor::from_vec(vec![0i64, 3, 0, 1, 0, 0], &[2, 3])?;
+    let mut opt = tapegrad::optim::Sgd::new(e.parameters(), tapegrad::optim::SgdConfig::new(0.01))?;
+    for _ in 0..3 {
+        use tapegrad::optim::Optimizer;
+        opt.zero_grad()?;
+        let y = e.forward(&idx)?;
+        assert_eq!(y.shape(), vec![2, 3, 3]);
+        y.mul(&y)?.add(&y)?.sum()?.backward()?;
+        let g = e.weight.grad().unwrap().to_vec::<f64>()?;
+        assert_eq!(&g[0..3], &[0.0; 3]);
+        assert!(
+            g[3..6].iter().all(|&v| v != 0.0) && g[9..12].iter().all(|&v| v != 0.0),
+            "{g:?}"
+        );
+        assert_eq!(&g[6..9], &[0.0; 3], "row 2 is not looked up");
+        opt.step()?;
+    }
+    assert_eq!(e.weight.to_vec::<f64>()?[0..3], [0.0; 3]);
+    Ok(())
+}
+
+#[test]
+fn embedding_from_pretrained() -> R {
+    let table = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2])?;
+    let frozen = Embedding::from_pretrained(&table, true, None)?;
+    assert!(!frozen.weight.requires_grad());
+    assert!(
+        frozen.weight.shares_storage(&table),
+        "like Parameter(embeddings)"
+    );
+    assert_eq!(frozen.padding_idx, None);
+    let idx = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    assert_eq!(
+        frozen.forward(&idx)?.to_vec::<f64>()?,
+        vec![5.0, 6.0, 1.0, 2.0]
+    );
+    // trainable with a padding row: the row keeps its values (PyTorch does not zero it here)
+    // but gets no gradient
+    let e = Embedding::from_pretrained(&table, false, Some(-1))?;
+    assert_eq!(e.padding_idx, Some(2));
+    assert!(e.weight.requires_grad() && e.weight.is_leaf());
+    let y = e.forward(&idx)?;
+    assert_eq!(y.to_vec::<f64>()?, vec![5.0, 6.0, 1.0, 2.0]);
+    y.sum()?.backward()?;
+    assert_eq!(
+        e.weight.grad().unwrap().to_vec::<f64>()?,
+        vec![1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    assert!(table.grad().is_none());
+    // PyTorch: "Embeddings parameter is expected to be 2-dimensional"; padding checked too
+    let err = Embedding::from_pretrained(&table.view(&[6])?, true, None)
+        .err()
+        .unwrap();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(err.message().contains("2-dimensional"));
+    let err = Embedding::from_pretrained(&table, true, Some(3))
+        .err()
+        .unwrap();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert_eq!(table.version(), 0);
     Ok(())
 }

@@ -361,6 +361,17 @@ pub(crate) fn nn_cases() -> Vec<Case> {
         case!("embedding", [leaf(&[4, 3], -1.0, 1.0, 263)], |v| {
             Tensor::embedding(&ids(&[2, 0, 2, 3], &[2, 2]), &v[0])
         }),
+        // padding row 1 is a constant (its gradient is zero by definition, so its numerical
+        // derivative would not match) while the indices look it up
+        case!(
+            "embedding_with/padding_idx",
+            [leaf(&[3, 3], -1.0, 1.0, 350)],
+            |v| {
+                let pad = Tensor::from_vec(vec![0.25f64, -0.5, 0.75], &[1, 3])?;
+                let w = Tensor::cat(&[&v[0].narrow(0, 0, 1)?, &pad, &v[0].narrow(0, 1, 2)?], 0)?;
+                Tensor::embedding_with(&ids(&[1, 0, 3, 1, 2, 0], &[2, 3]), &w, Some(-3))
+            }
+        ),
         case!(
             "layer_norm",
             [

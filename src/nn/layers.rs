@@ -2,6 +2,7 @@
 //! [`Dropout`], each initialised like its `torch.nn` counterpart.
 
 use super::{Module, init};
+use crate::ops::nn::wrap_padding_idx;
 use crate::{DType, Result, Tensor, bail};
 
 /// `y = x @ weight^T + bias` with PyTorch's default (Kaiming-uniform) initialisation.
@@ -64,8 +65,9 @@ impl Module for Linear {
 }
 
 /// A lookup table `[num_embeddings, embedding_dim]` initialised `N(0, 1)` (`torch.nn.Embedding`
-/// without `padding_idx`/`max_norm`); `forward` takes int64 indices of any shape and appends
-/// `embedding_dim`.
+/// without `max_norm`); `forward` takes int64 indices of any shape and appends
+/// `embedding_dim`. With a `padding_idx` ([`Embedding::with_padding_idx`]) that row starts at
+/// zero and never receives a gradient.
 ///
 /// ```
 /// # use tapegrad::{Tensor, DType, nn::{Embedding, Module}};
@@ -77,6 +79,9 @@ impl Module for Linear {
 pub struct Embedding {
     /// `[num_embeddings, embedding_dim]`.
     pub weight: Tensor,
+    /// The row whose lookups get no gradient (already wrapped to `0..num_embeddings`), as
+    /// PyTorch's `Embedding.padding_idx`.
+    pub padding_idx: Option<usize>,
 }
 
 impl Embedding {
@@ -84,13 +89,92 @@ impl Embedding {
     pub fn new(num_embeddings: usize, embedding_dim: usize, dtype: DType) -> Result<Embedding> {
         let weight = init::normal(&[num_embeddings, embedding_dim], 0.0, 1.0, dtype)?
             .requires_grad_(true)?;
-        Ok(Embedding { weight })
+        Ok(Embedding {
+            weight,
+            padding_idx: None,
+        })
+    }
+
+    /// `torch.nn.Embedding(num_embeddings, embedding_dim, padding_idx=padding_idx)`: `N(0, 1)`
+    /// rows except row `padding_idx`, which is zero and gets no gradient. A negative
+    /// `padding_idx` counts from the end (`padding_idx + num_embeddings`); one outside
+    /// `[-num_embeddings, num_embeddings)` is an `InvalidArgument` error ("Padding_idx must be
+    /// within num_embeddings").
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType, nn::{Embedding, Module}};
+    /// let e = Embedding::with_padding_idx(4, 2, -1, DType::F64)?;
+    /// assert_eq!(e.padding_idx, Some(3));
+    /// assert_eq!(e.weight.select(0, 3)?.to_vec::<f64>()?, vec![0.0, 0.0]);
+    /// let y = e.forward(&Tensor::from_vec(vec![3i64, 1], &[2])?)?;
+    /// y.sum()?.backward()?;
+    /// let g = e.weight.grad().unwrap().to_vec::<f64>()?;
+    /// assert_eq!(g, vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0, 0.0]);
+    /// assert!(Embedding::with_padding_idx(4, 2, 4, DType::F64).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn with_padding_idx(
+        num_embeddings: usize,
+        embedding_dim: usize,
+        padding_idx: i64,
+        dtype: DType,
+    ) -> Result<Embedding> {
+        let p = wrap_padding_idx(padding_idx, num_embeddings, "Embedding")?;
+        let weight = init::normal(&[num_embeddings, embedding_dim], 0.0, 1.0, dtype)?;
+        // PyTorch's `_fill_padding_idx_with_zero` (an empty table has no row 0: IndexOutOfRange)
+        weight.select(0, p as i64)?.zero_()?;
+        Ok(Embedding {
+            weight: weight.requires_grad_(true)?,
+            padding_idx: Some(p),
+        })
+    }
+
+    /// `torch.nn.Embedding.from_pretrained(embeddings, freeze, padding_idx)`: a layer whose
+    /// weight shares storage with `embeddings` (detached; it requires grad unless `freeze`).
+    /// The padding row keeps its values (as in PyTorch) but gets no gradient. `embeddings`
+    /// must be 2-D (`InvalidArgument`); `padding_idx` follows
+    /// [`with_padding_idx`](Embedding::with_padding_idx).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, nn::{Embedding, Module}};
+    /// let table = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let e = Embedding::from_pretrained(&table, true, None)?;
+    /// assert!(!e.weight.requires_grad());
+    /// let y = e.forward(&Tensor::from_vec(vec![1i64], &[1])?)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![3.0, 4.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn from_pretrained(
+        embeddings: &Tensor,
+        freeze: bool,
+        padding_idx: Option<i64>,
+    ) -> Result<Embedding> {
+        let op = "Embedding::from_pretrained";
+        if embeddings.dim() != 2 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Embeddings parameter is expected to be 2-dimensional, got shape {:?}",
+                embeddings.shape()
+            );
+        }
+        let padding_idx = match padding_idx {
+            Some(p) => Some(wrap_padding_idx(p, embeddings.shape()[0], op)?),
+            None => None,
+        };
+        Ok(Embedding {
+            weight: embeddings.detach().requires_grad_(!freeze)?,
+            padding_idx,
+        })
     }
 }
 
 impl Module for Embedding {
     fn forward(&self, indices: &Tensor) -> Result<Tensor> {
-        Tensor::embedding(indices, &self.weight)
+        let p = self
+            .padding_idx
+            .map(|p| i64::try_from(p).unwrap_or(i64::MAX));
+        Tensor::embedding_with(indices, &self.weight, p)
     }
     fn named_parameters(&self) -> Vec<(String, Tensor)> {
         vec![("weight".to_string(), self.weight.clone())]

@@ -86,6 +86,20 @@ pub(crate) fn take(
     shape: &[usize],
     name: &'static str,
 ) -> Result<Tensor> {
+    take_with_grad_idx(x, idx.clone(), idx, shape, name)
+}
+
+/// [`take`] whose backward scatters through `grad_idx` instead of `idx` (same length): a
+/// position whose `grad_idx` is [`SKIP`] passes its value forward but no gradient back
+/// (`embedding` with `padding_idx`).
+pub(crate) fn take_with_grad_idx(
+    x: &Tensor,
+    idx: Arc<Vec<usize>>,
+    grad_idx: Arc<Vec<usize>>,
+    shape: &[usize],
+    name: &'static str,
+) -> Result<Tensor> {
+    debug_assert_eq!(idx.len(), grad_idx.len());
     let out = {
         let _g = no_grad();
         take_raw(x, &idx, shape)?
@@ -96,7 +110,7 @@ pub(crate) fn take(
         Vec::new,
         TakeBackward {
             name,
-            idx,
+            idx: grad_idx,
             in_shape: x.shape(),
         },
     )?;
@@ -123,6 +137,7 @@ pub(crate) fn put_add(src: &Tensor, idx: Arc<Vec<usize>>, shape: &[usize]) -> Re
 
 struct TakeBackward {
     name: &'static str,
+    /// Where each output position's gradient goes ([`SKIP`]: nowhere).
     idx: Arc<Vec<usize>>,
     in_shape: Vec<usize>,
 }

@@ -1,12 +1,12 @@
 //! Neural-network functions: `softmax`, `log_softmax`, `nll_loss`, `cross_entropy` (class
 //! indices or probabilities, weights, ignore_index, label smoothing), `mse_loss`, `l1_loss`,
-//! `binary_cross_entropy_with_logits`, `dropout`, `embedding`, `layer_norm`, with their option
-//! structs. Kernels compute in f64 and return the input dtype.
+//! `binary_cross_entropy_with_logits`, `dropout`, `embedding` (optionally with `padding_idx`),
+//! `layer_norm`, with their option structs. Kernels compute in f64 and return the input dtype.
 
 use crate::autograd::output_grad;
 use std::sync::Arc;
 
-use super::gather::{SKIP, cstrides, for_each_pos, put_add, take};
+use super::gather::{SKIP, cstrides, for_each_pos, put_add, take, take_with_grad_idx};
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, no_grad, record};
 use crate::layout::wrap_dim;
 use crate::{DType, Result, Tensor, bail};
@@ -585,22 +585,75 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn embedding(indices: &Tensor, weight: &Tensor) -> Result<Tensor> {
+        Tensor::embedding_with(indices, weight, None)
+    }
+
+    /// Embedding lookup with an optional `padding_idx`, like
+    /// `torch.nn.functional.embedding(indices, weight, padding_idx)`: the forward is the plain
+    /// lookup (the padding row is returned as it is), but positions that look up row
+    /// `padding_idx` contribute no gradient, so that row's gradient is zero. A negative
+    /// `padding_idx` counts from the end (`padding_idx + V`); one outside `[-V, V)` is an
+    /// `InvalidArgument` error ("Padding_idx must be within num_embeddings").
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let w = Tensor::ones(&[3, 2], DType::F64)?.requires_grad_(true)?;
+    /// let i = Tensor::from_vec(vec![0i64, 2, 0, 1], &[4])?;
+    /// let y = Tensor::embedding_with(&i, &w, Some(0))?;
+    /// assert_eq!(y.to_vec::<f64>()?, vec![1.0; 8]); // forward unchanged
+    /// y.sum()?.backward()?;
+    /// assert_eq!(w.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0, 1.0, 1.0, 1.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn embedding_with(
+        indices: &Tensor,
+        weight: &Tensor,
+        padding_idx: Option<i64>,
+    ) -> Result<Tensor> {
         let op = "embedding";
         if weight.dim() != 2 {
-            bail!(InvalidArgument, op, "'weight' must be 2-D");
+            bail!(
+                InvalidArgument,
+                op,
+                "'weight' must be 2-D, got a weight of shape {:?}",
+                weight.shape()
+            );
         }
-        let iv = super::gather::index_values(indices, op, true)?;
         let (v, d) = (weight.shape()[0], weight.shape()[1]);
+        let pad = match padding_idx {
+            Some(p) => Some(wrap_padding_idx(p, v, op)?),
+            None => None,
+        };
+        let iv = super::gather::index_values(indices, op, true)?;
         let mut idx = Vec::with_capacity(iv.len() * d);
         for &i in &iv {
             if i < 0 || i as usize >= v {
-                bail!(IndexOutOfRange, op, "index out of range in self");
+                bail!(
+                    IndexOutOfRange,
+                    op,
+                    "index out of range in self: index {} for a weight of {} rows",
+                    i,
+                    v
+                );
             }
             idx.extend((0..d).map(|k| i as usize * d + k));
         }
         let mut sh = indices.shape();
         sh.push(d);
-        take(weight, Arc::new(idx), &sh, "EmbeddingBackward0")
+        let name = "EmbeddingBackward0";
+        match pad {
+            None => take(weight, Arc::new(idx), &sh, name),
+            Some(p) => {
+                let grad_idx: Vec<usize> = iv
+                    .iter()
+                    .flat_map(|&i| {
+                        let skip = i as usize == p;
+                        (0..d).map(move |k| if skip { SKIP } else { i as usize * d + k })
+                    })
+                    .collect();
+                take_with_grad_idx(weight, Arc::new(idx), Arc::new(grad_idx), &sh, name)
+            }
+        }
     }
 
     /// Layer normalisation over the trailing `normalized_shape` dims, with optional affine
@@ -659,4 +712,29 @@ impl Tensor {
         }
         Ok(y)
     }
+}
+
+/// `padding_idx` of a table with `num_embeddings` rows as a row number, PyTorch's rule: a
+/// negative value counts from the end, and one outside `[-num_embeddings, num_embeddings)` is
+/// an `InvalidArgument` error (`0` is always accepted, as in PyTorch).
+pub(crate) fn wrap_padding_idx(
+    padding_idx: i64,
+    num_embeddings: usize,
+    op: &'static str,
+) -> Result<usize> {
+    let n = i64::try_from(num_embeddings).unwrap_or(i64::MAX);
+    if padding_idx >= n.max(1) || padding_idx < -n {
+        bail!(
+            InvalidArgument,
+            op,
+            "Padding_idx must be within num_embeddings: padding_idx {} for {} embeddings",
+            padding_idx,
+            num_embeddings
+        );
+    }
+    Ok(if padding_idx < 0 {
+        (padding_idx + n) as usize
+    } else {
+        padding_idx as usize
+    })
 }

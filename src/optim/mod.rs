@@ -3,18 +3,21 @@
 //! `CosineAnnealingLR`). Updates are fused per-parameter kernels that write the parameters in
 //! place and bump their version counters, exactly like PyTorch's in-place updates under
 //! `no_grad`: a tensor saved for backward before `step()` is detected as modified afterwards.
-//! Optimizer state round-trips through safetensors files ([`save`], [`load_into`]).
+//! Optimizer state round-trips through safetensors files ([`save`], [`load_into`]), optionally
+//! with a scheduler's state ([`save_with_scheduler`], [`load_with_scheduler`]).
 
 mod adam;
 mod fused;
 mod sched;
+mod sched_state;
 mod sgd;
 mod state;
 
 pub use adam::{Adam, AdamConfig};
 pub use sched::{CosineAnnealingLr, LrScheduler, StepLr};
+pub use sched_state::{SchedulerKind, SchedulerState};
 pub use sgd::{Sgd, SgdConfig};
-pub use state::{load_into, save};
+pub use state::{load_into, load_with_scheduler, save, save_with_scheduler};
 
 use crate::checkpoint::StateDict;
 use crate::{Result, Tensor};

@@ -1,11 +1,50 @@
-//! Learning-rate schedulers (`StepLR`, `CosineAnnealingLR`) with PyTorch's recursive formulas.
+//! Learning-rate schedulers (`StepLR`, `CosineAnnealingLR`) with PyTorch's recursive formulas,
+//! and their checkpointable state ([`LrScheduler::state`] / [`LrScheduler::load_state`]).
 
 use super::Optimizer;
+use super::sched_state::{SchedulerKind, SchedulerState};
+use crate::{Result, bail};
 
 /// A scheduler: call [`step`](LrScheduler::step) once per epoch after `optimizer.step()`.
 pub trait LrScheduler {
     /// Advances one epoch and sets the optimizer's learning rate.
     fn step(&mut self, opt: &mut dyn Optimizer);
+    /// The scheduler's state (kind with hyper-parameters, `last_epoch`, base lr), PyTorch's
+    /// `scheduler.state_dict()`; save it with the optimizer
+    /// ([`save_with_scheduler`](super::save_with_scheduler)) so a resumed run continues the
+    /// schedule instead of restarting it.
+    fn state(&self) -> SchedulerState;
+    /// Replaces the state (hyper-parameters included, as PyTorch's `load_state_dict`) by
+    /// `state`. A state of another scheduler kind, a zero `step_size`/`t_max` or a cosine state
+    /// without a finite base lr is an `InvalidArgument` error and changes nothing. The
+    /// optimizer's lr is not touched: it is restored with the optimizer's own state.
+    fn load_state(&mut self, state: &SchedulerState) -> Result<()>;
+}
+
+/// Largest `last_epoch` a state may carry (the cosine formula works in i64).
+const MAX_EPOCH: u64 = 1 << 62;
+
+/// Checks the parts of `state` shared by every kind.
+fn check_common(op: &'static str, state: &SchedulerState) -> Result<()> {
+    if state.last_epoch >= MAX_EPOCH {
+        bail!(
+            InvalidArgument,
+            op,
+            "last_epoch must be below 2^62, got {}",
+            state.last_epoch
+        );
+    }
+    Ok(())
+}
+
+fn wrong_kind(op: &'static str, expected: &str, state: &SchedulerState) -> crate::Error {
+    crate::err!(
+        InvalidArgument,
+        op,
+        "cannot load a {} state into a {} scheduler",
+        state.kind.name(),
+        expected
+    )
 }
 
 /// Multiplies the lr by `gamma` every `step_size` epochs.
@@ -24,25 +63,72 @@ pub struct StepLr {
     step_size: u64,
     gamma: f64,
     epoch: u64,
+    base_lr: Option<f64>,
 }
 
 impl StepLr {
-    /// `StepLR(step_size, gamma)`.
+    /// `StepLR(step_size, gamma)`. Its base lr (PyTorch's `base_lrs`, kept in the
+    /// [state](LrScheduler::state) only) is the optimizer's lr at the first `step`.
     pub fn new(step_size: u64, gamma: f64) -> Self {
         StepLr {
             step_size: step_size.max(1),
             gamma,
             epoch: 0,
+            base_lr: None,
         }
     }
 }
 
 impl LrScheduler for StepLr {
     fn step(&mut self, opt: &mut dyn Optimizer) {
+        self.base_lr.get_or_insert(opt.lr());
         self.epoch += 1;
         if self.epoch % self.step_size == 0 {
             opt.set_lr(opt.lr() * self.gamma);
         }
+    }
+
+    /// ```
+    /// # use tapegrad::{Tensor, optim::*};
+    /// let p = Tensor::zeros(&[1], tapegrad::DType::F64)?.requires_grad_(true)?;
+    /// let mut opt = Sgd::new(vec![p], SgdConfig::new(0.1))?;
+    /// let mut s = StepLr::new(2, 0.5);
+    /// for _ in 0..3 { s.step(&mut opt); }
+    /// let st = s.state();
+    /// assert_eq!(st.kind, SchedulerKind::StepLr { step_size: 2, gamma: 0.5 });
+    /// assert_eq!((st.last_epoch, st.base_lr), (3, Some(0.1)));
+    /// let mut fresh = StepLr::new(1, 0.9);
+    /// fresh.load_state(&st)?;
+    /// assert_eq!(fresh.state(), st);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    fn state(&self) -> SchedulerState {
+        SchedulerState {
+            kind: SchedulerKind::StepLr {
+                step_size: self.step_size,
+                gamma: self.gamma,
+            },
+            last_epoch: self.epoch,
+            base_lr: self.base_lr,
+        }
+    }
+
+    fn load_state(&mut self, state: &SchedulerState) -> Result<()> {
+        let op = "StepLr::load_state";
+        let SchedulerKind::StepLr { step_size, gamma } = state.kind else {
+            return Err(wrong_kind(op, "StepLR", state));
+        };
+        check_common(op, state)?;
+        if step_size == 0 {
+            bail!(InvalidArgument, op, "step_size must be positive, got 0");
+        }
+        *self = StepLr {
+            step_size,
+            gamma,
+            epoch: state.last_epoch,
+            base_lr: state.base_lr,
+        };
+        Ok(())
     }
 }
 
@@ -91,5 +177,59 @@ impl LrScheduler for CosineAnnealingLr {
                 + self.eta_min
         };
         opt.set_lr(new);
+    }
+
+    /// ```
+    /// # use tapegrad::{Tensor, optim::*};
+    /// let p = Tensor::zeros(&[1], tapegrad::DType::F64)?.requires_grad_(true)?;
+    /// let mut opt = Sgd::new(vec![p], SgdConfig::new(0.1))?;
+    /// let mut s = CosineAnnealingLr::new(&opt, 10, 0.0);
+    /// for _ in 0..4 { s.step(&mut opt); }
+    /// let st = s.state();
+    /// assert_eq!((st.last_epoch, st.base_lr), (4, Some(0.1)));
+    /// // a state of another kind is refused
+    /// assert!(StepLr::new(2, 0.5).load_state(&st).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    fn state(&self) -> SchedulerState {
+        SchedulerState {
+            kind: SchedulerKind::CosineAnnealingLr {
+                t_max: self.t_max,
+                eta_min: self.eta_min,
+            },
+            last_epoch: self.epoch,
+            base_lr: Some(self.base_lr),
+        }
+    }
+
+    fn load_state(&mut self, state: &SchedulerState) -> Result<()> {
+        let op = "CosineAnnealingLr::load_state";
+        let SchedulerKind::CosineAnnealingLr { t_max, eta_min } = state.kind else {
+            return Err(wrong_kind(op, "CosineAnnealingLR", state));
+        };
+        check_common(op, state)?;
+        if t_max == 0 || t_max >= MAX_EPOCH {
+            bail!(
+                InvalidArgument,
+                op,
+                "T_max must be in [1, 2^62), got {}",
+                t_max
+            );
+        }
+        let Some(base_lr) = state.base_lr.filter(|b| b.is_finite()) else {
+            bail!(
+                InvalidArgument,
+                op,
+                "a CosineAnnealingLR state needs a finite base lr, got {:?}",
+                state.base_lr
+            );
+        };
+        *self = CosineAnnealingLr {
+            t_max,
+            eta_min,
+            base_lr,
+            epoch: state.last_epoch,
+        };
+        Ok(())
     }
 }

@@ -1,8 +1,9 @@
 //! Optimizer checkpoints: the state-dict layout shared by the optimizers (PyTorch's
 //! `optimizer.state_dict()` flattened to safetensors keys `state.<i>.<name>` plus hyper-parameters
-//! in the metadata) and the checks that run before any state is replaced.
+//! in the metadata) and the checks that run before any state is replaced; optimizer checkpoints
+//! that also carry a learning-rate scheduler's state ([`save_with_scheduler`]).
 
-use super::Optimizer;
+use super::{LrScheduler, Optimizer, SchedulerState};
 use crate::checkpoint::StateDict;
 use crate::{Result, Tensor, bail};
 use std::path::Path;
@@ -142,4 +143,71 @@ pub fn save(path: impl AsRef<Path>, opt: &dyn Optimizer) -> Result<()> {
 /// ([`Optimizer::load_state_dict`] rules: nothing changes on error).
 pub fn load_into(path: impl AsRef<Path>, opt: &mut dyn Optimizer) -> Result<()> {
     opt.load_state_dict(&StateDict::load(path)?)
+}
+
+/// Writes the optimizer's state and the scheduler's state ([`SchedulerState::insert_into`]:
+/// `scheduler.*` metadata entries) to the safetensors file `path`, so a resumed run continues
+/// both the parameters' trajectory and the lr schedule. The file is an ordinary optimizer
+/// checkpoint: [`load_into`] reads it too (ignoring the scheduler entries).
+///
+/// ```
+/// # use tapegrad::{Tensor, optim::*};
+/// let path = std::env::temp_dir().join("tapegrad_doc_sched.safetensors");
+/// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
+/// let mut opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
+/// let mut sched = StepLr::new(2, 0.5);
+/// for _ in 0..3 { opt.step()?; sched.step(&mut opt); }
+/// save_with_scheduler(&path, &opt, &sched)?;
+/// let mut opt2 = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
+/// let mut sched2 = StepLr::new(2, 0.5);
+/// load_with_scheduler(&path, &mut opt2, &mut sched2)?;
+/// assert_eq!(sched2.state().last_epoch, 3);
+/// sched2.step(&mut opt2); // epoch 4: the second decay
+/// assert_eq!(opt2.lr(), 0.025);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub fn save_with_scheduler(
+    path: impl AsRef<Path>,
+    opt: &dyn Optimizer,
+    sched: &dyn LrScheduler,
+) -> Result<()> {
+    let mut sd = opt.state_dict()?;
+    sched.state().insert_into(&mut sd);
+    sd.save(path)
+}
+
+/// Restores the optimizer's and the scheduler's state from the safetensors file `path` written
+/// by [`save_with_scheduler`]. All or nothing: a file without scheduler state, a state of
+/// another scheduler kind ([`LrScheduler::load_state`]) or an optimizer state that does not
+/// fit ([`Optimizer::load_state_dict`]) is an error, and then neither object has changed.
+///
+/// ```
+/// # use tapegrad::{ErrorKind, Tensor, optim::*};
+/// let path = std::env::temp_dir().join("tapegrad_doc_no_sched.safetensors");
+/// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
+/// let mut opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
+/// save(&path, &opt)?; // optimizer state only
+/// let mut sched = StepLr::new(2, 0.5);
+/// let e = load_with_scheduler(&path, &mut opt, &mut sched).unwrap_err();
+/// assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+/// assert_eq!(sched.state().last_epoch, 0);
+/// # std::fs::remove_file(&path).ok();
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub fn load_with_scheduler(
+    path: impl AsRef<Path>,
+    opt: &mut dyn Optimizer,
+    sched: &mut dyn LrScheduler,
+) -> Result<()> {
+    let sd = StateDict::load(path)?;
+    let new = SchedulerState::from_state_dict(&sd)?;
+    let old = sched.state();
+    sched.load_state(&new)?;
+    if let Err(e) = opt.load_state_dict(&sd) {
+        // `old` came from this scheduler, so putting it back cannot fail
+        sched.load_state(&old)?;
+        return Err(e);
+    }
+    Ok(())
 }
