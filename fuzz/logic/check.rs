@@ -110,7 +110,15 @@ pub fn guarded<R>(
 
 /// Storage element offsets of a layout, computed independently of the library's iterator.
 pub fn offsets(l: &Layout) -> Vec<usize> {
-    let n: usize = l.sizes().iter().product();
+    // checked: a zero size makes the element count 0 even when other sizes overflow a product
+    let n = if l.sizes().contains(&0) {
+        0
+    } else {
+        l.sizes()
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .expect("offsets: callers only ask for layouts of at most MAX_READ elements")
+    };
     let mut out = Vec::with_capacity(n.min(MAX_READ));
     if n == 0 {
         return out;
