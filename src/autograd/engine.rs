@@ -66,9 +66,6 @@ impl Backward for AccumulateGrad {
     fn name(&self) -> &'static str {
         "AccumulateGrad"
     }
-    fn leaf(&self) -> Option<&Tensor> {
-        Some(&self.leaf)
-    }
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,

@@ -45,10 +45,6 @@ pub(crate) trait Backward: Send + Sync + 'static {
         ctx: &BackwardCtx<'_>,
         grads: Vec<Option<Tensor>>,
     ) -> Result<Vec<Option<Tensor>>>;
-    /// For AccumulateGrad: the leaf it feeds.
-    fn leaf(&self) -> Option<&Tensor> {
-        None
-    }
 }
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output

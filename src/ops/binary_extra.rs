@@ -204,7 +204,12 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
         DType::I32 => int!(i32),
         DType::I16 => int!(i16),
         DType::I8 => int!(i8),
-        DType::U8 => int!(u8),
+        // unsigned: floor division is truncation and remainders are never negative
+        DType::U8 => match op {
+            Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!(u8),
+            Bin::FloorDivide => binary_map::<u8, u8>(&ta, &tb, name, |x, y| x.wrapping_div(y)),
+            _ => binary_map::<u8, u8>(&ta, &tb, name, |x, y| x.wrapping_rem(y)),
+        },
         DType::Bool => match op {
             Bin::Maximum | Bin::Fmax => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x | y),
             Bin::Minimum | Bin::Fmin => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x & y),

@@ -173,22 +173,3 @@ pub(crate) fn fresh_output(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
         c.dtype(),
     ))
 }
-
-/// Normalises a list of sizes given as i64 (rejecting negatives).
-pub(crate) fn to_usize_sizes(sizes: &[i64], op: &'static str) -> Result<Vec<usize>> {
-    sizes
-        .iter()
-        .map(|&s| {
-            if s < 0 {
-                bail!(
-                    InvalidArgument,
-                    op,
-                    "Trying to create tensor with negative dimension {}: {:?}",
-                    s,
-                    sizes
-                );
-            }
-            Ok(s as usize)
-        })
-        .collect()
-}

@@ -10,7 +10,6 @@ mod slicing;
 use crate::autograd::view::{AsStridedBackward, MultiViewBackward, make_view};
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::layout::{Layout, compute_stride, infer_size};
-use crate::ops::util::to_usize_sizes;
 use crate::{Result, Tensor, bail};
 
 /// Creates the view and records `bw` as its grad_fn.
@@ -503,10 +502,5 @@ impl Tensor {
         new.extend(inner.iter().map(|&s| s as i64));
         new.extend(shape[d1..].iter().map(|&s| s as i64));
         self.view(&new)
-    }
-
-    /// Factory-style shape check used by ops taking i64 sizes.
-    pub(crate) fn sizes_from_i64(sizes: &[i64], op: &'static str) -> Result<Vec<usize>> {
-        to_usize_sizes(sizes, op)
     }
 }
