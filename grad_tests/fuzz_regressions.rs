@@ -112,18 +112,29 @@ fn as_strided_huge_span_is_an_error() {
 }
 
 #[test]
-fn sparse_slice_of_dim_above_i64_max() {
-    // was: the slice normalisation cast the dim size to i64, so a CSR of shape
-    // [1, 0, usize::MAX] (numel 0) sliced on its last dim to [2, 4) came out with size 0, not 2
-    // (libFuzzer `sparse` finding)
+fn sizes_above_i64_max_are_refused_and_i64_max_slices() {
+    // was (1): the slice normalisation cast the dim size to i64, so a CSR of shape
+    // [1, 0, usize::MAX] (numel 0) sliced on its last dim came out with the wrong size; (2) the
+    // gradient of `values().sum()` of a COO [1, 0, usize::MAX] was expanded through an i64 shape
+    // (usize::MAX became -1, "keep this size") and refused by the engine (libFuzzer `sparse`
+    // findings). PyTorch's sizes are int64: every constructor now refuses a size above i64::MAX.
     let crow = Tensor::from_vec(vec![0i64], &[1]).unwrap();
     let col = Tensor::from_vec(Vec::<i64>::new(), &[0]).unwrap();
     let v = Tensor::from_vec(Vec::<f64>::new(), &[0]).unwrap();
-    let x = Tensor::sparse_csr(&crow, &col, &v, &[1, 0, usize::MAX]).unwrap();
+    let e = Tensor::sparse_csr(&crow, &col, &v, &[1, 0, usize::MAX]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let idx = Tensor::zeros(&[3, 0], DType::I64).unwrap();
+    let vals = Tensor::zeros(&[0], DType::F64).unwrap();
+    let e = Tensor::sparse_coo(&idx, &vals, &[1, 0, usize::MAX]).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(Tensor::zeros(&[0, 1 << 63], DType::F32).is_err());
+    // a dim of exactly i64::MAX still slices with exact bounds
+    let big = i64::MAX as usize;
+    let x = Tensor::sparse_csr(&crow, &col, &v, &[1, 0, big]).unwrap();
     let y = tapegrad::sparse::slice(&x, &[-1], &[2], &[4]).unwrap();
     assert_eq!(y.shape(), vec![1, 0, 2]);
     let y = tapegrad::sparse::slice(&x, &[2], &[-3], &[i64::MAX]).unwrap();
-    assert_eq!(y.shape(), vec![1, 0, 0]); // start wraps to usize::MAX - 3 > i64::MAX = end
+    assert_eq!(y.shape(), vec![1, 0, 3]);
 }
 
 #[test]

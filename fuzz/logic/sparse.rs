@@ -112,8 +112,12 @@ fn numel(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
 }
 
-/// The constructors' element-count rule: every running product stays within `isize::MAX / 16`.
+/// The constructors' element-count rule: every size fits in i64 and every running product stays
+/// within `isize::MAX / 16`.
 fn numel_ok(shape: &[usize]) -> bool {
+    if shape.iter().any(|&d| d > i64::MAX as usize) {
+        return false;
+    }
     let mut n = 1usize;
     for &d in shape {
         match n.checked_mul(d) {
@@ -169,7 +173,9 @@ fn sguard<R>(pool: &[&Tensor], ctx: &str, op: impl FnOnce() -> tapegrad::Result<
 fn dim_size(inp: &mut Input) -> usize {
     match inp.u8() % 32 {
         0 => 1usize << (20 + inp.below(44)),
-        1 => usize::MAX,
+        // above and at the int64 limit of sizes
+        1 if inp.bool() => usize::MAX,
+        1 => i64::MAX as usize,
         k => k as usize % 5,
     }
 }
@@ -267,7 +273,14 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
     }
     let vn = numel(&vshape).filter(|&n| n <= MAX_DENSE)?;
     let vals: Vec<f64> = (0..vn).map(|_| value(inp)).collect();
-    let values = Tensor::from_vec(vals.clone(), &vshape).unwrap();
+    let values = match Tensor::from_vec(vals.clone(), &vshape) {
+        Ok(v) => v,
+        Err(e) => {
+            // only shapes outside the constructors' size rule (with numel 0) are refused
+            assert!(!numel_ok(&vshape), "from_vec refused {vshape:?}: {e}");
+            return None;
+        }
+    };
     let values = if inp.u8() % 8 == 0 {
         values.to_dtype(DType::F32).unwrap()
     } else {
@@ -695,11 +708,9 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
     let b = match Tensor::from_vec(bv.clone(), &bshape) {
         Ok(b) => b,
         Err(e) => {
-            // only a dim above i64::MAX (with numel 0) is refused; such a shape has no dense reference
-            assert!(
-                bshape.iter().any(|&d| d > i64::MAX as usize),
-                "from_vec refused {bshape:?}: {e}"
-            );
+            // only shapes outside the constructors' size rule (with numel 0) are refused; such a
+            // shape has no dense reference
+            assert!(!numel_ok(&bshape), "from_vec refused {bshape:?}: {e}");
             return;
         }
     };

@@ -197,7 +197,7 @@ fn accumulate_rows<T: Element>(
             work(c + 1, p, r);
         }
     } else {
-        rayon::scope(|sc| {
+        rayon::in_place_scope(|sc| {
             for (c, p) in partial.iter_mut().enumerate() {
                 sc.spawn(move |_| work(c + 1, p, r));
             }

@@ -13,8 +13,25 @@ pub fn numel(sizes: &[usize]) -> usize {
     }
 }
 
-/// Product of sizes with overflow checking (also bounded so that numel * 16 bytes fits).
+/// Refuses a size above `i64::MAX`: PyTorch's sizes are int64, and every i64-based API (view,
+/// expand, reshape) must be able to name each size (an empty tensor could otherwise carry one).
+fn check_sizes_i64(sizes: &[usize], op: &'static str) -> Result<()> {
+    if let Some(&s) = sizes.iter().find(|&&s| s > i64::MAX as usize) {
+        bail!(
+            InvalidArgument,
+            op,
+            "size {} in shape {:?} does not fit in int64",
+            s,
+            sizes
+        );
+    }
+    Ok(())
+}
+
+/// Product of sizes with overflow checking (also bounded so that numel * 16 bytes fits); every
+/// size must fit in i64.
 pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
+    check_sizes_i64(sizes, op)?;
     let mut n: usize = 1;
     for &s in sizes {
         n = match n.checked_mul(s) {
@@ -33,6 +50,7 @@ pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
 /// Checks that the product of `sizes` fits in `i64` (PyTorch's "numel: integer multiplication
 /// overflow"); views may describe more elements than can be allocated, but never more than this.
 pub(crate) fn check_numel_i64(sizes: &[usize], op: &'static str) -> Result<usize> {
+    check_sizes_i64(sizes, op)?;
     let mut n: usize = 1;
     for &s in sizes {
         n = match n.checked_mul(s) {
@@ -198,7 +216,8 @@ pub fn compute_stride(
     if old_sizes.is_empty() {
         return Some(vec![1; new_sizes.len()]);
     }
-    let numel: usize = old_sizes.iter().product();
+    // zero-aware: [0, huge, huge] has 0 elements although huge * huge overflows
+    let numel = numel(old_sizes);
     if numel == 0 && old_sizes == new_sizes {
         return Some(old_strides.to_vec());
     }
@@ -208,7 +227,11 @@ pub fn compute_stride(
             if view_d == new_sizes.len() - 1 {
                 new_strides[view_d] = 1;
             } else {
-                new_strides[view_d] = new_sizes[view_d + 1].max(1) * new_strides[view_d + 1];
+                // saturating like `contiguous_strides`: strides of an empty tensor address
+                // nothing, but huge sizes must not overflow (libFuzzer views/set_resize finding)
+                new_strides[view_d] = new_sizes[view_d + 1]
+                    .max(1)
+                    .saturating_mul(new_strides[view_d + 1]);
             }
         }
         return Some(new_strides);
@@ -221,7 +244,7 @@ pub fn compute_stride(
         tensor_numel *= old_sizes[tensor_d];
         let end_of_chunk = tensor_d == 0
             || (old_sizes[tensor_d - 1] != 1
-                && old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride);
+                && Some(old_strides[tensor_d - 1]) != tensor_numel.checked_mul(chunk_base_stride));
         if end_of_chunk {
             while view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d as usize] == 1) {
                 new_strides[view_d as usize] = view_numel * chunk_base_stride;

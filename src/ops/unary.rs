@@ -471,7 +471,11 @@ impl Backward for UnaryBackward {
                 g.mul(&z.div(&safe)?)?
             }
             Abs => g.mul(&s().sign()?)?,
-            Relu => Tensor::where_(&s().gt(0)?, &g, 0.0)?,
+            // PyTorch's threshold_backward: zero where the output is <= 0 (NaN passes the grad)
+            Relu => match relu_grad_dense(&g, s()) {
+                Some(r) => r?,
+                None => Tensor::where_(&s().le(0)?, 0.0, &g)?,
+            },
             Exp => g.mul(&s().conj_if_complex()?)?,
             Exp2 => g.mul(s())?.mul(ln2)?,
             Log => g.div(s())?,
@@ -778,4 +782,24 @@ unary_methods! {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     trunc, trunc_ => UOp::Trunc;
+}
+
+/// ReLU's backward `y <= 0 ? 0 : g` as one flat pass over dense f32/f64 operands of one layout
+/// when no graph of the backward is being recorded; `None` sends the caller to the general
+/// (differentiable) formula.
+fn relu_grad_dense(g: &Tensor, y: &Tensor) -> Option<Result<Tensor>> {
+    if g.dtype() != y.dtype()
+        || (crate::autograd::is_grad_enabled() && (g.requires_grad() || y.requires_grad()))
+    {
+        return None;
+    }
+    match g.dtype() {
+        DType::F32 => {
+            super::dense::binary::<f32, f32>(g, y, &|g, y| if y <= 0.0 { 0.0 } else { g })
+        }
+        DType::F64 => {
+            super::dense::binary::<f64, f64>(g, y, &|g, y| if y <= 0.0 { 0.0 } else { g })
+        }
+        _ => None,
+    }
 }

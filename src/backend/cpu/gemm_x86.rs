@@ -629,43 +629,48 @@ pub(crate) unsafe fn gemm<K: Kernel>(
     }
     let ops = Operands { c, a, b };
     let per = tiles.div_ceil(parts) * unit;
-    rayon::scope(|s| {
-        for t in 0..parts {
-            let start = t * per;
-            if start >= len {
-                break;
-            }
-            let size = per.min(len - start);
-            s.spawn(move |_| {
-                let ops = ops;
-                let o = start as isize;
-                // SAFETY: stripe `t` covers rows (or columns) [start, start+size) of C and the
-                // matching rows of A (or columns of B); stripes are disjoint, so no two
-                // workers write the same element of C.
-                unsafe {
-                    if split_n {
-                        let c = Strided {
-                            ptr: ops.c.ptr.offset(o * ops.c.cs),
-                            ..ops.c
-                        };
-                        let b = Strided {
-                            ptr: ops.b.ptr.offset(o * ops.b.cs),
-                            ..ops.b
-                        };
-                        gemm_serial::<K>(m, size, k, c, ops.a, b);
-                    } else {
-                        let c = Strided {
-                            ptr: ops.c.ptr.offset(o * ops.c.rs),
-                            ..ops.c
-                        };
-                        let a = Strided {
-                            ptr: ops.a.ptr.offset(o * ops.a.rs),
-                            ..ops.a
-                        };
-                        gemm_serial::<K>(size, n, k, c, a, ops.b);
-                    }
-                }
-            });
+    // stripe `t` covers rows (or columns) [t*per, t*per + size) of C and the matching rows of
+    // A (or columns of B)
+    let stripe = move |t: usize| {
+        let ops = ops;
+        let start = t * per;
+        if start >= len {
+            return;
         }
+        let size = per.min(len - start);
+        let o = start as isize;
+        // SAFETY: stripes are disjoint, so no two threads write the same element of C; each
+        // stripe's sub-operands lie inside the caller's operands.
+        unsafe {
+            if split_n {
+                let c = Strided {
+                    ptr: ops.c.ptr.offset(o * ops.c.cs),
+                    ..ops.c
+                };
+                let b = Strided {
+                    ptr: ops.b.ptr.offset(o * ops.b.cs),
+                    ..ops.b
+                };
+                gemm_serial::<K>(m, size, k, c, ops.a, b);
+            } else {
+                let c = Strided {
+                    ptr: ops.c.ptr.offset(o * ops.c.rs),
+                    ..ops.c
+                };
+                let a = Strided {
+                    ptr: ops.a.ptr.offset(o * ops.a.rs),
+                    ..ops.a
+                };
+                gemm_serial::<K>(size, n, k, c, a, ops.b);
+            }
+        }
+    };
+    // stripes 1.. go to the pool; this thread computes stripe 0 (an `in_place_scope`: from
+    // outside the pool, `scope` would inject its body too and block this thread)
+    rayon::in_place_scope(|s| {
+        for t in 1..parts {
+            s.spawn(move |_| stripe(t));
+        }
+        stripe(0);
     });
 }
