@@ -233,3 +233,21 @@ fn inplace_on_a_view_of_a_view_leaf_is_refused() {
     r.mul_(2.0).unwrap();
     assert_eq!(b.version(), 1);
 }
+
+#[test]
+fn view_of_empty_tensor_with_huge_sizes() {
+    // was: `compute_stride` multiplied the old sizes without the zero shortcut and the new
+    // contiguous strides without saturation, overflowing for empty shapes with huge sizes
+    // (libFuzzer views and set_resize findings, under overflow checks)
+    let big = i64::MAX;
+    let x = Tensor::zeros(&[0], DType::F32).unwrap();
+    let v = x.view(&[0, big, 4]).unwrap();
+    assert_eq!(v.shape(), vec![0, big as usize, 4]);
+    assert_eq!(v.numel(), 0);
+    let w = v.view(&[4, 0, big]).unwrap();
+    assert_eq!(w.shape(), vec![4, 0, big as usize]);
+    assert_eq!(w.strides()[2], 1);
+    let u = w.unflatten(2, &[big, 1]).unwrap();
+    assert_eq!(u.shape(), vec![4, 0, big as usize, 1]);
+    assert_eq!(u.to_vec::<f32>().unwrap(), Vec::<f32>::new());
+}
