@@ -17,11 +17,23 @@ pub(crate) use shape::{check_numel, check_numel_i64, wrap_dims};
 pub type Dims = smallvec::SmallVec<[usize; 6]>;
 
 /// Sizes, strides and storage offset of a strided tensor (all in elements).
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
+#[derive(Debug, PartialEq, Eq, Hash, Default)]
 pub struct Layout {
     sizes: Dims,
     strides: Dims,
     offset: usize,
+}
+
+impl Clone for Layout {
+    /// Copies the dims as slices (`SmallVec`'s own `Clone` goes element by element through
+    /// `Extend`; layouts are cloned on every op, so this is on the autograd hot path).
+    fn clone(&self) -> Self {
+        Layout {
+            sizes: Dims::from_slice(&self.sizes),
+            strides: Dims::from_slice(&self.strides),
+            offset: self.offset,
+        }
+    }
 }
 
 impl Layout {

@@ -121,6 +121,27 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
 
 /// Copies `src` into `dst` (same shape), converting dtypes. Both geometries must be valid.
 pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sdt: crate::DType) {
+    // same dtype, both contiguous, different storages: one memcpy (the common case in
+    // CopySlices, where the per-call bookkeeping of the strided path dominates small copies)
+    if ddt == sdt
+        && dst.layout.is_contiguous()
+        && src.layout.is_contiguous()
+        && !dst.storage.same(&src.storage)
+    {
+        let esz = ddt.size();
+        let n = dst.layout.numel();
+        let mut locks = crate::storage::lock_for_write(&dst.storage, &[&src.storage]);
+        let (d0, s0) = (dst.layout.offset() * esz, src.layout.offset() * esz);
+        assert!(
+            d0 + n * esz <= locks.out_len() && s0 + n * esz <= locks.in_len(&src.storage),
+            "internal: copy_raw geometry outside its storage"
+        );
+        let (po, pi) = (locks.out_ptr(), locks.in_ptr(&src.storage));
+        // SAFETY: both byte ranges lie inside their locked storages (asserted above) and the
+        // storages differ, so the ranges do not overlap.
+        unsafe { std::ptr::copy_nonoverlapping(pi.add(s0), po.add(d0), n * esz) };
+        return;
+    }
     let shape = dst.layout.sizes();
     with_raw(dst, shape, &[src], |out, ins| {
         // SAFETY: both geometries are tensor layouts, which always lie inside their storages.
