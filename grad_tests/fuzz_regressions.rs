@@ -251,3 +251,45 @@ fn view_of_empty_tensor_with_huge_sizes() {
     assert_eq!(u.shape(), vec![4, 0, big as usize, 1]);
     assert_eq!(u.to_vec::<f32>().unwrap(), Vec::<f32>::new());
 }
+
+#[test]
+fn movedim_of_a_0_dim_tensor() {
+    // was: an index out of bounds panic building the permutation (libFuzzer views finding)
+    let x = Tensor::scalar(2.0f64).requires_grad_(true).unwrap();
+    let y = x.movedim(&[0], &[-1]).unwrap();
+    assert_eq!(y.shape(), Vec::<usize>::new());
+    assert!(y.is_view());
+    y.mul(3.0).unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![3.0]);
+    assert!(x.movedim(&[1], &[0]).is_err());
+}
+
+#[test]
+fn set_with_stride_0_and_overflowing_numel_is_an_error() {
+    // was: stride 0 kept the storage span at one element, so sizes whose product overflows were
+    // accepted and `numel` overflowed later (libFuzzer set_resize finding)
+    let s = tapegrad::Storage::zeroed(8).unwrap();
+    let x = Tensor::zeros(&[0], DType::F64).unwrap();
+    let e = x
+        .set_storage(&s, 0, &[1 << 40, 1 << 40], Some(&[0, 0]))
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert_eq!((x.shape(), x.version()), (vec![0], 0));
+    // within i64 it is a valid (overlapping) geometry
+    x.set_storage(&s, 0, &[1 << 20, 1 << 20], Some(&[0, 0]))
+        .unwrap();
+    assert_eq!(x.numel(), 1 << 40);
+}
+
+#[test]
+fn dense_check_of_an_empty_layout_with_huge_sizes() {
+    // was: `is_non_overlapping_and_dense` multiplied the sizes unchecked (libFuzzer sparse
+    // finding, through `to_dtype` of an empty tensor with huge sizes)
+    let big = i64::MAX;
+    let x = Tensor::zeros(&[0], DType::F64)
+        .unwrap()
+        .view(&[0, big, big])
+        .unwrap();
+    let y = x.to_dtype(DType::F32).unwrap();
+    assert_eq!((y.shape(), y.numel()), (x.shape(), 0));
+}

@@ -56,8 +56,15 @@ impl Model {
     }
 }
 
-/// Elements needed by a geometry, or `None` on overflow.
+/// Elements needed by a geometry, or `None` when it is refused: a size or a running product of
+/// the sizes above i64::MAX (PyTorch's int64 sizes and numel) or a span that overflows.
 fn need(sizes: &[usize], strides: &[usize], offset: usize) -> Option<usize> {
+    if sizes.iter().any(|&d| d > i64::MAX as usize) {
+        return None;
+    }
+    sizes.iter().try_fold(1usize, |a, &d| {
+        a.checked_mul(d).filter(|&v| v <= i64::MAX as usize)
+    })?;
     let span = Layout::checked_storage_span(sizes, strides, offset)?;
     span.checked_mul(8).map(|_| span)
 }

@@ -147,7 +147,8 @@ impl Layout {
             if self.strides[d] != require {
                 return false;
             }
-            require *= s;
+            // saturating: an empty layout may carry huge sizes (libFuzzer sparse finding)
+            require = require.saturating_mul(s);
         }
         true
     }

@@ -126,21 +126,22 @@ pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sd
     if ddt == sdt
         && dst.layout.is_contiguous()
         && src.layout.is_contiguous()
+        && dst.layout.numel() == src.layout.numel()
         && !dst.storage.same(&src.storage)
     {
         let esz = ddt.size();
-        let n = dst.layout.numel();
+        let n = dst.layout.numel() * esz;
         let mut locks = crate::storage::lock_for_write(&dst.storage, &[&src.storage]);
         let (d0, s0) = (dst.layout.offset() * esz, src.layout.offset() * esz);
-        assert!(
-            d0 + n * esz <= locks.out_len() && s0 + n * esz <= locks.in_len(&src.storage),
-            "internal: copy_raw geometry outside its storage"
-        );
-        let (po, pi) = (locks.out_ptr(), locks.in_ptr(&src.storage));
-        // SAFETY: both byte ranges lie inside their locked storages (asserted above) and the
-        // storages differ, so the ranges do not overlap.
-        unsafe { std::ptr::copy_nonoverlapping(pi.add(s0), po.add(d0), n * esz) };
-        return;
+        // (a geometry outside a storage shrunk by `set_`/`resize_` takes the general path,
+        // which checks it element by element)
+        if d0 + n <= locks.out_len() && s0 + n <= locks.in_len(&src.storage) {
+            let (po, pi) = (locks.out_ptr(), locks.in_ptr(&src.storage));
+            // SAFETY: both byte ranges lie inside their locked storages (checked just above)
+            // and the storages differ, so the ranges do not overlap.
+            unsafe { std::ptr::copy_nonoverlapping(pi.add(s0), po.add(d0), n) };
+            return;
+        }
     }
     let shape = dst.layout.sizes();
     with_raw(dst, shape, &[src], |out, ins| {

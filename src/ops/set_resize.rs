@@ -81,6 +81,9 @@ impl Tensor {
                 "Attempted to set the storage of a tensor on another device"
             );
         }
+        // the element count must fit in i64 even when stride 0 keeps the span small (PyTorch's
+        // "numel: integer multiplication overflow"; libFuzzer set_resize finding)
+        crate::layout::check_numel_i64(sizes, "set_")?;
         let strides = strides
             .map(|s| s.to_vec())
             .unwrap_or_else(|| contiguous_strides(sizes));
@@ -303,6 +306,8 @@ impl Tensor {
         if d.layout.sizes() == sizes {
             return Ok(self.clone());
         }
+        // int64 sizes and element count, like `set_` (an empty shape may carry huge sizes)
+        crate::layout::check_numel_i64(sizes, "resize_")?;
         let isz = self.dtype().size();
         let strides = contiguous_strides(sizes);
         let needed = Layout::checked_storage_span(sizes, &strides, d.layout.offset())

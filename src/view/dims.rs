@@ -191,6 +191,10 @@ impl Tensor {
         }
         let src = wrap_dims(source, nd, "movedim")?;
         let dst = wrap_dims(destination, nd, "movedim")?;
+        if nd == 0 {
+            // a 0-dim tensor accepts dim 0 / -1 and has nothing to move (libFuzzer views finding)
+            return self.permute(&[]);
+        }
         let mut perm = vec![usize::MAX; nd];
         for (s, d) in src.iter().zip(&dst) {
             perm[*d] = *s;
