@@ -197,7 +197,7 @@ fn accumulate_rows<T: Element>(
             work(c + 1, p, r);
         }
     } else {
-        rayon::in_place_scope(|sc| {
+        rayon::scope(|sc| {
             for (c, p) in partial.iter_mut().enumerate() {
                 sc.spawn(move |_| work(c + 1, p, r));
             }

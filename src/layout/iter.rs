@@ -204,9 +204,9 @@ pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + 
     }
     let chunks = threads.min(n / min_chunk);
     let per = n.div_ceil(chunks).next_multiple_of(16);
-    // the calling thread runs the first chunk itself (an `in_place_scope`, not a `scope` whose
-    // body would be injected into the pool): one thread wake-up less per call
-    rayon::in_place_scope(|sc| {
+    // (a `scope`, whose body runs on a pool thread: with `in_place_scope` the calling thread
+    // would compete for a core with the idle worker that spins looking for work)
+    rayon::scope(|sc| {
         let f = &f;
         for i in 1..chunks {
             let (lo, hi) = (i * per, ((i + 1) * per).min(n));

@@ -665,9 +665,9 @@ pub(crate) unsafe fn gemm<K: Kernel>(
             }
         }
     };
-    // stripes 1.. go to the pool; this thread computes stripe 0 (an `in_place_scope`: from
-    // outside the pool, `scope` would inject its body too and block this thread)
-    rayon::in_place_scope(|s| {
+    // every stripe runs on the pool (with `in_place_scope` the calling thread would compete for
+    // a core with the idle worker that spins looking for work: measured 2x slower at 256)
+    rayon::scope(|s| {
         for t in 1..parts {
             s.spawn(move |_| stripe(t));
         }

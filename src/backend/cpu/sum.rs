@@ -82,15 +82,11 @@ fn par_pairwise<S: Copy + Sync, A: Element>(
         return pairwise(x, conv, avx2);
     }
     let (l, r) = x.split_at(split(x.len()));
-    // the right half goes to the pool, the left runs on this thread (not `join`, which from
-    // outside the pool would inject both halves and block this thread)
-    let mut rs = None;
-    let ls = rayon::in_place_scope(|sc| {
-        let rs = &mut rs;
-        sc.spawn(move |_| *rs = Some(par_pairwise(r, conv, avx2, depth - 1)));
-        par_pairwise(l, conv, avx2, depth - 1)
-    });
-    ls.add(rs.expect("internal: the scope waits for its spawned half"))
+    let (ls, rs) = rayon::join(
+        || par_pairwise(l, conv, avx2, depth - 1),
+        || par_pairwise(r, conv, avx2, depth - 1),
+    );
+    ls.add(rs)
 }
 
 /// The sum of `x` in `A` (each element converted by `conv`, e.g. f16 -> f32), pairwise over
