@@ -293,3 +293,33 @@ fn dense_check_of_an_empty_layout_with_huge_sizes() {
     let y = x.to_dtype(DType::F32).unwrap();
     assert_eq!((y.shape(), y.numel()), (x.shape(), 0));
 }
+
+#[test]
+fn unbind_of_an_empty_tensor_with_a_huge_dim_is_an_error() {
+    // was: unbind/split of an empty tensor with a dim of 2^40 aborted the process allocating the
+    // outputs' layouts (libFuzzer views finding); now it is an error and nothing changes
+    let x = Tensor::zeros(&[0], DType::F32)
+        .unwrap()
+        .view(&[1 << 40, 0])
+        .unwrap();
+    assert_eq!(x.unbind(0).unwrap_err().kind(), ErrorKind::InvalidArgument);
+    assert_eq!(
+        x.split(1, 0).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        x.chunk(1 << 40, 0).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(x.version(), 0);
+    // small counts still work
+    assert_eq!(x.unbind(1).unwrap().len(), 0);
+    assert_eq!(
+        Tensor::zeros(&[3, 0], DType::F32)
+            .unwrap()
+            .unbind(0)
+            .unwrap()
+            .len(),
+        3
+    );
+}

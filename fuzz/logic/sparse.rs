@@ -380,11 +380,13 @@ fn build_csr(inp: &mut Input) -> Option<Tensor> {
     }
     let nnz = col.len();
     let crow_t = index_tensor(inp, crow.clone(), &[crow.len()]);
-    let crow_t = if rank == 3 && crow.len() == b * (r + 1) && inp.u8() % 4 == 0 {
-        crow_t.reshape(&[b as i64, (r + 1) as i64]).unwrap()
-    } else {
-        crow_t
-    };
+    // (a reshape needs int64 sizes: b may be 0 with r + 1 above i64::MAX)
+    let crow_t =
+        if rank == 3 && crow.len() == b * (r + 1) && r < i64::MAX as usize && inp.u8() % 4 == 0 {
+            crow_t.reshape(&[b as i64, (r + 1) as i64]).unwrap()
+        } else {
+            crow_t
+        };
     let col_t = Tensor::from_vec(col.clone(), &[nnz]).unwrap();
     let col_t = if crow_t.dtype() == DType::I32 && inp.u8() % 8 != 0 {
         col_t.to_dtype(DType::I32).unwrap()

@@ -29,6 +29,15 @@ fn selected(l: &Layout, d: usize, i: usize) -> Layout {
     Layout::new(sizes, strides, offset)
 }
 
+/// Refuses `n` outputs of a multi-output view when their bookkeeping cannot be allocated (an
+/// empty tensor may have a dim of 2^40: libFuzzer views finding, an allocation abort before).
+fn reserve_outputs(n: usize, op: &'static str) -> Result<()> {
+    let mut probe: Vec<(Layout, Tensor)> = Vec::new();
+    probe
+        .try_reserve_exact(n)
+        .map_err(|_| crate::err!(InvalidArgument, op, "{}: cannot allocate {} outputs", op, n))
+}
+
 fn dim_of(t: &Tensor, dim: i64, op: &'static str) -> Result<(Layout, usize)> {
     let l = t.layout();
     if l.dim() == 0 {
@@ -214,6 +223,7 @@ impl Tensor {
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
         let (l, d) = dim_of(self, dim, "unbind")?;
         let n = l.sizes()[d];
+        reserve_outputs(n, "unbind")?;
         multi_view(
             self,
             |l| (0..n).map(|i| selected(l, d, i)).collect(),
@@ -246,6 +256,7 @@ impl Tensor {
         } else {
             size.div_ceil(split_size).max(1)
         };
+        reserve_outputs(n, "split")?;
         let pieces = |l: &Layout| {
             (0..n)
                 .map(|i| {
