@@ -81,20 +81,25 @@ pub(crate) fn strided_view(
     view_with(input, layout, AsStridedBackward { name, base, view })
 }
 
-/// Several views `geom(input's layout)` of one input sharing one multi-output node
-/// (unbind/split/chunk).
+/// `n` views `piece(input's layout, i)` of one input sharing one multi-output node
+/// (unbind/split/chunk). The outputs are reserved fallibly: an empty input may have a dim of
+/// 2^40 (libFuzzer views finding: an allocation abort before).
 pub(crate) fn multi_view(
     input: &Tensor,
-    geom: impl Fn(&Layout) -> Vec<Layout>,
-    name: &'static str,
+    n: usize,
+    piece: impl Fn(&Layout, usize) -> Layout,
+    (op, name): (&'static str, &'static str),
 ) -> Result<Vec<Tensor>> {
-    input.check_strided(name)?;
+    input.check_strided(op)?;
+    let too_many = || crate::err!(InvalidArgument, op, "{}: cannot allocate {} outputs", op, n);
+    let mut layouts = Vec::new();
+    layouts.try_reserve_exact(n).map_err(|_| too_many())?;
+    let mut outs = Vec::new();
+    outs.try_reserve_exact(n).map_err(|_| too_many())?;
     let l = input.layout();
-    let layouts = geom(&l);
-    let outs: Vec<Tensor> = layouts
-        .iter()
-        .map(|l| make_view(input, l.clone(), true))
-        .collect();
+    let geom = |l: &Layout| (0..n).map(|i| piece(l, i)).collect::<Vec<_>>();
+    layouts.extend((0..n).map(|i| piece(&l, i)));
+    outs.extend(layouts.iter().map(|l| make_view(input, l.clone(), true)));
     let (base, views) = backward_geometry(&l, &layouts, geom);
     let refs: Vec<&Tensor> = outs.iter().collect();
     record(

@@ -29,15 +29,6 @@ fn selected(l: &Layout, d: usize, i: usize) -> Layout {
     Layout::new(sizes, strides, offset)
 }
 
-/// Refuses `n` outputs of a multi-output view when their bookkeeping cannot be allocated (an
-/// empty tensor may have a dim of 2^40: libFuzzer views finding, an allocation abort before).
-fn reserve_outputs(n: usize, op: &'static str) -> Result<()> {
-    let mut probe: Vec<(Layout, Tensor)> = Vec::new();
-    probe
-        .try_reserve_exact(n)
-        .map_err(|_| crate::err!(InvalidArgument, op, "{}: cannot allocate {} outputs", op, n))
-}
-
 fn dim_of(t: &Tensor, dim: i64, op: &'static str) -> Result<(Layout, usize)> {
     let l = t.layout();
     if l.dim() == 0 {
@@ -222,12 +213,11 @@ impl Tensor {
     /// ```
     pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
         let (l, d) = dim_of(self, dim, "unbind")?;
-        let n = l.sizes()[d];
-        reserve_outputs(n, "unbind")?;
         multi_view(
             self,
-            |l| (0..n).map(|i| selected(l, d, i)).collect(),
-            "UnbindBackward0",
+            l.sizes()[d],
+            |l, i| selected(l, d, i),
+            ("unbind", "UnbindBackward0"),
         )
     }
 
@@ -256,16 +246,11 @@ impl Tensor {
         } else {
             size.div_ceil(split_size).max(1)
         };
-        reserve_outputs(n, "split")?;
-        let pieces = |l: &Layout| {
-            (0..n)
-                .map(|i| {
-                    let s = (i * split_size).min(size);
-                    narrowed(l, d, s, split_size.min(size - s), 1)
-                })
-                .collect()
+        let piece = |l: &Layout, i: usize| {
+            let s = (i * split_size).min(size);
+            narrowed(l, d, s, split_size.min(size - s), 1)
         };
-        multi_view(self, pieces, "SplitBackward0")
+        multi_view(self, n, piece, ("split", "SplitBackward0"))
     }
 
     /// Pieces with the given sizes along `dim` (they must sum to the dim size).
@@ -289,18 +274,21 @@ impl Tensor {
                 sizes
             );
         }
-        let pieces = |l: &Layout| {
-            let mut start = 0;
-            sizes
-                .iter()
-                .map(|&s| {
-                    let v = narrowed(l, d, start, s, 1);
-                    start += s;
-                    v
-                })
-                .collect()
-        };
-        multi_view(self, pieces, "SplitWithSizesBackward0")
+        let starts: Vec<usize> = sizes
+            .iter()
+            .scan(0, |start, &s| {
+                let here = *start;
+                *start += s;
+                Some(here)
+            })
+            .collect();
+        let piece = |l: &Layout, i: usize| narrowed(l, d, starts[i], sizes[i], 1);
+        multi_view(
+            self,
+            sizes.len(),
+            piece,
+            ("split_with_sizes", "SplitWithSizesBackward0"),
+        )
     }
 
     /// `chunks` nearly equal pieces along `dim` (fewer if the size does not allow).
