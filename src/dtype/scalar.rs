@@ -52,13 +52,22 @@ impl Scalar {
     pub fn to_i64(self) -> i64 {
         self.to::<i64>()
     }
-    /// True if the value is a non-integral float or not finite.
+    /// True if the value equals zero (`-0.0` included).
     pub fn is_zero(self) -> bool {
         match self {
             Scalar::Bool(b) => !b,
             Scalar::Int(i) => i == 0,
             Scalar::Float(f) => f == 0.0,
             Scalar::Complex(c) => c.re == 0.0 && c.im == 0.0,
+        }
+    }
+    /// True if the value is stored as all-zero bits in every dtype (zero, but not `-0.0`),
+    /// i.e. zero-filled memory already holds it.
+    pub(crate) fn is_zero_bits(self) -> bool {
+        match self {
+            Scalar::Float(f) => f.to_bits() == 0,
+            Scalar::Complex(c) => c.re.to_bits() == 0 && c.im.to_bits() == 0,
+            _ => self.is_zero(),
         }
     }
 }

@@ -144,7 +144,7 @@ impl Tensor {
     pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
         let t = Self::zeros(shape, dtype)?;
         let v = value.into();
-        if !v.is_zero() {
+        if !v.is_zero_bits() {
             let d = t.data();
             let mut g = d.storage.write();
             let n = d.layout.numel() as isize;
