@@ -422,79 +422,52 @@ pub(crate) struct Strided<P> {
     pub cs: isize,
 }
 
-/// Packs the `mc x kc` block at `a` into `MR`-row micro-panels (`dst[panel][p][i]`), zero-padding
-/// the last panel's missing rows.
+/// Packs an operand block into micro-panels of `w` lanes (`dst[panel][p][i]`, zero-padding the
+/// last panel's missing lanes): lane `i` of panel `q` is element `q*w + i` along the panel
+/// direction (stride `ps`), `p < kc` runs along the shared `k` dimension (stride `ds`).
+/// `transposing` packs one full panel when `ds == 1` (register transposes).
+///
+/// A's `mc x kc` block packs as `pack_panels(mc, kc, a.ptr, a.rs, a.cs, MR, pack_a_rows)`, B's
+/// `kc x nc` block as `pack_panels(nc, kc, b.ptr, b.cs, b.rs, NR, pack_b_cols)`.
 ///
 /// # Safety
-/// AVX2 available; `a` must address `mc x kc` readable elements; `dst` must hold
-/// `ceil(mc/MR)*MR*kc` elements.
+/// AVX2 available; `src` must address `n x kc` readable elements at these strides; `dst` must
+/// hold `ceil(n/w)*w*kc` elements.
 #[inline(always)]
-unsafe fn pack_a<K: Kernel>(mc: usize, kc: usize, a: Strided<*const K>, dst: *mut K) {
-    let mr_full = K::MR;
-    for (panel, ir) in (0..mc).step_by(mr_full).enumerate() {
-        let mr = mr_full.min(mc - ir);
-        // SAFETY: panel `panel` occupies [panel*MR*kc, (panel+1)*MR*kc) of `dst`; source
-        // indices (ir+i, p) with i < mr, p < kc lie inside the caller's block.
+#[allow(clippy::too_many_arguments)]
+unsafe fn pack_panels<K: Kernel>(
+    n: usize,
+    kc: usize,
+    src: *const K,
+    ps: isize,
+    ds: isize,
+    w: usize,
+    transposing: unsafe fn(usize, *const K, isize, *mut K),
+    dst: *mut K,
+) {
+    for (panel, i0) in (0..n).step_by(w).enumerate() {
+        let lanes = w.min(n - i0);
+        // SAFETY: panel `panel` occupies [panel*w*kc, (panel+1)*w*kc) of `dst`; source
+        // elements (i0+i, p) with i < lanes, p < kc lie inside the caller's block.
         unsafe {
-            let d = dst.add(panel * mr_full * kc);
-            let src = a.ptr.offset(ir as isize * a.rs);
-            if a.rs == 1 && mr == mr_full {
+            let d = dst.add(panel * w * kc);
+            let s0 = src.offset(i0 as isize * ps);
+            if ps == 1 && lanes == w {
                 for p in 0..kc {
-                    let s = src.offset(p as isize * a.cs);
-                    std::ptr::copy_nonoverlapping(s, d.add(p * mr_full), mr_full);
+                    std::ptr::copy_nonoverlapping(s0.offset(p as isize * ds), d.add(p * w), w);
                 }
-            } else if a.cs == 1 && mr == mr_full {
-                K::pack_a_rows(kc, src, a.rs, d);
+            } else if ds == 1 && lanes == w {
+                transposing(kc, s0, ps, d);
             } else {
-                for i in 0..mr {
-                    let row = src.offset(i as isize * a.rs);
+                for i in 0..lanes {
+                    let line = s0.offset(i as isize * ps);
                     for p in 0..kc {
-                        *d.add(p * mr_full + i) = *row.offset(p as isize * a.cs);
+                        *d.add(p * w + i) = *line.offset(p as isize * ds);
                     }
                 }
-                for i in mr..mr_full {
+                for i in lanes..w {
                     for p in 0..kc {
-                        *d.add(p * mr_full + i) = K::ZERO;
-                    }
-                }
-            }
-        }
-    }
-}
-
-/// Packs the `kc x nc` block at `b` into `NR`-column micro-panels (`dst[panel][p][j]`),
-/// zero-padding the last panel's missing columns.
-///
-/// # Safety
-/// AVX2 available; `b` must address `kc x nc` readable elements; `dst` must hold
-/// `ceil(nc/NR)*NR*kc` elements.
-#[inline(always)]
-unsafe fn pack_b<K: Kernel>(kc: usize, nc: usize, b: Strided<*const K>, dst: *mut K) {
-    let nr_full = K::NR;
-    for (panel, jr) in (0..nc).step_by(nr_full).enumerate() {
-        let nr = nr_full.min(nc - jr);
-        // SAFETY: panel `panel` occupies [panel*NR*kc, (panel+1)*NR*kc) of `dst`; source
-        // indices (p, jr+j) with p < kc, j < nr lie inside the caller's block.
-        unsafe {
-            let d = dst.add(panel * nr_full * kc);
-            let src = b.ptr.offset(jr as isize * b.cs);
-            if b.cs == 1 && nr == nr_full {
-                for p in 0..kc {
-                    let s = src.offset(p as isize * b.rs);
-                    std::ptr::copy_nonoverlapping(s, d.add(p * nr_full), nr_full);
-                }
-            } else if b.rs == 1 && nr == nr_full {
-                K::pack_b_cols(kc, src, b.cs, d);
-            } else {
-                for j in 0..nr {
-                    let col = src.offset(j as isize * b.cs);
-                    for p in 0..kc {
-                        *d.add(p * nr_full + j) = *col.offset(p as isize * b.rs);
-                    }
-                }
-                for j in nr..nr_full {
-                    for p in 0..kc {
-                        *d.add(p * nr_full + j) = K::ZERO;
+                        *d.add(p * w + i) = K::ZERO;
                     }
                 }
             }
@@ -553,11 +526,11 @@ unsafe fn gemm_serial<K: Kernel>(
                 for pc in (0..k).step_by(K::KC) {
                     let kc = K::KC.min(k - pc);
                     let bsrc = b.ptr.offset(pc as isize * b.rs + jc as isize * b.cs);
-                    pack_b::<K>(kc, nc, Strided { ptr: bsrc, ..b }, bbuf);
+                    pack_panels::<K>(nc, kc, bsrc, b.cs, b.rs, K::NR, K::pack_b_cols, bbuf);
                     for ic in (0..m).step_by(K::MC) {
                         let mc = K::MC.min(m - ic);
                         let asrc = a.ptr.offset(ic as isize * a.rs + pc as isize * a.cs);
-                        pack_a::<K>(mc, kc, Strided { ptr: asrc, ..a }, abuf);
+                        pack_panels::<K>(mc, kc, asrc, a.rs, a.cs, K::MR, K::pack_a_rows, abuf);
                         for jr in (0..nc).step_by(K::NR) {
                             let nr = K::NR.min(nc - jr);
                             let bp = bbuf.add(jr * kc);
