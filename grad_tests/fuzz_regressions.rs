@@ -323,3 +323,58 @@ fn unbind_of_an_empty_tensor_with_a_huge_dim_is_an_error() {
         3
     );
 }
+
+/// An empty tensor may carry any strides (`as_strided` on an empty shape); moving its storage
+/// offset along a huge stride used to overflow (panics under overflow checks, a wrapped offset
+/// otherwise): libFuzzer views (`diagonal`) and set_resize (`narrow`) findings on `0a4d7b2`.
+#[test]
+fn views_of_an_empty_tensor_whose_offset_would_overflow_are_errors() {
+    let base = Tensor::zeros(&[4], DType::F32).unwrap();
+    let big = i64::MAX / 2 + 1; // 2^62
+    let x = base.as_strided(&[0, 4, 4], &[1, big, big], Some(0)).unwrap();
+    let v0 = base.version();
+    let overflow = |r: tapegrad::Result<Tensor>| {
+        let e = r.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert!(e.to_string().contains("overflows int64"), "{e}");
+    };
+    overflow(x.narrow(1, 3, 1));
+    overflow(x.slice(2, Some(2), None, 1));
+    overflow(x.select(1, 2));
+    overflow(x.diagonal(2, 1, 2));
+    overflow(x.diagonal(-3, 1, 2));
+    // the diagonal's stride (2^62 + 2^62) no longer fits in int64 either
+    overflow(x.diagonal(0, 1, 2));
+    overflow(x.unbind(1).map(|mut v| v.remove(0)));
+    overflow(x.split(1, 2).map(|mut v| v.remove(0)));
+    overflow(x.split_with_sizes(&[3, 1], 1).map(|mut v| v.remove(0)));
+    assert_eq!((x.shape(), x.strides(), x.storage_offset()), (vec![0, 4, 4], vec![1, 1 << 62, 1 << 62], 0));
+    assert_eq!(base.version(), v0);
+    // offsets that fit still work and match PyTorch's arithmetic
+    let n = x.narrow(1, 1, 2).unwrap();
+    assert_eq!((n.shape(), n.storage_offset()), (vec![0, 2, 4], 1 << 62));
+    assert_eq!(x.select(2, 1).unwrap().storage_offset(), 1 << 62);
+}
+
+/// `split_with_sizes` summed the sizes unchecked: sizes whose sum wraps to the dim size were
+/// accepted.
+#[test]
+fn split_with_sizes_whose_sum_overflows_is_an_error() {
+    let x = Tensor::zeros(&[3], DType::F32).unwrap();
+    let e = x.split_with_sizes(&[usize::MAX, 4], 0).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+}
+
+/// The general elementwise path computed the output strides of an empty broadcast shape with
+/// huge sizes unchecked (libFuzzer sparse finding on `0a4d7b2`, `mul` in the sparse @ dense
+/// reference): now saturating like `contiguous_strides`.
+#[test]
+fn elementwise_on_an_empty_shape_with_huge_sizes() {
+    let big = 1i64 << 40;
+    let a = Tensor::zeros(&[0], DType::F64).unwrap().view(&[0, big, big]).unwrap();
+    let b = Tensor::zeros(&[1], DType::F64).unwrap().expand(&[1, 1, big]).unwrap();
+    for r in [a.mul(&b), b.mul(&a), a.add(&b.transpose(1, 2).unwrap())] {
+        let r = r.unwrap();
+        assert_eq!((r.shape(), r.numel()), (a.shape(), 0));
+    }
+}

@@ -33,7 +33,7 @@ fn row_geometry(l: &Layout) -> Option<(usize, usize)> {
         if s != 1 && st != acc {
             return None;
         }
-        acc *= s;
+        acc = acc.checked_mul(s)?;
     }
     (acc > 0).then_some((acc, strides[0]))
 }

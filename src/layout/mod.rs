@@ -219,10 +219,12 @@ pub fn dense_strides_like(sizes: &[usize], operand_strides: &[&[isize]]) -> Vec<
         }
     }
     let mut strides = vec![0; nd];
-    let mut acc = 1;
+    let mut acc = 1usize;
     for &d in &perm {
         strides[d] = acc;
-        acc *= sizes[d].max(1);
+        // saturating like `contiguous_strides`: an empty shape may hold huge sizes whose
+        // product overflows (libFuzzer sparse finding)
+        acc = acc.saturating_mul(sizes[d].max(1));
     }
     strides
 }

@@ -21,7 +21,7 @@ fn canonical(l: &Layout) -> bool {
         if st != acc {
             return false;
         }
-        acc *= s.max(1);
+        acc = acc.saturating_mul(s.max(1));
     }
     l.numel() > 0
 }

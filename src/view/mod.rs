@@ -57,27 +57,43 @@ fn surely_injective(l: &Layout) -> bool {
 fn backward_geometry<V: Clone>(
     input: &Layout,
     out: &V,
-    geom: impl Fn(&Layout) -> V,
-) -> (Layout, V) {
+    geom: impl Fn(&Layout) -> Option<V>,
+    op: &'static str,
+) -> Result<(Layout, V)> {
     if surely_injective(input) {
-        (input.clone(), out.clone())
+        Ok((input.clone(), out.clone()))
     } else {
         let c = Layout::contiguous(input.sizes());
-        let v = geom(&c);
-        (c, v)
+        let v = geom(&c).ok_or_else(|| offset_overflow(op, &c))?;
+        Ok((c, v))
     }
 }
 
-/// Creates the view `geom(input's layout)`, whose backward scatters into the input's shape.
+/// The error of a view whose storage offset or stride would overflow int64 (only an empty
+/// tensor's unbounded geometry gets there).
+fn offset_overflow(op: &'static str, l: &Layout) -> crate::Error {
+    crate::err!(
+        InvalidArgument,
+        op,
+        "{}: the view's storage offset or stride overflows int64 (input sizes {:?}, strides {:?}, storage offset {})",
+        op,
+        l.sizes(),
+        l.strides(),
+        l.offset()
+    )
+}
+
+/// Creates the view `geom(input's layout)`, whose backward scatters into the input's shape;
+/// `None` from `geom` (an offset overflowing int64) is an error naming `op`.
 pub(crate) fn strided_view(
     input: &Tensor,
-    geom: impl Fn(&Layout) -> Layout,
-    name: &'static str,
+    geom: impl Fn(&Layout) -> Option<Layout>,
+    (op, name): (&'static str, &'static str),
 ) -> Result<Tensor> {
-    input.check_strided(name)?;
+    input.check_strided(op)?;
     let l = input.layout();
-    let layout = geom(&l);
-    let (base, view) = backward_geometry(&l, &layout, geom);
+    let layout = geom(&l).ok_or_else(|| offset_overflow(op, &l))?;
+    let (base, view) = backward_geometry(&l, &layout, geom, op)?;
     view_with(input, layout, AsStridedBackward { name, base, view })
 }
 
@@ -87,7 +103,7 @@ pub(crate) fn strided_view(
 pub(crate) fn multi_view(
     input: &Tensor,
     n: usize,
-    piece: impl Fn(&Layout, usize) -> Layout,
+    piece: impl Fn(&Layout, usize) -> Option<Layout>,
     (op, name): (&'static str, &'static str),
 ) -> Result<Vec<Tensor>> {
     input.check_strided(op)?;
@@ -97,10 +113,12 @@ pub(crate) fn multi_view(
     let mut outs = Vec::new();
     outs.try_reserve_exact(n).map_err(|_| too_many())?;
     let l = input.layout();
-    let geom = |l: &Layout| (0..n).map(|i| piece(l, i)).collect::<Vec<_>>();
-    layouts.extend((0..n).map(|i| piece(&l, i)));
+    let geom = |l: &Layout| (0..n).map(|i| piece(l, i)).collect::<Option<Vec<_>>>();
+    for i in 0..n {
+        layouts.push(piece(&l, i).ok_or_else(|| offset_overflow(op, &l))?);
+    }
     outs.extend(layouts.iter().map(|l| make_view(input, l.clone(), true)));
-    let (base, views) = backward_geometry(&l, &layouts, geom);
+    let (base, views) = backward_geometry(&l, &layouts, geom, op)?;
     let refs: Vec<&Tensor> = outs.iter().collect();
     record(
         &refs,

@@ -5,28 +5,38 @@ use super::{multi_view, strided_view};
 use crate::layout::{Layout, wrap_dim};
 use crate::{Result, Tensor, bail};
 
-fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Layout {
+/// `l`'s storage offset moved `k` elements along a dim of stride `stride`, if it fits in int64.
+/// A non-empty view always fits (its elements lie in the storage); an empty tensor's geometry is
+/// unbounded (`as_strided`/`set_` accept any strides for it), so the move can overflow there
+/// (libFuzzer views/set_resize findings).
+fn shifted(l: &Layout, k: usize, stride: usize) -> Option<usize> {
+    k.checked_mul(stride)?
+        .checked_add(l.offset())
+        .filter(|&o| o <= i64::MAX as usize)
+}
+
+fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Option<Layout> {
     let mut sizes = l.sizes().to_vec();
     let mut strides = l.strides().to_vec();
     let offset = if len > 0 {
-        l.offset() + start * strides[d]
+        shifted(l, start, strides[d])?
     } else {
-        l.offset() + start.min(sizes[d]) * strides[d]
+        shifted(l, start.min(sizes[d]), strides[d])?
     };
     sizes[d] = len;
     // saturating: with a step beyond the size the dim has at most one element, whose stride
     // never addresses memory
     strides[d] = strides[d].saturating_mul(step);
-    Layout::new(sizes, strides, offset)
+    Some(Layout::new(sizes, strides, offset))
 }
 
-fn selected(l: &Layout, d: usize, i: usize) -> Layout {
+fn selected(l: &Layout, d: usize, i: usize) -> Option<Layout> {
     let mut sizes = l.sizes().to_vec();
     let mut strides = l.strides().to_vec();
-    let offset = l.offset() + i * strides[d];
+    let offset = shifted(l, i, strides[d])?;
     sizes.remove(d);
     strides.remove(d);
-    Layout::new(sizes, strides, offset)
+    Some(Layout::new(sizes, strides, offset))
 }
 
 fn dim_of(t: &Tensor, dim: i64, op: &'static str) -> Result<(Layout, usize)> {
@@ -67,7 +77,7 @@ impl Tensor {
             );
         }
         let i = if index < 0 { index + size } else { index } as usize;
-        strided_view(self, |l| selected(l, d, i), "SelectBackward0")
+        strided_view(self, |l| selected(l, d, i), ("select", "SelectBackward0"))
     }
 
     /// `length` elements of dim `dim` from `start` (negative `start` counts from the end).
@@ -107,7 +117,7 @@ impl Tensor {
         strided_view(
             self,
             |l| narrowed(l, d, s as usize, length, 1),
-            "SliceBackward0",
+            ("narrow", "SliceBackward0"),
         )
     }
 
@@ -147,7 +157,7 @@ impl Tensor {
         strided_view(
             self,
             |l| narrowed(l, d, s as usize, len, step as usize),
-            "SliceBackward0",
+            ("slice", "SliceBackward0"),
         )
     }
 
@@ -182,24 +192,26 @@ impl Tensor {
         // inside the storage (a huge offset must not overflow: libFuzzer views finding)
         let geom = |l: &Layout| {
             let off = if diag == 0 {
-                l.offset() as i64
+                l.offset()
             } else if offset >= 0 {
-                l.offset() as i64 + offset * l.strides()[b] as i64
+                shifted(l, offset as usize, l.strides()[b])?
             } else {
-                l.offset() as i64 - offset * l.strides()[a] as i64
+                shifted(l, offset.unsigned_abs() as usize, l.strides()[a])?
             };
             let mut sizes = l.sizes().to_vec();
             let mut strides = l.strides().to_vec();
-            let st = strides[a] + strides[b];
+            let st = strides[a]
+                .checked_add(strides[b])
+                .filter(|&v| v <= i64::MAX as usize)?;
             for d in [a.max(b), a.min(b)] {
                 sizes.remove(d);
                 strides.remove(d);
             }
             sizes.push(diag as usize);
             strides.push(st);
-            Layout::new(sizes, strides, off as usize)
+            Some(Layout::new(sizes, strides, off))
         };
-        strided_view(self, geom, "DiagonalBackward0")
+        strided_view(self, geom, ("diagonal", "DiagonalBackward0"))
     }
 
     /// All slices along `dim` (multi-output views: in-place on them is refused under autograd).
@@ -263,8 +275,8 @@ impl Tensor {
     /// ```
     pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
         let (l, d) = dim_of(self, dim, "split_with_sizes")?;
-        let total: usize = sizes.iter().sum();
-        if total != l.sizes()[d] {
+        let total = sizes.iter().try_fold(0usize, |t, &s| t.checked_add(s));
+        if total != Some(l.sizes()[d]) {
             bail!(
                 InvalidArgument,
                 "split_with_sizes",
