@@ -378,3 +378,28 @@ fn elementwise_on_an_empty_shape_with_huge_sizes() {
         assert_eq!((r.shape(), r.numel()), (a.shape(), 0));
     }
 }
+
+/// The backward of a view of an empty base that reports overlap (a stride 0 on an empty shape)
+/// sized its alias counts with `hi - lo` where the span was 0 (libFuzzer interp/views finding):
+/// the gradient of an empty base is now an empty tensor straight away.
+#[test]
+fn view_backward_into_an_empty_overlapping_base() {
+    let x = Tensor::zeros(&[4], DType::F64).unwrap().requires_grad_(true).unwrap();
+    let e = x.narrow(0, 3, 0).unwrap().as_strided(&[0, 3], &[1, 0], Some(3)).unwrap();
+    let v = e.narrow(1, 1, 2).unwrap();
+    v.sum().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0; 4]);
+}
+
+/// `to_sparse_coo` of an empty dense tensor with huge sizes multiplied the sizes unchecked
+/// (libFuzzer sparse finding); so did the values gradient of an empty hybrid COO.
+#[test]
+fn to_sparse_of_an_empty_tensor_with_huge_sizes() {
+    let big = 1i64 << 40;
+    for (shape, sd) in [([0, big, big], 1), ([0, big, big], 2), ([0, big, big], 3)] {
+        let x = Tensor::zeros(&[0], DType::F32).unwrap().view(&shape).unwrap();
+        let s = x.to_sparse_coo(sd).unwrap();
+        assert_eq!((s.nnz().unwrap(), s.shape()), (0, x.shape()));
+        assert_eq!(s.to_dense().unwrap().shape(), x.shape());
+    }
+}

@@ -71,6 +71,11 @@ impl Backward for ScatterGeometryBackward {
 /// does not count it once per alias.
 pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -> Result<Tensor> {
     let dtype = parts[0].0.dtype();
+    if base.numel() == 0 {
+        // nothing to read back (an empty base may even report overlap through a stride 0,
+        // while its span is 0: libFuzzer interp/views finding)
+        return Tensor::zeros(base.sizes(), dtype);
+    }
     let lo = parts
         .iter()
         .map(|(_, l)| l.offset())
@@ -83,7 +88,8 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
         .chain([base.storage_span()])
         .max()
         .unwrap_or(0);
-    let flat = Tensor::zeros(&[hi.saturating_sub(lo)], dtype)?;
+    let span = hi.saturating_sub(lo);
+    let flat = Tensor::zeros(&[span], dtype)?;
     let fd = flat.data();
     for (g, l) in parts {
         let gd = g.data();
@@ -100,12 +106,12 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
         });
     }
     let fd = if base.has_internal_overlap() {
-        let mut count = vec![0.0f64; hi.saturating_sub(lo)];
+        let mut count = vec![0.0f64; span];
         for o in base.offsets() {
             count[o - lo] += 1.0;
         }
         let _g = crate::autograd::no_grad();
-        let c = Tensor::from_vec(count.into_iter().map(|c| c.max(1.0)).collect(), &[hi - lo])?;
+        let c = Tensor::from_vec(count.into_iter().map(|c| c.max(1.0)).collect(), &[span])?;
         flat.div(&c.to_dtype(dtype)?)?.to_dtype(dtype)?.data()
     } else {
         fd

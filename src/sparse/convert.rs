@@ -13,7 +13,8 @@ use crate::{DType, Element, Result, Tensor, bail, dispatch};
 /// Nonzero rows of a dense contiguous tensor viewed as `[n_rows, row_len]`: (row ids, values
 /// of shape `[rows, tail..]`).
 fn nonzero_rows(x: &Tensor, n_rows: usize, tail: &[usize]) -> Result<(Vec<usize>, Tensor)> {
-    let rl: usize = tail.iter().product();
+    // an empty `x` has no nonzero row, and its tail sizes alone may overflow
+    let rl: usize = if n_rows == 0 { 0 } else { tail.iter().product() };
     dispatch!(x.dtype(), T => {
         read::<T, _>(x, |v| -> Result<_> {
             let zero = T::zero();
@@ -147,7 +148,12 @@ impl Tensor {
         match self.sparse_parts() {
             None => {
                 let x = contig(self)?;
-                let n_rows: usize = shape[..sparse_dim].iter().product();
+                // an empty tensor has no nonzero row (its leading sizes alone may overflow)
+                let n_rows: usize = if x.numel() == 0 {
+                    0
+                } else {
+                    shape[..sparse_dim].iter().product()
+                };
                 let (rows, vals) = nonzero_rows(&x, n_rows, &shape[sparse_dim..])?;
                 let parts = SparseParts::Coo {
                     indices: unravel(&rows, &shape[..sparse_dim])?,

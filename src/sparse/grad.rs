@@ -77,6 +77,10 @@ pub(crate) fn grad_values(p: &SparseParts, shape: &[usize], g: &Tensor) -> Resul
     };
     let _ng = crate::autograd::no_grad();
     let pos = positions(p, shape)?;
+    if vals.numel() == 0 {
+        // empty values (nnz = 0 or an empty dense dim): the sparse position count may overflow
+        return Tensor::zeros(&vals.shape(), vals.dtype());
+    }
     let dense_shape = &vals.shape()[1..];
     let nsp: usize = shape[..shape.len() - dense_shape.len()].iter().product();
     let mut flat = vec![nsp as i64];

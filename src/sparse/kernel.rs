@@ -50,8 +50,12 @@ pub(crate) fn contig(t: &Tensor) -> Result<Tensor> {
     t.detach().contiguous()
 }
 
-/// Elements per row of a `[n, dense..]` values tensor.
+/// Elements per row of a `[n, dense..]` values tensor (0 when the values are empty: with
+/// `n == 0` the dense sizes alone may overflow, and no row is ever addressed).
 pub(crate) fn row_len(values: &Tensor) -> usize {
+    if values.numel() == 0 {
+        return 0;
+    }
     values.shape()[1..].iter().product()
 }
 
