@@ -49,9 +49,9 @@ pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
     }
     let n = Node::new(
         Box::new(AccumulateGrad { leaf: t.clone() }),
+        smallvec::SmallVec::new(),
         vec![],
-        vec![],
-        vec![(t.shape(), t.dtype())],
+        smallvec::smallvec![super::node::output_meta(t)],
     );
     m.grad_accumulator = Arc::downgrade(&n);
     n

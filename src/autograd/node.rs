@@ -4,8 +4,10 @@
 //! drops without recursion.
 
 use super::saved::SavedTensor;
+use crate::layout::Dims;
 use crate::{DType, Result, Tensor};
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -19,6 +21,21 @@ pub(crate) type Hook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sy
 pub(crate) struct Edge {
     pub(crate) node: Arc<Node>,
     pub(crate) input_nr: usize,
+}
+
+/// A node's edges, one per differentiable input: inline up to two (every unary and binary op),
+/// so recording one does not allocate for them.
+pub(crate) type Edges = SmallVec<[Option<Edge>; 2]>;
+
+/// Shape and dtype of each forward output of a node: inline for one output.
+pub(crate) type OutputMeta = SmallVec<[(Dims, DType); 1]>;
+
+/// The (shape, dtype) entry of `t` for [`OutputMeta`], read under one lock without a `Vec`.
+pub(crate) fn output_meta(t: &Tensor) -> (Dims, DType) {
+    (
+        Dims::from_slice(t.data_ref().layout.sizes()),
+        t.dtype(),
+    )
 }
 
 /// What a backward formula sees: its unpacked saved tensors and which inputs need gradients.
@@ -70,8 +87,8 @@ pub(crate) struct NodeState {
 pub struct Node {
     pub(crate) seq: u64,
     pub(crate) name: &'static str,
-    pub(crate) next: Vec<Option<Edge>>,
-    pub(crate) outputs: Vec<(Vec<usize>, DType)>,
+    pub(crate) next: Edges,
+    pub(crate) outputs: OutputMeta,
     pub(crate) state: Mutex<NodeState>,
 }
 
@@ -103,9 +120,9 @@ impl std::fmt::Debug for NodeRef {
 impl Node {
     pub(crate) fn new(
         backward: Box<dyn Backward>,
-        next: Vec<Option<Edge>>,
+        next: Edges,
         saved: Vec<SavedTensor>,
-        outputs: Vec<(Vec<usize>, DType)>,
+        outputs: OutputMeta,
     ) -> Arc<Node> {
         Arc::new(Node {
             seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),

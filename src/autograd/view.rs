@@ -4,7 +4,8 @@
 
 use super::meta::{CreationMeta, ViewMeta};
 use super::node::output_grad;
-use super::node::{Backward, BackwardCtx, Edge, Node};
+use super::node::{Backward, BackwardCtx, Edge, Edges, Node, OutputMeta, output_meta};
+use smallvec::smallvec;
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
 use crate::layout::Layout;
@@ -34,7 +35,7 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
     Ok(None)
 }
 
-fn collect_edges(inputs: &[&Tensor]) -> Result<Vec<Option<Edge>>> {
+fn collect_edges(inputs: &[&Tensor]) -> Result<Edges> {
     inputs.iter().map(|t| gradient_edge(t)).collect()
 }
 
@@ -60,7 +61,7 @@ pub(crate) fn record(
         return Ok(());
     }
     let edges = collect_edges(inputs)?;
-    let outs = outputs.iter().map(|o| (o.shape(), o.dtype())).collect();
+    let outs: OutputMeta = outputs.iter().map(|o| output_meta(o)).collect();
     let node = Node::new(Box::new(bw), edges, saved(), outs);
     for (i, o) in outputs.iter().enumerate() {
         set_grad_fn(o, &node, i);
@@ -70,15 +71,14 @@ pub(crate) fn record(
 
 /// State carried across an in-place op: taken before the kernel, finished after the bump.
 pub(crate) struct InplaceRecord {
-    edges: Vec<Option<Edge>>,
+    edges: Edges,
 }
 
 /// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
 /// recording state if the op must be recorded. Call before the kernel: it never changes anything.
 pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option<InplaceRecord>> {
-    let mut all = vec![self_];
-    all.extend_from_slice(others);
-    if !needs_grad(&all) {
+    if !(is_grad_enabled() && (self_.requires_grad() || others.iter().any(|t| t.requires_grad())))
+    {
         return Ok(None);
     }
     let view = self_.view_info();
@@ -107,7 +107,7 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
         );
     }
     // A view's own edge is never used: its history is replaced by CopySlices on the base.
-    let mut edges = Vec::with_capacity(all.len());
+    let mut edges = Edges::with_capacity(1 + others.len());
     edges.push(match view {
         Some(_) => None,
         None => gradient_edge(self_)?,
@@ -127,7 +127,7 @@ impl InplaceRecord {
         saved: Vec<SavedTensor>,
         bw: impl Backward,
     ) -> Result<()> {
-        let out = vec![(self_.shape(), self_.dtype())];
+        let out: OutputMeta = smallvec![output_meta(self_)];
         match self_.view_info() {
             None => {
                 let node = Node::new(Box::new(bw), self.edges, saved, out);
@@ -136,7 +136,7 @@ impl InplaceRecord {
             Some((base, _)) => {
                 let mut fn_edges = self.edges;
                 let base_edge = gradient_edge(&base)?;
-                let mut cs_edges = vec![base_edge];
+                let mut cs_edges: Edges = smallvec![base_edge];
                 cs_edges.extend(fn_edges.iter().skip(1).cloned());
                 fn_edges[0] = None;
                 let fnode = Node::new(Box::new(bw), fn_edges, saved, out);
@@ -149,7 +149,7 @@ impl InplaceRecord {
                     Box::new(cs),
                     cs_edges,
                     vec![],
-                    vec![(base.shape(), base.dtype())],
+                    smallvec![output_meta(&base)],
                 );
                 for s in fnode.state.lock().saved.iter_mut() {
                     s.set_inplace_view(&node, base.layout(), self_.layout());
@@ -286,9 +286,9 @@ fn regenerate(t: &Tensor) -> Result<()> {
         };
         Node::new(
             Box::new(bw),
-            vec![Some(e)],
+            smallvec![Some(e)],
             vec![],
-            vec![(t.shape(), t.dtype())],
+            smallvec![output_meta(t)],
         )
     });
     let mut m = t.0.meta.lock();
@@ -464,9 +464,9 @@ impl InplaceRecord {
     pub(crate) fn finish_view_op(self, self_: &Tensor, bw: impl Backward) -> Result<()> {
         let node = Node::new(
             Box::new(bw),
-            vec![self.edges.into_iter().next().flatten()],
+            smallvec![self.edges.into_iter().next().flatten()],
             vec![],
-            vec![(self_.shape(), self_.dtype())],
+            smallvec![output_meta(self_)],
         );
         set_grad_fn(self_, &node, 0);
         Ok(())
