@@ -38,12 +38,19 @@ pub(crate) fn output_meta(t: &Tensor) -> (Dims, DType) {
     )
 }
 
+/// Gradients in and out of a formula, one per forward output / input: inline up to two, so a
+/// backward step does not allocate for them.
+pub(crate) type Grads = SmallVec<[Option<Tensor>; 2]>;
+
 /// What a backward formula sees: its unpacked saved tensors and which inputs need gradients.
 pub(crate) struct BackwardCtx<'a> {
     pub(crate) saved: &'a [Tensor],
     pub(crate) needs: &'a [bool],
     pub(crate) create_graph: bool,
     pub(crate) retain: bool,
+    /// The formula may overwrite its (single) output gradient and return it as an input's
+    /// gradient: no one else can observe that tensor (never set with `create_graph`).
+    pub(crate) grad_owned: bool,
 }
 
 impl BackwardCtx<'_> {
@@ -60,13 +67,13 @@ pub(crate) trait Backward: Send + Sync + 'static {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>>;
+        grads: Grads,
+    ) -> Result<Grads>;
 }
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output
 /// gradients are all `None` (see [`super::engine::call_node`]), so it is always there.
-pub(crate) fn output_grad(grads: Vec<Option<Tensor>>) -> Tensor {
+pub(crate) fn output_grad(grads: Grads) -> Tensor {
     grads
         .into_iter()
         .next()
@@ -151,13 +158,23 @@ impl Drop for Node {
         let st = self.state.get_mut();
         st.saved.clear();
         st.backward = None;
+        if self.next.iter().all(Option::is_none) {
+            return;
+        }
         let mut stack: Vec<Arc<Node>> = self.next.drain(..).flatten().map(|e| e.node).collect();
-        while let Some(n) = stack.pop() {
-            if let Ok(mut node) = Arc::try_unwrap(n) {
-                let st = node.state.get_mut();
-                st.saved.clear();
-                st.backward = None;
-                stack.extend(node.next.drain(..).flatten().map(|e| e.node));
+        fn empty(node: &mut Node, stack: &mut Vec<Arc<Node>>) {
+            let st = node.state.get_mut();
+            st.saved.clear();
+            st.backward = None;
+            stack.extend(node.next.drain(..).flatten().map(|e| e.node));
+        }
+        while let Some(mut n) = stack.pop() {
+            // the last strong handle: empty the node where it lies (moving it out of its
+            // allocation copies the whole node); with weak handles left, move it out
+            if let Some(node) = Arc::get_mut(&mut n) {
+                empty(node, &mut stack);
+            } else if let Ok(mut node) = Arc::try_unwrap(n) {
+                empty(&mut node, &mut stack);
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use super::meta::{CreationMeta, ViewMeta};
 use super::node::output_grad;
-use super::node::{Backward, BackwardCtx, Edge, Edges, Node, OutputMeta, output_meta};
+use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
 use smallvec::smallvec;
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
@@ -36,7 +36,12 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
 }
 
 fn collect_edges(inputs: &[&Tensor]) -> Result<Edges> {
-    inputs.iter().map(|t| gradient_edge(t)).collect()
+    // (pushes, not `collect`: SmallVec's generic `extend` costs more than the edges)
+    let mut edges = Edges::new();
+    for t in inputs {
+        edges.push(gradient_edge(t)?);
+    }
+    Ok(edges)
 }
 
 fn set_grad_fn(t: &Tensor, node: &Arc<Node>, output_nr: usize) {
@@ -61,7 +66,10 @@ pub(crate) fn record(
         return Ok(());
     }
     let edges = collect_edges(inputs)?;
-    let outs: OutputMeta = outputs.iter().map(|o| output_meta(o)).collect();
+    let mut outs = OutputMeta::new();
+    for o in outputs {
+        outs.push(output_meta(o));
+    }
     let node = Node::new(Box::new(bw), edges, saved(), outs);
     for (i, o) in outputs.iter().enumerate() {
         set_grad_fn(o, &node, i);
@@ -316,10 +324,10 @@ impl Backward for AsStridedBackward {
     fn apply(
         &mut self,
         _ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        grads: Grads,
+    ) -> Result<Grads> {
         let g = output_grad(grads);
-        Ok(vec![Some(crate::ops::geometry::scatter_geometry(
+        Ok(smallvec::smallvec![Some(crate::ops::geometry::scatter_geometry(
             &[(&g, &self.view)],
             &self.base,
         )?)])
@@ -340,17 +348,17 @@ impl Backward for MultiViewBackward {
     fn apply(
         &mut self,
         _ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        grads: Grads,
+    ) -> Result<Grads> {
         let parts: Vec<(&Tensor, &Layout)> = grads
             .iter()
             .zip(&self.views)
             .filter_map(|(g, l)| g.as_ref().map(|g| (g, l)))
             .collect();
         if parts.is_empty() {
-            return Ok(vec![None]);
+            return Ok(smallvec::smallvec![None]);
         }
-        Ok(vec![Some(crate::ops::geometry::scatter_geometry(
+        Ok(smallvec::smallvec![Some(crate::ops::geometry::scatter_geometry(
             &parts, &self.base,
         )?)])
     }
@@ -370,27 +378,29 @@ impl Backward for CopySlices {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        grads: Grads,
+    ) -> Result<Grads> {
         let n_in = self.fnode.next.len();
         let g = output_grad(grads);
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
         }
         let (result, slice) = crate::ops::geometry::base_and_slice(g, &self.base, &self.view)?;
-        let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
+        let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
-        // The formula reads the slice in place (PyTorch clones it first); a result that aliases
-        // the slice is copied out below before the slice is overwritten.
+        // The formula reads the slice in place (PyTorch clones it first), and may even overwrite
+        // it (`grad_owned`): the slice is overwritten with its result below anyway. A result for
+        // another input that aliases the slice is copied out before that.
         let res = engine::call_node(
             &self.fnode,
-            vec![Some(slice.clone())],
+            smallvec![Some(slice.clone())],
             &needs,
             ctx.create_graph,
             ctx.retain,
+            true,
         )?;
         let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
-        let mut out = vec![None; n_in];
+        let mut out: Grads = smallvec![None; n_in];
         let mut res = res.into_iter();
         let first = res.next().flatten();
         for (i, r) in res.enumerate() {
@@ -430,19 +440,20 @@ impl CopySlices {
         ctx: &BackwardCtx<'_>,
         g: Tensor,
         n_in: usize,
-    ) -> Result<Vec<Option<Tensor>>> {
+    ) -> Result<Grads> {
         use crate::ops::geometry::scatter_geometry;
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
-        let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
+        let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
         let res = engine::call_node(
             &self.fnode,
-            vec![Some(g_view.clone())],
+            smallvec![Some(g_view.clone())],
             &needs,
             true,
             ctx.retain,
+            false,
         )?;
-        let mut out = vec![None; n_in];
+        let mut out: Grads = smallvec![None; n_in];
         let cleared = g.sub(&scatter_geometry(&[(&g_view, &self.view)], &self.base)?)?;
         for (i, r) in res.into_iter().enumerate() {
             if i == 0 {

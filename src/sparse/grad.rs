@@ -132,8 +132,8 @@ impl Backward for SparseMapBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.out_shape, &g)?;
@@ -148,7 +148,7 @@ impl Backward for SparseMapBackward {
             }
             ValuesMap::SegmentSum { map } => gather_rows(&gv, map)?,
         };
-        Ok(vec![Some(make(self.x.with_values(gx), &self.x_shape)?)])
+        Ok(smallvec::smallvec![Some(make(self.x.with_values(gx), &self.x_shape)?)])
     }
 }
 
@@ -184,12 +184,12 @@ impl Backward for MaskBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
-        Ok(vec![Some(if self.as_values {
+        Ok(smallvec::smallvec![Some(if self.as_values {
             gv
         } else {
             make(self.pattern.with_values(gv), &self.shape)?
@@ -211,12 +211,12 @@ impl Backward for ValuesBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
-        Ok(vec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
+        Ok(smallvec::smallvec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
     }
 }
 
@@ -235,12 +235,12 @@ impl Backward for ToSparseBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
         let pos = positions(&self.pattern, &self.shape)?;
-        Ok(vec![Some(scatter_dense(&gv, &pos, &self.shape)?)])
+        Ok(smallvec::smallvec![Some(scatter_dense(&gv, &pos, &self.shape)?)])
     }
 }
