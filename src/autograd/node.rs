@@ -161,12 +161,18 @@ impl Drop for Node {
         if self.next.iter().all(Option::is_none) {
             return;
         }
-        let mut stack: Vec<Arc<Node>> = self.next.drain(..).flatten().map(|e| e.node).collect();
-        fn empty(node: &mut Node, stack: &mut Vec<Arc<Node>>) {
+        // (inline: dropping a node whose predecessors live on allocates nothing)
+        let mut stack: SmallVec<[Arc<Node>; 8]> = SmallVec::new();
+        for e in self.next.drain(..).flatten() {
+            stack.push(e.node);
+        }
+        fn empty(node: &mut Node, stack: &mut SmallVec<[Arc<Node>; 8]>) {
             let st = node.state.get_mut();
             st.saved.clear();
             st.backward = None;
-            stack.extend(node.next.drain(..).flatten().map(|e| e.node));
+            for e in node.next.drain(..).flatten() {
+                stack.push(e.node);
+            }
         }
         while let Some(mut n) = stack.pop() {
             // the last strong handle: empty the node where it lies (moving it out of its

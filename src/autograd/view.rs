@@ -145,7 +145,9 @@ impl InplaceRecord {
                 let mut fn_edges = self.edges;
                 let base_edge = gradient_edge(&base)?;
                 let mut cs_edges: Edges = smallvec![base_edge];
-                cs_edges.extend(fn_edges.iter().skip(1).cloned());
+                for e in fn_edges.iter().skip(1) {
+                    cs_edges.push(e.clone());
+                }
                 fn_edges[0] = None;
                 let fnode = Node::new(Box::new(bw), fn_edges, saved, out);
                 let cs = CopySlices {
@@ -226,9 +228,8 @@ pub(crate) fn view_rebase_error(
 
 /// Creates a view of `base` with `layout`, sharing storage and the root's version counter.
 pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Tensor {
-    let d = base.data();
-    let v =
-        Tensor::from_parts_with_version(d.storage, layout, base.dtype(), base.0.version.clone());
+    let storage = base.data_ref().storage.clone();
+    let v = Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.clone());
     let creation = if !is_grad_enabled() {
         CreationMeta::NoGradMode
     } else if multi_output {

@@ -419,7 +419,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     if dt == a.dtype() {
         let done = match &b {
             Operand::Scalar(v) if alpha == Scalar::Int(1) => {
-                check_no_internal_overlap(&a.data(), name)?;
+                check_no_internal_overlap(&a.data_ref(), name)?;
                 arith_scalar_dense_inplace(op, a, *v)
             }
             _ => false,
