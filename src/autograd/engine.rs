@@ -7,8 +7,8 @@ use super::node::{Backward, BackwardCtx, Edge, Grads, Node};
 use super::set_grad_enabled;
 use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
-use std::collections::{BinaryHeap, HashMap};
 use smallvec::{SmallVec, smallvec};
+use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
 type Key = *const Node;
@@ -67,11 +67,7 @@ impl Backward for AccumulateGrad {
     fn name(&self) -> &'static str {
         "AccumulateGrad"
     }
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        grads: Grads,
-    ) -> Result<Grads> {
+    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let Some(mut g) = grads.into_iter().next().flatten() else {
             return Ok(Grads::new());
         };
@@ -385,9 +381,8 @@ fn execute(
             });
         }
         // the engine holds the only handle of a gradient nobody else saw: the formula may reuse it
-        let owned = !create_graph
-            && inputs.len() == 1
-            && inputs[0].as_ref().is_some_and(exclusively_owned);
+        let owned =
+            !create_graph && inputs.len() == 1 && inputs[0].as_ref().is_some_and(exclusively_owned);
         let outs = call_node(&node, inputs, &needs, create_graph, retain, owned)?;
         for (e, g) in node.next.iter().zip(outs) {
             let Some(e) = e else { continue };

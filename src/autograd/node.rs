@@ -32,10 +32,7 @@ pub(crate) type OutputMeta = SmallVec<[(Dims, DType); 1]>;
 
 /// The (shape, dtype) entry of `t` for [`OutputMeta`], read under one lock without a `Vec`.
 pub(crate) fn output_meta(t: &Tensor) -> (Dims, DType) {
-    (
-        Dims::from_slice(t.data_ref().layout.sizes()),
-        t.dtype(),
-    )
+    (Dims::from_slice(t.data_ref().layout.sizes()), t.dtype())
 }
 
 /// Gradients in and out of a formula, one per forward output / input: inline up to two, so a
@@ -64,11 +61,7 @@ impl BackwardCtx<'_> {
 /// (`None` = zero); returns one optional gradient per forward input.
 pub(crate) trait Backward: Send + Sync + 'static {
     fn name(&self) -> &'static str;
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        grads: Grads,
-    ) -> Result<Grads>;
+    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads>;
 }
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output

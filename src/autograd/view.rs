@@ -5,11 +5,11 @@
 use super::meta::{CreationMeta, ViewMeta};
 use super::node::output_grad;
 use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
-use smallvec::smallvec;
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
 use crate::layout::Layout;
 use crate::{Result, Tensor, bail};
+use smallvec::smallvec;
 use std::sync::Arc;
 
 /// True if an op on `inputs` must be recorded.
@@ -85,8 +85,7 @@ pub(crate) struct InplaceRecord {
 /// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
 /// recording state if the op must be recorded. Call before the kernel: it never changes anything.
 pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option<InplaceRecord>> {
-    if !(is_grad_enabled() && (self_.requires_grad() || others.iter().any(|t| t.requires_grad())))
-    {
+    if !(is_grad_enabled() && (self_.requires_grad() || others.iter().any(|t| t.requires_grad()))) {
         return Ok(None);
     }
     let view = self_.view_info();
@@ -322,16 +321,11 @@ impl Backward for AsStridedBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(
-        &mut self,
-        _ctx: &BackwardCtx<'_>,
-        grads: Grads,
-    ) -> Result<Grads> {
+    fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let g = output_grad(grads);
-        Ok(smallvec::smallvec![Some(crate::ops::geometry::scatter_geometry(
-            &[(&g, &self.view)],
-            &self.base,
-        )?)])
+        Ok(smallvec::smallvec![Some(
+            crate::ops::geometry::scatter_geometry(&[(&g, &self.view)], &self.base,)?
+        )])
     }
 }
 
@@ -346,11 +340,7 @@ impl Backward for MultiViewBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(
-        &mut self,
-        _ctx: &BackwardCtx<'_>,
-        grads: Grads,
-    ) -> Result<Grads> {
+    fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let parts: Vec<(&Tensor, &Layout)> = grads
             .iter()
             .zip(&self.views)
@@ -359,9 +349,9 @@ impl Backward for MultiViewBackward {
         if parts.is_empty() {
             return Ok(smallvec::smallvec![None]);
         }
-        Ok(smallvec::smallvec![Some(crate::ops::geometry::scatter_geometry(
-            &parts, &self.base,
-        )?)])
+        Ok(smallvec::smallvec![Some(
+            crate::ops::geometry::scatter_geometry(&parts, &self.base,)?
+        )])
     }
 }
 
@@ -376,11 +366,7 @@ impl Backward for CopySlices {
     fn name(&self) -> &'static str {
         "CopySlices"
     }
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        grads: Grads,
-    ) -> Result<Grads> {
+    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let n_in = self.fnode.next.len();
         let g = output_grad(grads);
         if ctx.create_graph {
@@ -436,12 +422,7 @@ impl CopySlices {
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
     /// the base is itself differentiable (grad of the view region read, replaced by what
     /// the in-place op's formula returns).
-    fn apply_differentiable(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: Tensor,
-        n_in: usize,
-    ) -> Result<Grads> {
+    fn apply_differentiable(&self, ctx: &BackwardCtx<'_>, g: Tensor, n_in: usize) -> Result<Grads> {
         use crate::ops::geometry::scatter_geometry;
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
         let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();

@@ -651,7 +651,11 @@ impl Backward for IndexBackward {
         } else {
             g
         };
-        Ok(smallvec::smallvec![Some(z.index_put(&self.indices, &g, true)?)])
+        Ok(smallvec::smallvec![Some(z.index_put(
+            &self.indices,
+            &g,
+            true
+        )?)])
     }
 }
 

@@ -152,7 +152,11 @@ impl Backward for TakeBackward {
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
-        Ok(smallvec::smallvec![Some(put_add(&g, self.idx.clone(), &self.in_shape)?)])
+        Ok(smallvec::smallvec![Some(put_add(
+            &g,
+            self.idx.clone(),
+            &self.in_shape
+        )?)])
     }
 }
 

@@ -320,7 +320,11 @@ impl Backward for NllLossBackward {
     ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let gi = g.mul(&self.coef)?;
-        Ok(smallvec::smallvec![Some(put_add(&gi, self.idx.clone(), &self.in_shape)?)])
+        Ok(smallvec::smallvec![Some(put_add(
+            &gi,
+            self.idx.clone(),
+            &self.in_shape
+        )?)])
     }
 }
 
@@ -374,7 +378,9 @@ impl Backward for RsqrtBackward {
     ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let y = &ctx.saved[0];
-        Ok(smallvec::smallvec![Some(g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?)])
+        Ok(smallvec::smallvec![Some(
+            g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?
+        )])
     }
 }
 

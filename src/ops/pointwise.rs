@@ -470,7 +470,9 @@ impl Backward for PowBackward {
                 };
                 Ok(smallvec::smallvec![ga, gb])
             }
-            _ => Ok(smallvec::smallvec![Some(g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?)]),
+            _ => Ok(smallvec::smallvec![Some(
+                g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?
+            )]),
         }
     }
 }

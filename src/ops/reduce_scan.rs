@@ -59,7 +59,9 @@ impl Backward for CumsumBackward {
         }
         // reverse cumsum: total - cumsum + g
         let total = g.sum_dims(&[self.dim], true)?;
-        Ok(smallvec::smallvec![Some(total.sub(&g.cumsum(self.dim, None)?)?.add(&g)?)])
+        Ok(smallvec::smallvec![Some(
+            total.sub(&g.cumsum(self.dim, None)?)?.add(&g)?
+        )])
     }
 }
 
@@ -210,7 +212,9 @@ impl Backward for CumprodBackward {
     ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         if ctx.create_graph && g.dim() > 0 {
-            return Ok(smallvec::smallvec![Some(self.differentiable(&ctx.saved[0], &g)?)]);
+            return Ok(smallvec::smallvec![Some(
+                self.differentiable(&ctx.saved[0], &g)?
+            )]);
         }
         let (_, gr) = rows::<f64>(&g, &self.rw.dims)?;
         let r = self.rw.r;
@@ -232,6 +236,11 @@ impl Backward for CumprodBackward {
                 out[row * r + i] = acc;
             }
         }
-        Ok(smallvec::smallvec![Some(unrows(out, &self.x, &self.rw, g.dtype())?)])
+        Ok(smallvec::smallvec![Some(unrows(
+            out,
+            &self.x,
+            &self.rw,
+            g.dtype()
+        )?)])
     }
 }

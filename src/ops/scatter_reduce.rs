@@ -258,7 +258,10 @@ impl Backward for ScatterReduceBackward {
             );
         }
         let [gx, gs] = self.grads(&g, x, src, res)?;
-        Ok(smallvec::smallvec![ctx.needs(0).then_some(gx), ctx.needs(1).then_some(gs)])
+        Ok(smallvec::smallvec![
+            ctx.needs(0).then_some(gx),
+            ctx.needs(1).then_some(gs)
+        ])
     }
 }
 

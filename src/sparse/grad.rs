@@ -148,7 +148,10 @@ impl Backward for SparseMapBackward {
             }
             ValuesMap::SegmentSum { map } => gather_rows(&gv, map)?,
         };
-        Ok(smallvec::smallvec![Some(make(self.x.with_values(gx), &self.x_shape)?)])
+        Ok(smallvec::smallvec![Some(make(
+            self.x.with_values(gx),
+            &self.x_shape
+        )?)])
     }
 }
 
@@ -216,7 +219,10 @@ impl Backward for ValuesBackward {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
-        Ok(smallvec::smallvec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
+        Ok(smallvec::smallvec![Some(make(
+            self.pattern.with_values(gv),
+            &self.shape
+        )?)])
     }
 }
 
@@ -241,6 +247,10 @@ impl Backward for ToSparseBackward {
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
         let pos = positions(&self.pattern, &self.shape)?;
-        Ok(smallvec::smallvec![Some(scatter_dense(&gv, &pos, &self.shape)?)])
+        Ok(smallvec::smallvec![Some(scatter_dense(
+            &gv,
+            &pos,
+            &self.shape
+        )?)])
     }
 }

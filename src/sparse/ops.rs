@@ -96,7 +96,10 @@ impl Backward for SumBackward {
         let _ng = crate::autograd::no_grad();
         let v = self.pattern.values();
         let gv = contig(&g.to_dtype(v.dtype())?.expand(&to_i64(&v.shape()))?)?;
-        Ok(smallvec::smallvec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
+        Ok(smallvec::smallvec![Some(make(
+            self.pattern.with_values(gv),
+            &self.shape
+        )?)])
     }
 }
 

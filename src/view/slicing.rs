@@ -6,8 +6,8 @@ use crate::layout::{Layout, wrap_dim};
 use crate::{Result, Tensor, bail};
 
 fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Layout {
-    let mut sizes = l.sizes().to_vec();
-    let mut strides = l.strides().to_vec();
+    let mut sizes = crate::layout::Dims::from_slice(l.sizes());
+    let mut strides = crate::layout::Dims::from_slice(l.strides());
     let offset = if len > 0 {
         l.offset() + start * strides[d]
     } else {
@@ -21,8 +21,8 @@ fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Layo
 }
 
 fn selected(l: &Layout, d: usize, i: usize) -> Layout {
-    let mut sizes = l.sizes().to_vec();
-    let mut strides = l.strides().to_vec();
+    let mut sizes = crate::layout::Dims::from_slice(l.sizes());
+    let mut strides = crate::layout::Dims::from_slice(l.strides());
     let offset = l.offset() + i * strides[d];
     sizes.remove(d);
     strides.remove(d);
