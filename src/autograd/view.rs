@@ -323,9 +323,8 @@ impl Backward for AsStridedBackward {
     }
     fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let g = output_grad(grads);
-        Ok(smallvec::smallvec![Some(
-            crate::ops::geometry::scatter_geometry(&[(&g, &self.view)], &self.base,)?
-        )])
+        let gi = crate::ops::geometry::scatter_geometry(&[(&g, &self.view)], &self.base)?;
+        Ok(smallvec![Some(gi)])
     }
 }
 
@@ -349,9 +348,8 @@ impl Backward for MultiViewBackward {
         if parts.is_empty() {
             return Ok(smallvec::smallvec![None]);
         }
-        Ok(smallvec::smallvec![Some(
-            crate::ops::geometry::scatter_geometry(&parts, &self.base,)?
-        )])
+        let gi = crate::ops::geometry::scatter_geometry(&parts, &self.base)?;
+        Ok(smallvec![Some(gi)])
     }
 }
 

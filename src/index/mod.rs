@@ -651,11 +651,8 @@ impl Backward for IndexBackward {
         } else {
             g
         };
-        Ok(smallvec::smallvec![Some(z.index_put(
-            &self.indices,
-            &g,
-            true
-        )?)])
+        let gi = z.index_put(&self.indices, &g, true)?;
+        Ok(smallvec::smallvec![Some(gi)])
     }
 }
 
