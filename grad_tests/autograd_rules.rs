@@ -479,3 +479,47 @@ fn double_backward_through_inplace_on_view() -> R {
     );
     Ok(())
 }
+
+/// A scalar mul/div backward overwrites its incoming gradient when the engine holds the only
+/// handle; a gradient anyone else can see (a second consumer, a hook's capture, a retained
+/// `.grad`, a CopySlices base gradient outside the slice) must keep its values.
+#[test]
+fn scalar_backward_reuses_only_unobserved_gradients() -> R {
+    // one gradient handle fanned out to two scalar muls of the same leaf
+    let x = leaf64(&[1., 2., 3.], &[3]);
+    x.mul(2.0)?.add(&x.mul(3.0)?)?.div(4.0)?.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![1.25; 3]);
+    // a hook keeps the gradient flowing into a scalar mul
+    let x = leaf64(&[1., 2.], &[2]);
+    let y = x.mul(1.0)?;
+    let z = y.mul(5.0)?;
+    let seen = Arc::new(Mutex::new(None));
+    let s2 = seen.clone();
+    z.register_hook(move |g| {
+        *s2.lock().unwrap() = Some(g.clone());
+        Ok(None)
+    })?;
+    z.mul(3.0)?.sum()?.backward()?;
+    let g = seen.lock().unwrap().clone().unwrap();
+    assert_eq!(g.to_vec::<f64>()?, vec![3., 3.]);
+    assert_eq!(grad64(&x), vec![15., 15.]);
+    // retained gradients of intermediate results stay as they were
+    let x = leaf64(&[1., 2.], &[2]);
+    let y = x.mul(2.0)?;
+    let z = y.mul(7.0)?;
+    y.retain_grad()?;
+    z.retain_grad()?;
+    z.div(2.0)?.sum()?.backward()?;
+    assert_eq!(z.grad().unwrap().to_vec::<f64>()?, vec![0.5, 0.5]);
+    assert_eq!(y.grad().unwrap().to_vec::<f64>()?, vec![3.5, 3.5]);
+    assert_eq!(grad64(&x), vec![7., 7.]);
+    // in-place scalar ops on views: CopySlices hands the slice over, the rest of the base's
+    // gradient is untouched
+    let x = leaf64(&[1., 2., 3., 4.], &[4]);
+    let b = x.copy()?;
+    b.narrow(0, 1, 2)?.mul_(10.0)?;
+    b.narrow(0, 2, 2)?.div_(4.0)?;
+    b.mul(2.0)?.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![2., 20., 5., 0.5]);
+    Ok(())
+}

@@ -39,7 +39,7 @@ mod view;
 pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
 pub use error::{Error, ErrorKind, Result};
 pub use index::{Ellipsis, IntoIndex, IntoIndices, NewAxis, TensorIndex};
-pub use layout::{Dims, Layout};
+pub use layout::{Dims, IntoDims, Layout};
 pub use ops::div_round::RoundingMode;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce_stats::NormOrd;

@@ -3,10 +3,11 @@
 //! for one node's inputs are summed in a buffer before the node runs. `grad()` captures the
 //! gradients flowing into given tensors instead of accumulating into leaves.
 
-use super::node::{Backward, BackwardCtx, Edge, Node};
+use super::node::{Backward, BackwardCtx, Edge, Grads, Node};
 use super::set_grad_enabled;
 use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
+use smallvec::{SmallVec, smallvec};
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::Arc;
 
@@ -49,9 +50,9 @@ pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
     }
     let n = Node::new(
         Box::new(AccumulateGrad { leaf: t.clone() }),
+        smallvec::SmallVec::new(),
         vec![],
-        vec![],
-        vec![(t.shape(), t.dtype())],
+        smallvec::smallvec![super::node::output_meta(t)],
     );
     m.grad_accumulator = Arc::downgrade(&n);
     n
@@ -66,13 +67,9 @@ impl Backward for AccumulateGrad {
     fn name(&self) -> &'static str {
         "AccumulateGrad"
     }
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let Some(mut g) = grads.into_iter().next().flatten() else {
-            return Ok(vec![]);
+            return Ok(Grads::new());
         };
         let hooks = self.leaf.0.meta.lock().hooks.clone();
         for h in hooks {
@@ -81,7 +78,7 @@ impl Backward for AccumulateGrad {
             }
         }
         accumulate_into(&self.leaf, g, ctx.create_graph)?;
-        Ok(vec![])
+        Ok(Grads::new())
     }
 }
 
@@ -124,19 +121,35 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Resu
 
 const BACKWARD_TWICE: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
 
+/// True if nothing but the caller can observe `g`: its only handle (no weak ones either), its
+/// storage's only tensor, no autograd identity (not a view, no history, no leaf flag). A formula
+/// handed such a gradient may overwrite it instead of allocating its result
+/// ([`BackwardCtx::grad_owned`]).
+pub(crate) fn exclusively_owned(g: &Tensor) -> bool {
+    if Arc::strong_count(&g.0) != 1 || Arc::weak_count(&g.0) != 0 || g.0.sparse.is_some() {
+        return false;
+    }
+    if g.data_ref().storage.ref_count() != 1 {
+        return false;
+    }
+    let m = g.0.meta.lock();
+    m.view.is_none() && m.grad_fn.is_none() && !m.requires_grad
+}
+
 /// Runs one node's formula: unpacks (and version-checks) its saved tensors, applies it and
-/// releases the saved tensors unless `retain`.
+/// releases the saved tensors unless `retain`. `grad_owned`: see [`BackwardCtx::grad_owned`].
 pub(crate) fn call_node(
     node: &Arc<Node>,
-    grads: Vec<Option<Tensor>>,
+    grads: Grads,
     needs: &[bool],
     create_graph: bool,
     retain: bool,
-) -> Result<Vec<Option<Tensor>>> {
+    grad_owned: bool,
+) -> Result<Grads> {
     let _span = tracing::trace_span!("backward_node", name = node.name).entered();
     let n_in = node.next.len();
     if grads.iter().all(|g| g.is_none()) && !node.is_accumulate() {
-        return Ok(vec![None; n_in]);
+        return Ok(smallvec![None; n_in]);
     }
     // AccumulateGrad nodes are shared by every graph that reaches their leaf, so backward passes
     // on several threads may run one concurrently: serialise them (striped by node address; an
@@ -150,11 +163,10 @@ pub(crate) fn call_node(
         if st.released {
             bail!(BackwardTwice, "backward", "{}", BACKWARD_TWICE);
         }
-        let saved: Vec<Tensor> = st
-            .saved
-            .iter()
-            .map(|s| s.unpack(node))
-            .collect::<Result<_>>()?;
+        let mut saved: SmallVec<[Tensor; 4]> = SmallVec::new();
+        for s in &st.saved {
+            saved.push(s.unpack(node)?);
+        }
         let bw = st
             .backward
             .take()
@@ -166,6 +178,7 @@ pub(crate) fn call_node(
         needs,
         create_graph,
         retain,
+        grad_owned: grad_owned && !create_graph,
     };
     let res = bw.apply(&ctx, grads);
     let mut st = node.state.lock();
@@ -176,7 +189,10 @@ pub(crate) fn call_node(
     }
     drop(st);
     let mut res = res?;
-    res.resize(n_in, None);
+    if res.len() > n_in {
+        res.truncate(n_in);
+    }
+    pad(&mut res, n_in);
     Ok(res)
 }
 
@@ -211,6 +227,46 @@ fn add_grad(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
     Ok(())
 }
 
+/// Extends `grads` with `None` up to `n` entries (pushes: cheaper than `SmallVec::resize`).
+fn pad(grads: &mut Grads, n: usize) {
+    while grads.len() < n {
+        grads.push(None);
+    }
+}
+
+/// Per-node state of one execution: the node (held so its address stays a unique key until
+/// the end), the number of its incoming edges not yet processed, and its input-gradient buffer.
+struct Slot {
+    node: Arc<Node>,
+    deps: usize,
+    grads: Grads,
+}
+
+impl Slot {
+    fn new(node: &Arc<Node>, deps: usize) -> Slot {
+        Slot {
+            node: node.clone(),
+            deps,
+            grads: Grads::new(),
+        }
+    }
+
+    /// Sums `g` into gradient slot `input_nr` (one slot per forward output of the node).
+    fn add(&mut self, input_nr: usize, g: Tensor) -> Result<()> {
+        pad(&mut self.grads, self.node.outputs.len().max(1));
+        add_grad(&mut self.grads[input_nr], g)
+    }
+}
+
+thread_local! {
+    /// The emptied node map of this thread's last execution, kept for its capacity (a backward
+    /// pass otherwise regrows it from nothing). Taken while in use, so nested passes get their own.
+    static SPARE_SLOTS: std::cell::Cell<Option<NodeMap<Slot>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Largest spare node map kept between passes (entries).
+const SPARE_SLOTS_MAX: usize = 1 << 14;
+
 /// Executes the graph from `roots`. With `capture`, returns the gradients flowing into those
 /// (node, input slot) points and runs only what leads to them (no leaf accumulation).
 fn execute(
@@ -219,35 +275,34 @@ fn execute(
     create_graph: bool,
     capture: Option<&[Option<Edge>]>,
 ) -> Result<Vec<Option<Tensor>>> {
+    use std::collections::hash_map::Entry;
     let _span = tracing::debug_span!("backward").entered();
     let _gm = set_grad_enabled(create_graph);
-    // 1. dependency counts over everything reachable
-    let mut deps: NodeMap<usize> = NodeMap::default();
-    let mut order: Vec<Arc<Node>> = Vec::new();
+    // 1. dependency counts over everything reachable (one map entry per node holds its count
+    // and, later, its gradient buffer)
+    let mut slots = SPARE_SLOTS.with(|c| c.take()).unwrap_or_default();
     let mut stack: Vec<Arc<Node>> = Vec::new();
     for (e, _) in &roots {
-        if !deps.contains_key(&key(&e.node)) {
-            deps.insert(key(&e.node), 0);
+        if let Entry::Vacant(v) = slots.entry(key(&e.node)) {
+            v.insert(Slot::new(&e.node, 0));
             stack.push(e.node.clone());
         }
     }
     while let Some(n) = stack.pop() {
         for e in n.next.iter().flatten() {
-            let k = key(&e.node);
-            match deps.get_mut(&k) {
-                Some(c) => *c += 1,
-                None => {
-                    deps.insert(k, 1);
+            match slots.entry(key(&e.node)) {
+                Entry::Occupied(mut o) => o.get_mut().deps += 1,
+                Entry::Vacant(v) => {
+                    v.insert(Slot::new(&e.node, 1));
                     stack.push(e.node.clone());
                 }
             }
         }
-        order.push(n);
     }
     // 2. which nodes lead to a capture point (grad() mode)
     let needed: Option<NodeMap<bool>> = capture.map(|caps| {
         let cap_keys: Vec<Key> = caps.iter().flatten().map(|e| key(&e.node)).collect();
-        let topo = topo_order(&order, &deps);
+        let topo = topo_order(&slots);
         let mut needed: NodeMap<bool> = NodeMap::default();
         for n in topo.iter().rev() {
             let k = key(n);
@@ -262,15 +317,12 @@ fn execute(
     });
     let mut captured: Vec<Option<Tensor>> = vec![None; capture.map_or(0, |c| c.len())];
     // 3. run
-    let mut buffers: NodeMap<Vec<Option<Tensor>>> = NodeMap::default();
     let mut heap = BinaryHeap::new();
     for (e, g) in roots {
         let k = key(&e.node);
-        let buf = buffers
-            .entry(k)
-            .or_insert_with(|| vec![None; e.node.outputs.len().max(1)]);
-        add_grad(&mut buf[e.input_nr], g)?;
-        if deps[&k] == 0 && !heap.iter().any(|r: &Ready| key(&r.node) == k) {
+        let slot = slots.get_mut(&k).expect("internal: root missing");
+        slot.add(e.input_nr, g)?;
+        if slot.deps == 0 && !heap.iter().any(|r: &Ready| key(&r.node) == k) {
             heap.push(Ready {
                 acc: e.node.is_accumulate(),
                 seq: e.node.seq,
@@ -280,9 +332,11 @@ fn execute(
     }
     while let Some(Ready { node, .. }) = heap.pop() {
         let k = key(&node);
-        let mut inputs = buffers
-            .remove(&k)
-            .unwrap_or_else(|| vec![None; node.outputs.len().max(1)]);
+        let mut inputs = slots
+            .get_mut(&k)
+            .map(|s| std::mem::take(&mut s.grads))
+            .unwrap_or_default();
+        pad(&mut inputs, node.outputs.len().max(1));
         // tensor hooks and retain_grad of non-leaf outputs
         let (hooks, retained) = {
             let st = node.state.lock();
@@ -318,19 +372,23 @@ fn execute(
         if !run {
             continue;
         }
-        let needs: Vec<bool> = node
-            .next
-            .iter()
-            .map(|e| match (e, &needed) {
+        let mut needs: SmallVec<[bool; 4]> = SmallVec::new();
+        for e in &node.next {
+            needs.push(match (e, &needed) {
                 (None, _) => false,
                 (Some(_), None) => true,
                 (Some(e), Some(nd)) => nd.get(&key(&e.node)).copied().unwrap_or(false),
-            })
-            .collect();
-        let outs = call_node(&node, inputs, &needs, create_graph, retain)?;
+            });
+        }
+        // the engine holds the only handle of a gradient nobody else saw: the formula may reuse it
+        let owned =
+            !create_graph && inputs.len() == 1 && inputs[0].as_ref().is_some_and(exclusively_owned);
+        let outs = call_node(&node, inputs, &needs, create_graph, retain, owned)?;
         for (e, g) in node.next.iter().zip(outs) {
             let Some(e) = e else { continue };
-            let ck = key(&e.node);
+            let slot = slots
+                .get_mut(&key(&e.node))
+                .expect("internal: dependency missing");
             if let Some(mut g) = g {
                 // validate_outputs: reduce broadcast grads and cast to the input's dtype
                 let (shape, dtype) = &e.node.outputs[e.input_nr.min(e.node.outputs.len() - 1)];
@@ -350,14 +408,10 @@ fn execute(
                 if g.dtype() != *dtype {
                     g = g.to_dtype(*dtype)?;
                 }
-                let buf = buffers
-                    .entry(ck)
-                    .or_insert_with(|| vec![None; e.node.outputs.len().max(1)]);
-                add_grad(&mut buf[e.input_nr], g)?;
+                slot.add(e.input_nr, g)?;
             }
-            let c = deps.get_mut(&ck).expect("internal: dependency missing");
-            *c -= 1;
-            if *c == 0 {
+            slot.deps -= 1;
+            if slot.deps == 0 {
                 heap.push(Ready {
                     acc: e.node.is_accumulate(),
                     seq: e.node.seq,
@@ -366,14 +420,22 @@ fn execute(
             }
         }
     }
+    slots.clear();
+    if slots.capacity() <= SPARE_SLOTS_MAX {
+        SPARE_SLOTS.with(|c| c.set(Some(slots)));
+    }
     Ok(captured)
 }
 
 /// Kahn order (producers of gradients first) of the reachable nodes.
-fn topo_order(nodes: &[Arc<Node>], deps: &NodeMap<usize>) -> Vec<Arc<Node>> {
-    let mut d = deps.clone();
-    let mut ready: Vec<Arc<Node>> = nodes.iter().filter(|n| d[&key(n)] == 0).cloned().collect();
-    let mut out = Vec::with_capacity(nodes.len());
+fn topo_order(slots: &NodeMap<Slot>) -> Vec<Arc<Node>> {
+    let mut d: NodeMap<usize> = slots.iter().map(|(k, s)| (*k, s.deps)).collect();
+    let mut ready: Vec<Arc<Node>> = slots
+        .values()
+        .filter(|s| s.deps == 0)
+        .map(|s| s.node.clone())
+        .collect();
+    let mut out = Vec::with_capacity(slots.len());
     while let Some(n) = ready.pop() {
         for e in n.next.iter().flatten() {
             let c = d

@@ -4,8 +4,10 @@
 //! drops without recursion.
 
 use super::saved::SavedTensor;
+use crate::layout::Dims;
 use crate::{DType, Result, Tensor};
 use parking_lot::Mutex;
+use smallvec::SmallVec;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -21,12 +23,31 @@ pub(crate) struct Edge {
     pub(crate) input_nr: usize,
 }
 
+/// A node's edges, one per differentiable input: inline up to two (every unary and binary op),
+/// so recording one does not allocate for them.
+pub(crate) type Edges = SmallVec<[Option<Edge>; 2]>;
+
+/// Shape and dtype of each forward output of a node: inline for one output.
+pub(crate) type OutputMeta = SmallVec<[(Dims, DType); 1]>;
+
+/// The (shape, dtype) entry of `t` for [`OutputMeta`], read under one lock without a `Vec`.
+pub(crate) fn output_meta(t: &Tensor) -> (Dims, DType) {
+    (Dims::from_slice(t.data_ref().layout.sizes()), t.dtype())
+}
+
+/// Gradients in and out of a formula, one per forward output / input: inline up to two, so a
+/// backward step does not allocate for them.
+pub(crate) type Grads = SmallVec<[Option<Tensor>; 2]>;
+
 /// What a backward formula sees: its unpacked saved tensors and which inputs need gradients.
 pub(crate) struct BackwardCtx<'a> {
     pub(crate) saved: &'a [Tensor],
     pub(crate) needs: &'a [bool],
     pub(crate) create_graph: bool,
     pub(crate) retain: bool,
+    /// The formula may overwrite its (single) output gradient and return it as an input's
+    /// gradient: no one else can observe that tensor (never set with `create_graph`).
+    pub(crate) grad_owned: bool,
 }
 
 impl BackwardCtx<'_> {
@@ -40,16 +61,12 @@ impl BackwardCtx<'_> {
 /// (`None` = zero); returns one optional gradient per forward input.
 pub(crate) trait Backward: Send + Sync + 'static {
     fn name(&self) -> &'static str;
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>>;
+    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads>;
 }
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output
 /// gradients are all `None` (see [`super::engine::call_node`]), so it is always there.
-pub(crate) fn output_grad(grads: Vec<Option<Tensor>>) -> Tensor {
+pub(crate) fn output_grad(grads: Grads) -> Tensor {
     grads
         .into_iter()
         .next()
@@ -70,8 +87,8 @@ pub(crate) struct NodeState {
 pub struct Node {
     pub(crate) seq: u64,
     pub(crate) name: &'static str,
-    pub(crate) next: Vec<Option<Edge>>,
-    pub(crate) outputs: Vec<(Vec<usize>, DType)>,
+    pub(crate) next: Edges,
+    pub(crate) outputs: OutputMeta,
     pub(crate) state: Mutex<NodeState>,
 }
 
@@ -103,9 +120,9 @@ impl std::fmt::Debug for NodeRef {
 impl Node {
     pub(crate) fn new(
         backward: Box<dyn Backward>,
-        next: Vec<Option<Edge>>,
+        next: Edges,
         saved: Vec<SavedTensor>,
-        outputs: Vec<(Vec<usize>, DType)>,
+        outputs: OutputMeta,
     ) -> Arc<Node> {
         Arc::new(Node {
             seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
@@ -134,13 +151,29 @@ impl Drop for Node {
         let st = self.state.get_mut();
         st.saved.clear();
         st.backward = None;
-        let mut stack: Vec<Arc<Node>> = self.next.drain(..).flatten().map(|e| e.node).collect();
-        while let Some(n) = stack.pop() {
-            if let Ok(mut node) = Arc::try_unwrap(n) {
-                let st = node.state.get_mut();
-                st.saved.clear();
-                st.backward = None;
-                stack.extend(node.next.drain(..).flatten().map(|e| e.node));
+        if self.next.iter().all(Option::is_none) {
+            return;
+        }
+        // (inline: dropping a node whose predecessors live on allocates nothing)
+        let mut stack: SmallVec<[Arc<Node>; 8]> = SmallVec::new();
+        for e in self.next.drain(..).flatten() {
+            stack.push(e.node);
+        }
+        fn empty(node: &mut Node, stack: &mut SmallVec<[Arc<Node>; 8]>) {
+            let st = node.state.get_mut();
+            st.saved.clear();
+            st.backward = None;
+            for e in node.next.drain(..).flatten() {
+                stack.push(e.node);
+            }
+        }
+        while let Some(mut n) = stack.pop() {
+            // the last strong handle: empty the node where it lies (moving it out of its
+            // allocation copies the whole node); with weak handles left, move it out
+            if let Some(node) = Arc::get_mut(&mut n) {
+                empty(node, &mut stack);
+            } else if let Ok(mut node) = Arc::try_unwrap(n) {
+                empty(&mut node, &mut stack);
             }
         }
     }

@@ -113,12 +113,12 @@ impl SavedTensor {
                 };
                 Some(super::Node::new(
                     Box::new(bw),
-                    vec![Some(super::Edge {
+                    smallvec::smallvec![Some(super::Edge {
                         node: cs,
                         input_nr: 0,
                     })],
                     vec![],
-                    vec![(t.shape(), t.dtype())],
+                    smallvec::smallvec![super::node::output_meta(&t)],
                 ))
             });
             {

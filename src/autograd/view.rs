@@ -4,11 +4,12 @@
 
 use super::meta::{CreationMeta, ViewMeta};
 use super::node::output_grad;
-use super::node::{Backward, BackwardCtx, Edge, Node};
+use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
 use crate::layout::Layout;
 use crate::{Result, Tensor, bail};
+use smallvec::smallvec;
 use std::sync::Arc;
 
 /// True if an op on `inputs` must be recorded.
@@ -34,8 +35,13 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
     Ok(None)
 }
 
-fn collect_edges(inputs: &[&Tensor]) -> Result<Vec<Option<Edge>>> {
-    inputs.iter().map(|t| gradient_edge(t)).collect()
+fn collect_edges(inputs: &[&Tensor]) -> Result<Edges> {
+    // (pushes, not `collect`: SmallVec's generic `extend` costs more than the edges)
+    let mut edges = Edges::new();
+    for t in inputs {
+        edges.push(gradient_edge(t)?);
+    }
+    Ok(edges)
 }
 
 fn set_grad_fn(t: &Tensor, node: &Arc<Node>, output_nr: usize) {
@@ -60,7 +66,10 @@ pub(crate) fn record(
         return Ok(());
     }
     let edges = collect_edges(inputs)?;
-    let outs = outputs.iter().map(|o| (o.shape(), o.dtype())).collect();
+    let mut outs = OutputMeta::new();
+    for o in outputs {
+        outs.push(output_meta(o));
+    }
     let node = Node::new(Box::new(bw), edges, saved(), outs);
     for (i, o) in outputs.iter().enumerate() {
         set_grad_fn(o, &node, i);
@@ -70,15 +79,13 @@ pub(crate) fn record(
 
 /// State carried across an in-place op: taken before the kernel, finished after the bump.
 pub(crate) struct InplaceRecord {
-    edges: Vec<Option<Edge>>,
+    edges: Edges,
 }
 
 /// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
 /// recording state if the op must be recorded. Call before the kernel: it never changes anything.
 pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option<InplaceRecord>> {
-    let mut all = vec![self_];
-    all.extend_from_slice(others);
-    if !needs_grad(&all) {
+    if !(is_grad_enabled() && (self_.requires_grad() || others.iter().any(|t| t.requires_grad()))) {
         return Ok(None);
     }
     let view = self_.view_info();
@@ -107,7 +114,7 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
         );
     }
     // A view's own edge is never used: its history is replaced by CopySlices on the base.
-    let mut edges = Vec::with_capacity(all.len());
+    let mut edges = Edges::with_capacity(1 + others.len());
     edges.push(match view {
         Some(_) => None,
         None => gradient_edge(self_)?,
@@ -127,7 +134,7 @@ impl InplaceRecord {
         saved: Vec<SavedTensor>,
         bw: impl Backward,
     ) -> Result<()> {
-        let out = vec![(self_.shape(), self_.dtype())];
+        let out: OutputMeta = smallvec![output_meta(self_)];
         match self_.view_info() {
             None => {
                 let node = Node::new(Box::new(bw), self.edges, saved, out);
@@ -136,8 +143,10 @@ impl InplaceRecord {
             Some((base, _)) => {
                 let mut fn_edges = self.edges;
                 let base_edge = gradient_edge(&base)?;
-                let mut cs_edges = vec![base_edge];
-                cs_edges.extend(fn_edges.iter().skip(1).cloned());
+                let mut cs_edges: Edges = smallvec![base_edge];
+                for e in fn_edges.iter().skip(1) {
+                    cs_edges.push(e.clone());
+                }
                 fn_edges[0] = None;
                 let fnode = Node::new(Box::new(bw), fn_edges, saved, out);
                 let cs = CopySlices {
@@ -149,7 +158,7 @@ impl InplaceRecord {
                     Box::new(cs),
                     cs_edges,
                     vec![],
-                    vec![(base.shape(), base.dtype())],
+                    smallvec![output_meta(&base)],
                 );
                 for s in fnode.state.lock().saved.iter_mut() {
                     s.set_inplace_view(&node, base.layout(), self_.layout());
@@ -218,9 +227,8 @@ pub(crate) fn view_rebase_error(
 
 /// Creates a view of `base` with `layout`, sharing storage and the root's version counter.
 pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Tensor {
-    let d = base.data();
-    let v =
-        Tensor::from_parts_with_version(d.storage, layout, base.dtype(), base.0.version.clone());
+    let storage = base.data_ref().storage.clone();
+    let v = Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.clone());
     let creation = if !is_grad_enabled() {
         CreationMeta::NoGradMode
     } else if multi_output {
@@ -286,9 +294,9 @@ fn regenerate(t: &Tensor) -> Result<()> {
         };
         Node::new(
             Box::new(bw),
-            vec![Some(e)],
+            smallvec![Some(e)],
             vec![],
-            vec![(t.shape(), t.dtype())],
+            smallvec![output_meta(t)],
         )
     });
     let mut m = t.0.meta.lock();
@@ -313,16 +321,10 @@ impl Backward for AsStridedBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(
-        &mut self,
-        _ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+    fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let g = output_grad(grads);
-        Ok(vec![Some(crate::ops::geometry::scatter_geometry(
-            &[(&g, &self.view)],
-            &self.base,
-        )?)])
+        let gi = crate::ops::geometry::scatter_geometry(&[(&g, &self.view)], &self.base)?;
+        Ok(smallvec![Some(gi)])
     }
 }
 
@@ -337,22 +339,17 @@ impl Backward for MultiViewBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(
-        &mut self,
-        _ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+    fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let parts: Vec<(&Tensor, &Layout)> = grads
             .iter()
             .zip(&self.views)
             .filter_map(|(g, l)| g.as_ref().map(|g| (g, l)))
             .collect();
         if parts.is_empty() {
-            return Ok(vec![None]);
+            return Ok(smallvec::smallvec![None]);
         }
-        Ok(vec![Some(crate::ops::geometry::scatter_geometry(
-            &parts, &self.base,
-        )?)])
+        let gi = crate::ops::geometry::scatter_geometry(&parts, &self.base)?;
+        Ok(smallvec![Some(gi)])
     }
 }
 
@@ -367,30 +364,28 @@ impl Backward for CopySlices {
     fn name(&self) -> &'static str {
         "CopySlices"
     }
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        grads: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let n_in = self.fnode.next.len();
         let g = output_grad(grads);
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
         }
         let (result, slice) = crate::ops::geometry::base_and_slice(g, &self.base, &self.view)?;
-        let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
+        let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
-        // The formula reads the slice in place (PyTorch clones it first); a result that aliases
-        // the slice is copied out below before the slice is overwritten.
+        // The formula reads the slice in place (PyTorch clones it first), and may even overwrite
+        // it (`grad_owned`): the slice is overwritten with its result below anyway. A result for
+        // another input that aliases the slice is copied out before that.
         let res = engine::call_node(
             &self.fnode,
-            vec![Some(slice.clone())],
+            smallvec![Some(slice.clone())],
             &needs,
             ctx.create_graph,
             ctx.retain,
+            true,
         )?;
         let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
-        let mut out = vec![None; n_in];
+        let mut out: Grads = smallvec![None; n_in];
         let mut res = res.into_iter();
         let first = res.next().flatten();
         for (i, r) in res.enumerate() {
@@ -425,24 +420,20 @@ impl CopySlices {
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
     /// the base is itself differentiable (grad of the view region read, replaced by what
     /// the in-place op's formula returns).
-    fn apply_differentiable(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: Tensor,
-        n_in: usize,
-    ) -> Result<Vec<Option<Tensor>>> {
+    fn apply_differentiable(&self, ctx: &BackwardCtx<'_>, g: Tensor, n_in: usize) -> Result<Grads> {
         use crate::ops::geometry::scatter_geometry;
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
-        let mut needs: Vec<bool> = (0..n_in).map(|i| ctx.needs(i)).collect();
+        let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
         let res = engine::call_node(
             &self.fnode,
-            vec![Some(g_view.clone())],
+            smallvec![Some(g_view.clone())],
             &needs,
             true,
             ctx.retain,
+            false,
         )?;
-        let mut out = vec![None; n_in];
+        let mut out: Grads = smallvec![None; n_in];
         let cleared = g.sub(&scatter_geometry(&[(&g_view, &self.view)], &self.base)?)?;
         for (i, r) in res.into_iter().enumerate() {
             if i == 0 {
@@ -464,9 +455,9 @@ impl InplaceRecord {
     pub(crate) fn finish_view_op(self, self_: &Tensor, bw: impl Backward) -> Result<()> {
         let node = Node::new(
             Box::new(bw),
-            vec![self.edges.into_iter().next().flatten()],
+            smallvec![self.edges.into_iter().next().flatten()],
             vec![],
-            vec![(self_.shape(), self_.dtype())],
+            smallvec![output_meta(self_)],
         );
         set_grad_fn(self_, &node, 0);
         Ok(())

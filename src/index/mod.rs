@@ -642,8 +642,8 @@ impl Backward for IndexBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let z = Tensor::zeros(&self.shape, self.dtype)?;
         let g = if g.dtype() != self.dtype {
@@ -651,7 +651,8 @@ impl Backward for IndexBackward {
         } else {
             g
         };
-        Ok(vec![Some(z.index_put(&self.indices, &g, true)?)])
+        let gi = z.index_put(&self.indices, &g, true)?;
+        Ok(smallvec::smallvec![Some(gi)])
     }
 }
 
@@ -668,8 +669,8 @@ impl Backward for IndexPutBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let gs = if !ctx.needs(0) {
             None
@@ -684,6 +685,6 @@ impl Backward for IndexPutBackward {
         } else {
             None
         };
-        Ok(vec![gs, gv])
+        Ok(smallvec::smallvec![gs, gv])
     }
 }

@@ -196,9 +196,14 @@ pub(crate) fn par_for_each_run<const N: usize>(
 /// [`par_for_each_run`]); otherwise one contiguous range per pool thread, run in parallel. Range
 /// edges are multiples of 16 so vector loops of different ranges stay aligned alike.
 pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + Sync) {
-    let threads = rayon::current_num_threads();
     let min_chunk = min_chunk.max(1);
-    if threads < 2 || n < 2 * min_chunk || rayon::current_thread_index().is_some() {
+    // (the size test first: asking rayon for the pool costs more than a small kernel)
+    if n < 2 * min_chunk {
+        f(0, n);
+        return;
+    }
+    let threads = rayon::current_num_threads();
+    if threads < 2 || rayon::current_thread_index().is_some() {
         f(0, n);
         return;
     }

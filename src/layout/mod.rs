@@ -36,11 +36,50 @@ impl Clone for Layout {
     }
 }
 
+/// Sizes or strides given to [`Layout::new`]: a `Vec<usize>`, a slice, an array or [`Dims`].
+/// (Not `Into<Dims>`: `SmallVec`'s `From<&[T]>` goes element by element through `Extend`, and
+/// its `From<Vec<T>>` may keep the heap buffer; these copy inline up to 6 dims.)
+pub trait IntoDims {
+    /// The dims, inline when they fit.
+    fn into_dims(self) -> Dims;
+}
+
+impl IntoDims for Dims {
+    fn into_dims(self) -> Dims {
+        self
+    }
+}
+impl IntoDims for &[usize] {
+    fn into_dims(self) -> Dims {
+        Dims::from_slice(self)
+    }
+}
+impl IntoDims for Vec<usize> {
+    fn into_dims(self) -> Dims {
+        Dims::from_slice(&self)
+    }
+}
+impl IntoDims for &Vec<usize> {
+    fn into_dims(self) -> Dims {
+        Dims::from_slice(self)
+    }
+}
+impl<const N: usize> IntoDims for [usize; N] {
+    fn into_dims(self) -> Dims {
+        Dims::from_slice(&self)
+    }
+}
+impl<const N: usize> IntoDims for &[usize; N] {
+    fn into_dims(self) -> Dims {
+        Dims::from_slice(self)
+    }
+}
+
 impl Layout {
     /// A layout from parts (`Vec<usize>`, `&[usize]` or [`Dims`]). Panics (internal invariant)
     /// if the ranks differ.
-    pub fn new(sizes: impl Into<Dims>, strides: impl Into<Dims>, offset: usize) -> Layout {
-        let (sizes, strides) = (sizes.into(), strides.into());
+    pub fn new(sizes: impl IntoDims, strides: impl IntoDims, offset: usize) -> Layout {
+        let (sizes, strides) = (sizes.into_dims(), strides.into_dims());
         assert_eq!(
             sizes.len(),
             strides.len(),

@@ -86,8 +86,8 @@ impl Backward for GeluGradBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let x = &ctx.saved[0];
         let v: Vec<f64> = x
@@ -99,7 +99,7 @@ impl Backward for GeluGradBackward {
             let _ng = crate::autograd::no_grad();
             Tensor::from_vec(v, &x.shape())?.to_dtype(g.dtype())?
         };
-        Ok(vec![Some(g.mul(&d2)?)])
+        Ok(smallvec::smallvec![Some(g.mul(&d2)?)])
     }
 }
 

@@ -419,7 +419,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     if dt == a.dtype() {
         let done = match &b {
             Operand::Scalar(v) if alpha == Scalar::Int(1) => {
-                check_no_internal_overlap(&a.data(), name)?;
+                check_no_internal_overlap(&a.data_ref(), name)?;
                 arith_scalar_dense_inplace(op, a, *v)
             }
             _ => false,
@@ -490,9 +490,9 @@ impl Backward for ConjBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![match g.into_iter().next().flatten() {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
             Some(g) => Some(g.conj_if_complex()?),
             None => None,
         }])
@@ -521,9 +521,20 @@ impl Backward for ArithBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
+        // `g * s` / `g / s` for a scalar `s`: overwrite a gradient nobody else can see instead
+        // of allocating (the dense kernel computes the same values as the out-of-place path)
+        if let (Arith::Mul | Arith::Div, Some(s)) = (self.op, self.b_scalar) {
+            if ctx.grad_owned
+                && ctx.needs(0)
+                && !matches!(s, Scalar::Complex(_))
+                && arith_scalar_dense_inplace(self.op, &g, s)
+            {
+                return Ok(smallvec::smallvec![Some(g), None]);
+            }
+        }
         let mut it = ctx.saved.iter();
         let a = if self.saved_a { it.next() } else { None };
         let b = if self.saved_b { it.next() } else { None };
@@ -587,7 +598,7 @@ impl Backward for ArithBackward {
                 (ga, gb)
             }
         };
-        Ok(vec![ga, gb])
+        Ok(smallvec::smallvec![ga, gb])
     }
 }
 

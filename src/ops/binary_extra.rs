@@ -238,8 +238,8 @@ impl Backward for BinBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let s = &ctx.saved;
         let (a, b) = (&s[0], &s[1]);
@@ -277,7 +277,7 @@ impl Backward for BinBackward {
                 (g.mul(a)?.div(y)?, g.mul(b)?.div(y)?)
             }
         };
-        let mut out = Vec::new();
+        let mut out = crate::autograd::Grads::new();
         let mut i = 0;
         if self.has[0] {
             out.push(ctx.needs(i).then_some(ga));

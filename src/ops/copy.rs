@@ -213,8 +213,8 @@ impl Backward for PassBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         Ok(g)
     }
 }
@@ -229,10 +229,10 @@ impl Backward for ToCopyBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = g.into_iter().next().flatten();
-        Ok(vec![match g {
+        Ok(smallvec::smallvec![match g {
             Some(g) => Some(g.to_dtype(self.dtype)?),
             None => None,
         }])
@@ -251,8 +251,8 @@ impl Backward for CopyBackwards {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let gs = if ctx.needs(0) {
             Some(g.zeros_like()?)
@@ -264,7 +264,7 @@ impl Backward for CopyBackwards {
         } else {
             None
         };
-        Ok(vec![gs, go])
+        Ok(smallvec::smallvec![gs, go])
     }
 }
 
@@ -279,9 +279,9 @@ impl Backward for ZeroGradBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![match g.into_iter().next().flatten() {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
             Some(g) => Some(g.zeros_like()?),
             None => None,
         }])

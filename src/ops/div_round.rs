@@ -27,8 +27,8 @@ impl Backward for DivRoundBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = g.into_iter().next().flatten();
         (0..self.n)
             .map(|i| match &g {

@@ -149,10 +149,14 @@ impl Backward for TakeBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
-        Ok(vec![Some(put_add(&g, self.idx.clone(), &self.in_shape)?)])
+        Ok(smallvec::smallvec![Some(put_add(
+            &g,
+            self.idx.clone(),
+            &self.in_shape
+        )?)])
     }
 }
 
@@ -168,10 +172,10 @@ impl Backward for PutAddBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
-        Ok(vec![Some(take(
+        Ok(smallvec::smallvec![Some(take(
             &g,
             self.idx.clone(),
             &self.src_shape,
@@ -298,8 +302,8 @@ impl Backward for ScatterBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let gs = if ctx.needs(0) {
             Some(match &self.keep {
@@ -310,7 +314,7 @@ impl Backward for ScatterBackward {
             None
         };
         if !self.has_src {
-            return Ok(vec![gs]);
+            return Ok(smallvec::smallvec![gs]);
         }
         let gsrc = if ctx.needs(1) {
             Some(take(
@@ -322,7 +326,7 @@ impl Backward for ScatterBackward {
         } else {
             None
         };
-        Ok(vec![gs, gsrc])
+        Ok(smallvec::smallvec![gs, gsrc])
     }
 }
 

@@ -20,8 +20,8 @@ impl Backward for BinaryCrossEntropyBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let (x, t) = (&ctx.saved[0], &ctx.saved[1]);
         let gx = if ctx.needs(0) {
@@ -38,7 +38,7 @@ impl Backward for BinaryCrossEntropyBackward {
         } else {
             None
         };
-        Ok(vec![gx, gt])
+        Ok(smallvec::smallvec![gx, gt])
     }
 }
 

@@ -120,8 +120,8 @@ impl Backward for MmBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let mut it = ctx.saved.iter();
         let a = if self.save_a { it.next() } else { None };
@@ -145,7 +145,7 @@ impl Backward for MmBackward {
             (true, Some(a)) => Some(prod(&tr(a)?, &g)?),
             _ => None,
         };
-        Ok(vec![ga, gb])
+        Ok(smallvec::smallvec![ga, gb])
     }
 }
 
@@ -191,8 +191,8 @@ impl Backward for DotBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let mut it = ctx.saved.iter();
         let a = if self.save_a { it.next() } else { None };
@@ -205,7 +205,7 @@ impl Backward for DotBackward {
             (true, Some(a)) => Some(a.conj_if_complex()?.mul(&g)?),
             _ => None,
         };
-        Ok(vec![ga, gb])
+        Ok(smallvec::smallvec![ga, gb])
     }
 }
 

@@ -160,8 +160,8 @@ impl Backward for SoftmaxBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let d = [self.dim as i64];
         let s = &ctx.saved[0];
@@ -173,7 +173,7 @@ impl Backward for SoftmaxBackward {
             let gy = g.mul(s)?;
             gy.sub(&s.mul(&gy.sum_dims(&d, true)?)?)?
         };
-        Ok(vec![Some(r)])
+        Ok(smallvec::smallvec![Some(r)])
     }
 }
 
@@ -316,11 +316,15 @@ impl Backward for NllLossBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let gi = g.mul(&self.coef)?;
-        Ok(vec![Some(put_add(&gi, self.idx.clone(), &self.in_shape)?)])
+        Ok(smallvec::smallvec![Some(put_add(
+            &gi,
+            self.idx.clone(),
+            &self.in_shape
+        )?)])
     }
 }
 
@@ -370,11 +374,13 @@ impl Backward for RsqrtBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let y = &ctx.saved[0];
-        Ok(vec![Some(g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?)])
+        Ok(smallvec::smallvec![Some(
+            g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?
+        )])
     }
 }
 

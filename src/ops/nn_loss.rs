@@ -22,8 +22,8 @@ impl Backward for ConstGradBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         self.grads
             .iter()
@@ -54,8 +54,8 @@ impl Backward for BceWithLogitsBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
         let nx = x.neg()?;
@@ -78,7 +78,7 @@ impl Backward for BceWithLogitsBackward {
         } else {
             None
         };
-        Ok(vec![gx, gy])
+        Ok(smallvec::smallvec![gx, gy])
     }
 }
 

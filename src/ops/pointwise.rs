@@ -154,11 +154,11 @@ impl Backward for WhereBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let c = &ctx.saved[0];
-        let mut out = Vec::new();
+        let mut out = crate::autograd::Grads::new();
         let mut i = 0;
         if self.has[0] {
             out.push(if ctx.needs(i) {
@@ -213,11 +213,11 @@ impl Backward for MaskedFillBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let m = &ctx.saved[0];
-        let mut out = vec![if ctx.needs(0) {
+        let mut out = smallvec::smallvec![if ctx.needs(0) {
             Some(Tensor::where_(m, 0.0, &g)?)
         } else {
             None
@@ -314,8 +314,8 @@ impl Backward for ClampBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let x = &ctx.saved[0];
         let mut m: Option<Tensor> = None;
@@ -330,7 +330,7 @@ impl Backward for ClampBackward {
             });
         }
         let m = m.expect("internal: clamp without bounds");
-        Ok(vec![Some(Tensor::where_(&m, &g, 0.0)?)])
+        Ok(smallvec::smallvec![Some(Tensor::where_(&m, &g, 0.0)?)])
     }
 }
 
@@ -438,21 +438,21 @@ impl Backward for PowBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let s = &ctx.saved;
         match self.kind {
             0 => {
                 let e = self.scalar;
                 if e.is_zero() {
-                    return Ok(vec![Some(g.zeros_like()?)]);
+                    return Ok(smallvec::smallvec![Some(g.zeros_like()?)]);
                 }
                 let em1 = match e {
                     Scalar::Int(i) => Scalar::Int(i - 1),
                     o => Scalar::Float(o.to_f64() - 1.0),
                 };
-                Ok(vec![Some(g.mul(e)?.mul(&s[0].pow(em1)?)?)])
+                Ok(smallvec::smallvec![Some(g.mul(e)?.mul(&s[0].pow(em1)?)?)])
             }
             1 => {
                 let (x, e, y) = (&s[0], &s[1], &s[2]);
@@ -468,9 +468,11 @@ impl Backward for PowBackward {
                 } else {
                     None
                 };
-                Ok(vec![ga, gb])
+                Ok(smallvec::smallvec![ga, gb])
             }
-            _ => Ok(vec![Some(g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?)]),
+            _ => Ok(smallvec::smallvec![Some(
+                g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?
+            )]),
         }
     }
 }

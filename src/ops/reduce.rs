@@ -206,10 +206,10 @@ impl Backward for SumBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let Some(mut g) = g.into_iter().next().flatten() else {
-            return Ok(vec![None]);
+            return Ok(smallvec::smallvec![None]);
         };
         if !self.keepdim {
             let mut dims = self.dims.clone();
@@ -218,7 +218,7 @@ impl Backward for SumBackward {
                 g = g.unsqueeze(d as i64)?;
             }
         }
-        Ok(vec![Some(g.broadcast_to(&self.shape)?)])
+        Ok(smallvec::smallvec![Some(g.broadcast_to(&self.shape)?)])
     }
 }
 

@@ -51,15 +51,17 @@ impl Backward for CumsumBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         if g.dim() == 0 {
-            return Ok(vec![Some(g)]);
+            return Ok(smallvec::smallvec![Some(g)]);
         }
         // reverse cumsum: total - cumsum + g
         let total = g.sum_dims(&[self.dim], true)?;
-        Ok(vec![Some(total.sub(&g.cumsum(self.dim, None)?)?.add(&g)?)])
+        Ok(smallvec::smallvec![Some(
+            total.sub(&g.cumsum(self.dim, None)?)?.add(&g)?
+        )])
     }
 }
 
@@ -206,11 +208,13 @@ impl Backward for CumprodBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         if ctx.create_graph && g.dim() > 0 {
-            return Ok(vec![Some(self.differentiable(&ctx.saved[0], &g)?)]);
+            return Ok(smallvec::smallvec![Some(
+                self.differentiable(&ctx.saved[0], &g)?
+            )]);
         }
         let (_, gr) = rows::<f64>(&g, &self.rw.dims)?;
         let r = self.rw.r;
@@ -232,6 +236,11 @@ impl Backward for CumprodBackward {
                 out[row * r + i] = acc;
             }
         }
-        Ok(vec![Some(unrows(out, &self.x, &self.rw, g.dtype())?)])
+        Ok(smallvec::smallvec![Some(unrows(
+            out,
+            &self.x,
+            &self.rw,
+            g.dtype()
+        )?)])
     }
 }

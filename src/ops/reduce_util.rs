@@ -138,8 +138,8 @@ impl crate::autograd::Backward for WeightedBackward {
     fn apply(
         &mut self,
         ctx: &crate::autograd::BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
         if ctx.create_graph && self.exact != Exact::None {
@@ -152,9 +152,9 @@ impl crate::autograd::Backward for WeightedBackward {
                 Exact::Prod => prod_of_others(x, &self.dims)?,
                 Exact::None => unreachable!("internal: checked above"),
             };
-            return Ok(vec![Some(g.mul(&w)?)]);
+            return Ok(smallvec::smallvec![Some(g.mul(&w)?)]);
         }
-        Ok(vec![Some(g.mul(&self.w)?)])
+        Ok(smallvec::smallvec![Some(g.mul(&self.w)?)])
     }
 }
 

@@ -244,8 +244,8 @@ impl Backward for ScatterReduceBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let (x, src, res) = (&ctx.saved[0], &ctx.saved[1], &ctx.saved[2]);
         if ctx.needs(1) && src.shape() != self.index.shape() {
@@ -258,7 +258,10 @@ impl Backward for ScatterReduceBackward {
             );
         }
         let [gx, gs] = self.grads(&g, x, src, res)?;
-        Ok(vec![ctx.needs(0).then_some(gx), ctx.needs(1).then_some(gs)])
+        Ok(smallvec::smallvec![
+            ctx.needs(0).then_some(gx),
+            ctx.needs(1).then_some(gs)
+        ])
     }
 }
 

@@ -44,8 +44,8 @@ impl Backward for SetBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        _: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        _: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         Err(err!(
             NotImplemented,
             "set_",

@@ -24,11 +24,11 @@ impl Backward for CatBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let mut start = 0;
-        let mut out = Vec::with_capacity(self.sizes.len());
+        let mut out = crate::autograd::Grads::with_capacity(self.sizes.len());
         for (i, &s) in self.sizes.iter().enumerate() {
             out.push(if ctx.needs(i) {
                 Some(g.narrow(self.dim as i64, start as i64, s)?.copy()?)

@@ -450,12 +450,12 @@ impl Backward for UnaryBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         use UOp::*;
         let g = output_grad(g);
         if !ctx.needs(0) {
-            return Ok(vec![None]);
+            return Ok(smallvec::smallvec![None]);
         }
         let s = ctx.saved.first();
         let s = || s.expect("internal: saved tensor");
@@ -520,7 +520,7 @@ impl Backward for UnaryBackward {
                 g.mul(&d)?
             }
         };
-        Ok(vec![Some(gi)])
+        Ok(smallvec::smallvec![Some(gi)])
     }
 }
 

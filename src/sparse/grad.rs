@@ -136,8 +136,8 @@ impl Backward for SparseMapBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.out_shape, &g)?;
@@ -152,7 +152,10 @@ impl Backward for SparseMapBackward {
             }
             ValuesMap::SegmentSum { map } => gather_rows(&gv, map)?,
         };
-        Ok(vec![Some(make(self.x.with_values(gx), &self.x_shape)?)])
+        Ok(smallvec::smallvec![Some(make(
+            self.x.with_values(gx),
+            &self.x_shape
+        )?)])
     }
 }
 
@@ -188,12 +191,12 @@ impl Backward for MaskBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
-        Ok(vec![Some(if self.as_values {
+        Ok(smallvec::smallvec![Some(if self.as_values {
             gv
         } else {
             make(self.pattern.with_values(gv), &self.shape)?
@@ -215,12 +218,15 @@ impl Backward for ValuesBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
-        Ok(vec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
+        Ok(smallvec::smallvec![Some(make(
+            self.pattern.with_values(gv),
+            &self.shape
+        )?)])
     }
 }
 
@@ -239,12 +245,16 @@ impl Backward for ToSparseBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.pattern, &self.shape, &g)?;
         let pos = positions(&self.pattern, &self.shape)?;
-        Ok(vec![Some(scatter_dense(&gv, &pos, &self.shape)?)])
+        Ok(smallvec::smallvec![Some(scatter_dense(
+            &gv,
+            &pos,
+            &self.shape
+        )?)])
     }
 }

@@ -135,8 +135,8 @@ impl Backward for SpmmBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let g = contig(&g.to_dtype(self.dense.dtype())?)?;
@@ -173,6 +173,6 @@ impl Backward for SpmmBackward {
         } else {
             None
         };
-        Ok(vec![gs, gd])
+        Ok(smallvec::smallvec![gs, gd])
     }
 }

@@ -90,13 +90,16 @@ impl Backward for SumBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let v = self.pattern.values();
         let gv = contig(&g.to_dtype(v.dtype())?.expand(&to_i64(&v.shape()))?)?;
-        Ok(vec![Some(make(self.pattern.with_values(gv), &self.shape)?)])
+        Ok(smallvec::smallvec![Some(make(
+            self.pattern.with_values(gv),
+            &self.shape
+        )?)])
     }
 }
 
@@ -238,8 +241,8 @@ impl Backward for MulBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.shape, &g)?;
@@ -260,7 +263,7 @@ impl Backward for MulBackward {
         } else {
             None
         };
-        Ok(vec![gx, gd])
+        Ok(smallvec::smallvec![gx, gd])
     }
 }
 
@@ -376,8 +379,8 @@ impl Backward for AddBackward {
     fn apply(
         &mut self,
         ctx: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let g = output_grad(g);
         let _ng = crate::autograd::no_grad();
         let gv = grad_values(&self.out, &self.shape, &g)?;
@@ -392,7 +395,7 @@ impl Backward for AddBackward {
         };
         let gb = contig(&gb.mul(self.alpha)?)?;
         let mk = |p: &SparseParts, v: Tensor| make(p.with_values(v), &self.shape);
-        Ok(vec![
+        Ok(smallvec::smallvec![
             if ctx.needs(0) {
                 Some(mk(&self.parts[0], ga)?)
             } else {

@@ -17,9 +17,9 @@ impl Backward for PermuteBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![match g.into_iter().next().flatten() {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
             Some(g) => Some(g.permute(&self.inverse)?),
             None => None,
         }])

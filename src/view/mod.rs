@@ -141,10 +141,10 @@ impl Backward for ReshapeBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
         let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
-        Ok(vec![match g.into_iter().next().flatten() {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
             Some(g) => Some(g.reshape(&shape)?),
             None => None,
         }])
@@ -161,9 +161,9 @@ impl Backward for ExpandBackward {
     fn apply(
         &mut self,
         _: &BackwardCtx<'_>,
-        g: Vec<Option<Tensor>>,
-    ) -> Result<Vec<Option<Tensor>>> {
-        Ok(vec![match g.into_iter().next().flatten() {
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
             Some(g) => Some(g.sum_to_size(&self.shape)?),
             None => None,
         }])

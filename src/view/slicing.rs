@@ -16,8 +16,8 @@ fn shifted(l: &Layout, k: usize, stride: usize) -> Option<usize> {
 }
 
 fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Option<Layout> {
-    let mut sizes = l.sizes().to_vec();
-    let mut strides = l.strides().to_vec();
+    let mut sizes = crate::layout::Dims::from_slice(l.sizes());
+    let mut strides = crate::layout::Dims::from_slice(l.strides());
     let offset = if len > 0 {
         shifted(l, start, strides[d])?
     } else {
@@ -31,8 +31,8 @@ fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Opti
 }
 
 fn selected(l: &Layout, d: usize, i: usize) -> Option<Layout> {
-    let mut sizes = l.sizes().to_vec();
-    let mut strides = l.strides().to_vec();
+    let mut sizes = crate::layout::Dims::from_slice(l.sizes());
+    let mut strides = crate::layout::Dims::from_slice(l.strides());
     let offset = shifted(l, i, strides[d])?;
     sizes.remove(d);
     strides.remove(d);
