@@ -5,12 +5,6 @@ use tapegrad::{DType, ErrorKind, Tensor};
 
 type R = tapegrad::Result<()>;
 
-fn f64t(v: &[f64], s: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), s)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
 fn rnd(s: &[usize]) -> Tensor {
     Tensor::randn(s, DType::F64)
         .unwrap()

@@ -300,7 +300,7 @@ pub(crate) fn nn_cases() -> Vec<Case> {
         case!(
             "linear/no_bias",
             [leaf(&[2, 3], -1.0, 1.0, 303), leaf(&[4, 3], -1.0, 1.0, 304)],
-            |v| { Tensor::linear(&v[0], &v[1], None) }
+            |v| Tensor::linear(&v[0], &v[1], None)
         ),
         case!(
             "binary_cross_entropy",

@@ -30,4 +30,5 @@ pub(crate) mod set_resize;
 pub(crate) mod shape;
 pub(crate) mod sort;
 pub(crate) mod unary;
+mod unary_grad;
 pub(crate) mod util;

@@ -3,13 +3,12 @@
 //! one-input analogue of `binary_map`: output strides follow the input's memory order and the
 //! contiguous run is a plain indexed loop the compiler vectorises.
 
-use super::activation::{gelu_f64, gelu_grad_f64};
+use super::activation::gelu_f64;
 use super::util::{broadcast_strides, check_no_internal_overlap, with_raw};
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
+use super::unary_grad::UnaryBackward;
+use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::{PAR_MIN_ELEMS, dense_strides_like, par_for_each_run};
 use crate::{DType, Element, Result, Tensor, bail};
-use half::{bf16, f16};
 
 /// Computes `f(a)` elementwise into a fresh tensor laid out like `a`.
 pub(crate) fn unary_map<T: Element, U: Element>(
@@ -165,7 +164,7 @@ impl UOp {
             Trunc => "trunc",
         }
     }
-    fn backward_name(self) -> &'static str {
+    pub(crate) fn backward_name(self) -> &'static str {
         use UOp::*;
         match self {
             Neg => "NegBackward0",
@@ -250,36 +249,37 @@ impl UOp {
 macro_rules! float_go {
     ($dt:expr, $a:expr, $out:expr, $R:ident, |$x:ident| $body:expr) => {{
         match $dt {
-            DType::F64 => {
+            $crate::DType::F64 => {
                 #[allow(dead_code)]
                 type $R = f64;
-                run::<f64>($a, $out, |$x: f64| $body)
+                $crate::ops::unary::run::<f64>($a, $out, |$x: f64| $body)
             }
-            DType::F32 => {
+            $crate::DType::F32 => {
                 #[allow(dead_code)]
                 type $R = f32;
-                run::<f32>($a, $out, |$x: f32| $body)
+                $crate::ops::unary::run::<f32>($a, $out, |$x: f32| $body)
             }
-            DType::F16 => {
+            $crate::DType::F16 => {
                 #[allow(dead_code)]
                 type $R = f32;
-                run::<f16>($a, $out, |v: f16| {
+                $crate::ops::unary::run::<half::f16>($a, $out, |v: half::f16| {
                     let $x = v.to_f32();
-                    f16::from_f32($body)
+                    half::f16::from_f32($body)
                 })
             }
-            DType::BF16 => {
+            $crate::DType::BF16 => {
                 #[allow(dead_code)]
                 type $R = f32;
-                run::<bf16>($a, $out, |v: bf16| {
+                $crate::ops::unary::run::<half::bf16>($a, $out, |v: half::bf16| {
                     let $x = v.to_f32();
-                    bf16::from_f32($body)
+                    half::bf16::from_f32($body)
                 })
             }
             d => unreachable!("internal: float kernel on {}", d),
         }
     }};
 }
+pub(crate) use float_go;
 
 macro_rules! int_go {
     ($dt:expr, $a:expr, $out:expr, |$x:ident| $body:expr, bool $b:expr, u8 $u:expr) => {{
@@ -295,7 +295,7 @@ macro_rules! int_go {
     }};
 }
 
-fn run<T: Element>(a: &Tensor, out: Option<&Tensor>, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
+pub(crate) fn run<T: Element>(a: &Tensor, out: Option<&Tensor>, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
     match out {
         Some(o) => {
             unary_into::<T, T>(o, a, f);
@@ -436,92 +436,6 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
         UnaryBackward { op },
     )?;
     Ok(a.clone())
-}
-
-/// Backward of every op in [`UOp`]; saved: nothing, the input or the output (see `UOp::save`).
-struct UnaryBackward {
-    op: UOp,
-}
-
-impl Backward for UnaryBackward {
-    fn name(&self) -> &'static str {
-        self.op.backward_name()
-    }
-    fn apply(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        use UOp::*;
-        let g = output_grad(g);
-        if !ctx.needs(0) {
-            return Ok(smallvec::smallvec![None]);
-        }
-        let s = ctx.saved.first();
-        let s = || s.expect("internal: saved tensor");
-        let ln2 = std::f64::consts::LN_2;
-        let gi = match self.op {
-            Neg => g.neg()?,
-            Sign | Floor | Ceil | Round | Trunc => g.zeros_like()?,
-            Abs if s().dtype().is_complex() => {
-                // sgn(z) = z / |z| (0 at 0), PyTorch's complex abs backward
-                let z = s();
-                let m = z.abs()?;
-                let safe = Tensor::where_(&m.eq(0)?, 1.0, &m)?;
-                g.mul(&z.div(&safe)?)?
-            }
-            Abs => g.mul(&s().sign()?)?,
-            // PyTorch's threshold_backward: zero where the output is <= 0 (NaN passes the grad)
-            Relu => match relu_grad_dense(&g, s()) {
-                Some(r) => r?,
-                None => Tensor::where_(&s().le(0)?, 0.0, &g)?,
-            },
-            Exp => g.mul(&s().conj_if_complex()?)?,
-            Exp2 => g.mul(s())?.mul(ln2)?,
-            Log => g.div(s())?,
-            Log2 => g.div(&s().mul(ln2)?)?,
-            Log10 => g.div(&s().mul(std::f64::consts::LN_10)?)?,
-            Log1p => g.div(&s().add(1.0)?)?,
-            Expm1 => g.mul(&s().add(1.0)?)?,
-            Sqrt => g.div(&s().mul(2.0)?)?,
-            Rsqrt => g.mul(&s().pow(3)?)?.mul(-0.5)?,
-            Reciprocal => g.mul(&s().mul(s())?)?.neg()?,
-            Sin => g.mul(&s().cos()?)?,
-            Cos => g.mul(&s().sin()?)?.neg()?,
-            Tan => g.mul(&s().mul(s())?.add(1.0)?)?,
-            Asin => g.div(&s().mul(s())?.neg()?.add(1.0)?.sqrt()?)?,
-            Acos => g.div(&s().mul(s())?.neg()?.add(1.0)?.sqrt()?)?.neg()?,
-            Atan => g.div(&s().mul(s())?.add(1.0)?)?,
-            Sinh => g.mul(&s().cosh()?)?,
-            Cosh => g.mul(&s().sinh()?)?,
-            Tanh => g.mul(&s().mul(s())?.neg()?.add(1.0)?)?,
-            Sigmoid => g.mul(s())?.mul(&s().neg()?.add(1.0)?)?,
-            Silu => {
-                let sg = s().sigmoid()?;
-                let inner = s().mul(&sg.neg()?.add(1.0)?)?.add(1.0)?;
-                g.mul(&sg)?.mul(&inner)?
-            }
-            Softplus(beta, thr) => {
-                let bx = s().mul(beta)?;
-                Tensor::where_(&bx.gt(thr)?, &g, &g.mul(&bx.sigmoid()?)?)?
-            }
-            Elu(alpha) => Tensor::where_(&s().gt(0)?, &g, &g.mul(&s().exp()?.mul(alpha)?)?)?,
-            LeakyRelu(sl) => Tensor::where_(&s().gt(0)?, &g, &g.mul(sl)?)?,
-            Gelu(t) => {
-                // fused derivative kernel; recorded (with its own derivative) under create_graph
-                let x = s();
-                let x = if x.dtype() == g.dtype() {
-                    x.clone()
-                } else {
-                    x.to_dtype(g.dtype())?
-                };
-                let d = float_go!(x.dtype(), &x, None, R, |v| gelu_grad_f64(v as f64, t) as R)?;
-                super::activation::record_gelu_grad(&d, &x, t)?;
-                g.mul(&d)?
-            }
-        };
-        Ok(smallvec::smallvec![Some(gi)])
-    }
 }
 
 macro_rules! unary_methods {
@@ -782,24 +696,4 @@ unary_methods! {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     trunc, trunc_ => UOp::Trunc;
-}
-
-/// ReLU's backward `y <= 0 ? 0 : g` as one flat pass over dense f32/f64 operands of one layout
-/// when no graph of the backward is being recorded; `None` sends the caller to the general
-/// (differentiable) formula.
-fn relu_grad_dense(g: &Tensor, y: &Tensor) -> Option<Result<Tensor>> {
-    if g.dtype() != y.dtype()
-        || (crate::autograd::is_grad_enabled() && (g.requires_grad() || y.requires_grad()))
-    {
-        return None;
-    }
-    match g.dtype() {
-        DType::F32 => {
-            super::dense::binary::<f32, f32>(g, y, &|g, y| if y <= 0.0 { 0.0 } else { g })
-        }
-        DType::F64 => {
-            super::dense::binary::<f64, f64>(g, y, &|g, y| if y <= 0.0 { 0.0 } else { g })
-        }
-        _ => None,
-    }
 }
