@@ -301,7 +301,12 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
         "sparse_coo(indices {ix:?} {ishape:?} {:?}, values {vshape:?}, shape {shape:?}, unchecked {unchecked})",
         indices.dtype()
     );
-    let row = dense.iter().product::<usize>();
+    // elements per value row; with huge dense sizes the product may overflow, but then no value
+    // row exists (nnz = 0 or an empty dense dim: the values were allocated) and it is never read
+    let row = dense
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .unwrap_or(0);
     let coords: Vec<Vec<usize>> = cols
         .iter()
         .map(|c| c.iter().map(|&v| v as usize).collect())
@@ -611,7 +616,12 @@ fn do_slice(inp: &mut Input, x: &Tensor) -> Option<Tensor> {
         .first()
         .map_or(x.sparse_dim().unwrap(), |c| c.len());
     let dshape = &shape[sd..];
-    let offs = window_offsets(dshape, &ranges[sd..]);
+    // without entries no offset is read, and huge dense dims (nnz = 0) would not fit in memory
+    let offs = if xe.coords.is_empty() {
+        Vec::new()
+    } else {
+        window_offsets(dshape, &ranges[sd..])
+    };
     let mut kept = Vec::new();
     let mut want_e = Entries {
         kind: xe.kind,
