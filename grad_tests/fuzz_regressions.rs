@@ -403,3 +403,27 @@ fn to_sparse_of_an_empty_tensor_with_huge_sizes() {
         assert_eq!(s.to_dense().unwrap().shape(), x.shape());
     }
 }
+
+/// CSR slicing compared int32 columns with the window's bounds converted to int32: a column dim
+/// above 2^31 wrapped the end and nothing was kept (libFuzzer sparse finding on `9df7f57`).
+#[test]
+fn csr_slice_with_int32_columns_and_a_huge_column_dim() {
+    let c = 1usize << 54;
+    for sorted in [true, false] {
+        let cols: Vec<i32> = if sorted { vec![1, 97, 156, 5] } else { vec![156, 97, 1, 5] };
+        let x = Tensor::sparse_csr(
+            &Tensor::from_vec(vec![0i32, 3, 4], &[3]).unwrap(),
+            &Tensor::from_vec(cols, &[4]).unwrap(),
+            &Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4]).unwrap(),
+            &[2, c],
+        )
+        .unwrap();
+        let y = tapegrad::sparse::slice(&x, &[-1], &[4], &[i64::MAX]).unwrap();
+        assert_eq!(y.shape(), vec![2, c - 4]);
+        let want_cols: Vec<i32> = if sorted { vec![93, 152, 1] } else { vec![152, 93, 1] };
+        assert_eq!(y.col_indices().unwrap().to_vec::<i32>().unwrap(), want_cols);
+        assert_eq!(y.crow_indices().unwrap().to_vec::<i32>().unwrap(), vec![0, 2, 3]);
+        let want_vals = if sorted { vec![2.0, 3.0, 4.0] } else { vec![1.0, 2.0, 4.0] };
+        assert_eq!(y.values().unwrap().to_vec::<f64>().unwrap(), want_vals);
+    }
+}

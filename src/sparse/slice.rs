@@ -416,7 +416,9 @@ fn csr_forward<I: Idx>(
                 base += cr[bi * (r + 1) + r].us();
             }
             let mut out_crow: Vec<I> = Vec::with_capacity(ob * (or + 1));
-            let (cs, ce) = (I::of(c0), I::of(c1));
+            // compare in usize: a bound may exceed the index type (i32 columns of a dim above
+            // 2^31; libFuzzer sparse finding: the end wrapped and nothing was kept)
+            let (cs, ce) = (c0, c1);
             let sel = if full_cols || sorted {
                 let mut runs: Vec<(usize, usize)> = Vec::new();
                 let mut push = |s: usize, n: usize| match runs.last_mut() {
@@ -438,8 +440,8 @@ fn csr_forward<I: Idx>(
                         for ri in r0..r1 {
                             let (lo, hi) = (base + seg[ri].us(), base + seg[ri + 1].us());
                             let row = &cl[lo..hi];
-                            let a = row.partition_point(|&v| v < cs);
-                            let e = a + row[a..].partition_point(|&v| v < ce);
+                            let a = row.partition_point(|&v| v.us() < cs);
+                            let e = a + row[a..].partition_point(|&v| v.us() < ce);
                             push(lo + a, e - a);
                             n += e - a;
                             out_crow.push(I::of(n));
@@ -456,7 +458,7 @@ fn csr_forward<I: Idx>(
                     let start = hits.len();
                     for ri in r0..r1 {
                         let (lo, hi) = (base + seg[ri].us(), base + seg[ri + 1].us());
-                        hits.extend((lo..hi).filter(|&k| cl[k] >= cs && cl[k] < ce));
+                        hits.extend((lo..hi).filter(|&k| cl[k].us() >= cs && cl[k].us() < ce));
                         out_crow.push(I::of(hits.len() - start));
                     }
                     base += seg[r].us();
