@@ -427,3 +427,17 @@ fn csr_slice_with_int32_columns_and_a_huge_column_dim() {
         assert_eq!(y.values().unwrap().to_vec::<f64>().unwrap(), want_vals);
     }
 }
+
+/// `flatten` multiplied the merged sizes unchecked: an empty tensor with huge sizes overflowed
+/// (libFuzzer views finding on `e81cddc`). A zero among the merged sizes gives 0; a product above
+/// int64 is an error, as PyTorch's int64 sizes require.
+#[test]
+fn flatten_of_an_empty_tensor_with_huge_sizes() {
+    let big = 1i64 << 40;
+    let x = Tensor::zeros(&[0], DType::F32).unwrap().view(&[0, big, big]).unwrap();
+    let e = x.flatten(1, 2).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+    assert_eq!(x.flatten(0, 2).unwrap().shape(), vec![0]);
+    assert_eq!(x.flatten(0, 1).unwrap().shape(), vec![0, 1 << 40]);
+    assert_eq!(x.version(), 0);
+}

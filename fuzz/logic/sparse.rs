@@ -562,6 +562,10 @@ fn model_ranges(
 
 /// Row-major offsets of the dense window `(start, end)` per dim of a `dshape` row.
 fn window_offsets(dshape: &[usize], win: &[(usize, usize)]) -> Vec<usize> {
+    // an empty window has no offsets; the other windows' sizes alone may not fit in memory
+    if win.iter().any(|&(s, e)| s == e) {
+        return Vec::new();
+    }
     let mut offs = vec![0usize];
     for (d, &(s, e)) in win.iter().enumerate() {
         let mut next = Vec::with_capacity(offs.len() * (e - s));

@@ -313,8 +313,15 @@ impl Tensor {
         if s == e {
             return Ok(self.clone());
         }
+        // zero-aware and checked: an empty tensor may hold huge sizes whose product does not
+        // fit in int64 (libFuzzer views finding); PyTorch refuses that size too
+        let merged = if shape[s..=e].contains(&0) {
+            0
+        } else {
+            crate::layout::check_numel_i64(&shape[s..=e], "flatten")?
+        };
         let mut new: Vec<i64> = shape[..s].iter().map(|&v| v as i64).collect();
-        new.push(shape[s..=e].iter().product::<usize>() as i64);
+        new.push(merged as i64);
         new.extend(shape[e + 1..].iter().map(|&v| v as i64));
         self.reshape(&new)
     }
