@@ -9,6 +9,10 @@ use super::check::{MAX_READ, check_in_bounds, guarded, offsets, values};
 use super::input::Input;
 use tapegrad::Tensor;
 
+/// Largest view (in elements) whose run still checks gradients: a backward through it allocates
+/// gradients of that size.
+const MAX_BACKWARD: usize = 1 << 22;
+
 struct Entry {
     t: Tensor,
     /// The view reads the base's elements with plain storage semantics and its gradient must
@@ -46,6 +50,8 @@ pub fn run(data: &[u8]) {
         t: base.clone(),
         clean: true,
     }];
+    // elements of the largest view made so far (bounds the gradients a backward materialises)
+    let mut largest = base.numel();
     let steps = inp.small(12);
     for step in 0..steps {
         if inp.is_empty() {
@@ -202,6 +208,7 @@ pub fn run(data: &[u8]) {
         };
         for t in out.into_iter().flatten() {
             check_in_bounds(&t, &ctx);
+            largest = largest.max(t.numel());
             // reshape may copy; a copy is no longer a view of the base
             let clean = clean && t.shares_storage(&base);
             if pool.len() < 10 {
@@ -234,7 +241,9 @@ pub fn run(data: &[u8]) {
     }
     let k = inp.below(pool.len());
     let v = &pool[k];
-    if !v.clean || v.t.numel() > MAX_READ {
+    // the backward materialises every intermediate view's gradient: an expanded view of 2^29
+    // elements in the chain needs gigabytes (as in PyTorch), beyond libFuzzer's rss limit
+    if !v.clean || v.t.numel() > MAX_READ || largest > MAX_BACKWARD {
         return;
     }
     // backward may legitimately refuse (e.g. a multi-output view re-pointed in place)
