@@ -93,13 +93,22 @@ fn full_keeps_negative_zero() -> R {
     for dt in [DType::F16, DType::BF16, DType::F32, DType::F64] {
         let t = Tensor::full(&[3], -0.0, dt)?;
         let v = t.to_vec::<f64>()?;
-        assert!(v.iter().all(|x| *x == 0.0 && x.is_sign_negative()), "{dt:?}: {v:?}");
+        assert!(
+            v.iter().all(|x| *x == 0.0 && x.is_sign_negative()),
+            "{dt:?}: {v:?}"
+        );
         let p = Tensor::full(&[3], 0.0, dt)?.to_vec::<f64>()?;
-        assert!(p.iter().all(|x| *x == 0.0 && x.is_sign_positive()), "{dt:?}: {p:?}");
+        assert!(
+            p.iter().all(|x| *x == 0.0 && x.is_sign_positive()),
+            "{dt:?}: {p:?}"
+        );
     }
     let c = Tensor::full(&[2], num_complex::Complex64::new(-0.0, 0.0), DType::C128)?;
     let cv = c.to_vec::<num_complex::Complex64>()?;
-    assert!(cv.iter().all(|z| z.re.is_sign_negative() && z.im.is_sign_positive()));
+    assert!(
+        cv.iter()
+            .all(|z| z.re.is_sign_negative() && z.im.is_sign_positive())
+    );
     let i = Tensor::full(&[2], -0.0, DType::I64)?;
     assert_eq!(i.to_vec::<i64>()?, vec![0, 0]);
     Ok(())

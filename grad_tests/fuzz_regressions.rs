@@ -331,7 +331,9 @@ fn unbind_of_an_empty_tensor_with_a_huge_dim_is_an_error() {
 fn views_of_an_empty_tensor_whose_offset_would_overflow_are_errors() {
     let base = Tensor::zeros(&[4], DType::F32).unwrap();
     let big = i64::MAX / 2 + 1; // 2^62
-    let x = base.as_strided(&[0, 4, 4], &[1, big, big], Some(0)).unwrap();
+    let x = base
+        .as_strided(&[0, 4, 4], &[1, big, big], Some(0))
+        .unwrap();
     let v0 = base.version();
     let overflow = |r: tapegrad::Result<Tensor>| {
         let e = r.unwrap_err();
@@ -348,7 +350,10 @@ fn views_of_an_empty_tensor_whose_offset_would_overflow_are_errors() {
     overflow(x.unbind(1).map(|mut v| v.remove(0)));
     overflow(x.split(1, 2).map(|mut v| v.remove(0)));
     overflow(x.split_with_sizes(&[3, 1], 1).map(|mut v| v.remove(0)));
-    assert_eq!((x.shape(), x.strides(), x.storage_offset()), (vec![0, 4, 4], vec![1, 1 << 62, 1 << 62], 0));
+    assert_eq!(
+        (x.shape(), x.strides(), x.storage_offset()),
+        (vec![0, 4, 4], vec![1, 1 << 62, 1 << 62], 0)
+    );
     assert_eq!(base.version(), v0);
     // offsets that fit still work and match PyTorch's arithmetic
     let n = x.narrow(1, 1, 2).unwrap();
@@ -371,8 +376,14 @@ fn split_with_sizes_whose_sum_overflows_is_an_error() {
 #[test]
 fn elementwise_on_an_empty_shape_with_huge_sizes() {
     let big = 1i64 << 40;
-    let a = Tensor::zeros(&[0], DType::F64).unwrap().view(&[0, big, big]).unwrap();
-    let b = Tensor::zeros(&[1], DType::F64).unwrap().expand(&[1, 1, big]).unwrap();
+    let a = Tensor::zeros(&[0], DType::F64)
+        .unwrap()
+        .view(&[0, big, big])
+        .unwrap();
+    let b = Tensor::zeros(&[1], DType::F64)
+        .unwrap()
+        .expand(&[1, 1, big])
+        .unwrap();
     for r in [a.mul(&b), b.mul(&a), a.add(&b.transpose(1, 2).unwrap())] {
         let r = r.unwrap();
         assert_eq!((r.shape(), r.numel()), (a.shape(), 0));
@@ -384,8 +395,15 @@ fn elementwise_on_an_empty_shape_with_huge_sizes() {
 /// the gradient of an empty base is now an empty tensor straight away.
 #[test]
 fn view_backward_into_an_empty_overlapping_base() {
-    let x = Tensor::zeros(&[4], DType::F64).unwrap().requires_grad_(true).unwrap();
-    let e = x.narrow(0, 3, 0).unwrap().as_strided(&[0, 3], &[1, 0], Some(3)).unwrap();
+    let x = Tensor::zeros(&[4], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let e = x
+        .narrow(0, 3, 0)
+        .unwrap()
+        .as_strided(&[0, 3], &[1, 0], Some(3))
+        .unwrap();
     let v = e.narrow(1, 1, 2).unwrap();
     v.sum().unwrap().backward().unwrap();
     assert_eq!(x.grad().unwrap().to_vec::<f64>().unwrap(), vec![0.0; 4]);
@@ -397,7 +415,10 @@ fn view_backward_into_an_empty_overlapping_base() {
 fn to_sparse_of_an_empty_tensor_with_huge_sizes() {
     let big = 1i64 << 40;
     for (shape, sd) in [([0, big, big], 1), ([0, big, big], 2), ([0, big, big], 3)] {
-        let x = Tensor::zeros(&[0], DType::F32).unwrap().view(&shape).unwrap();
+        let x = Tensor::zeros(&[0], DType::F32)
+            .unwrap()
+            .view(&shape)
+            .unwrap();
         let s = x.to_sparse_coo(sd).unwrap();
         assert_eq!((s.nnz().unwrap(), s.shape()), (0, x.shape()));
         assert_eq!(s.to_dense().unwrap().shape(), x.shape());
@@ -410,7 +431,11 @@ fn to_sparse_of_an_empty_tensor_with_huge_sizes() {
 fn csr_slice_with_int32_columns_and_a_huge_column_dim() {
     let c = 1usize << 54;
     for sorted in [true, false] {
-        let cols: Vec<i32> = if sorted { vec![1, 97, 156, 5] } else { vec![156, 97, 1, 5] };
+        let cols: Vec<i32> = if sorted {
+            vec![1, 97, 156, 5]
+        } else {
+            vec![156, 97, 1, 5]
+        };
         let x = Tensor::sparse_csr(
             &Tensor::from_vec(vec![0i32, 3, 4], &[3]).unwrap(),
             &Tensor::from_vec(cols, &[4]).unwrap(),
@@ -420,10 +445,21 @@ fn csr_slice_with_int32_columns_and_a_huge_column_dim() {
         .unwrap();
         let y = tapegrad::sparse::slice(&x, &[-1], &[4], &[i64::MAX]).unwrap();
         assert_eq!(y.shape(), vec![2, c - 4]);
-        let want_cols: Vec<i32> = if sorted { vec![93, 152, 1] } else { vec![152, 93, 1] };
+        let want_cols: Vec<i32> = if sorted {
+            vec![93, 152, 1]
+        } else {
+            vec![152, 93, 1]
+        };
         assert_eq!(y.col_indices().unwrap().to_vec::<i32>().unwrap(), want_cols);
-        assert_eq!(y.crow_indices().unwrap().to_vec::<i32>().unwrap(), vec![0, 2, 3]);
-        let want_vals = if sorted { vec![2.0, 3.0, 4.0] } else { vec![1.0, 2.0, 4.0] };
+        assert_eq!(
+            y.crow_indices().unwrap().to_vec::<i32>().unwrap(),
+            vec![0, 2, 3]
+        );
+        let want_vals = if sorted {
+            vec![2.0, 3.0, 4.0]
+        } else {
+            vec![1.0, 2.0, 4.0]
+        };
         assert_eq!(y.values().unwrap().to_vec::<f64>().unwrap(), want_vals);
     }
 }
@@ -434,7 +470,10 @@ fn csr_slice_with_int32_columns_and_a_huge_column_dim() {
 #[test]
 fn flatten_of_an_empty_tensor_with_huge_sizes() {
     let big = 1i64 << 40;
-    let x = Tensor::zeros(&[0], DType::F32).unwrap().view(&[0, big, big]).unwrap();
+    let x = Tensor::zeros(&[0], DType::F32)
+        .unwrap()
+        .view(&[0, big, big])
+        .unwrap();
     let e = x.flatten(1, 2).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     assert_eq!(x.flatten(0, 2).unwrap().shape(), vec![0]);

@@ -13,6 +13,14 @@ use tapegrad::Tensor;
 /// gradients of that size.
 const MAX_BACKWARD: usize = 1 << 22;
 
+/// The size of (possibly negative) dim `d` of `t`, if it has one.
+fn size_at(t: &Tensor, d: i64) -> Option<usize> {
+    let shape = t.shape();
+    shape
+        .get(d.rem_euclid(shape.len().max(1) as i64) as usize)
+        .copied()
+}
+
 struct Entry {
     t: Tensor,
     /// The view reads the base's elements with plain storage semantics and its gradient must
@@ -143,12 +151,7 @@ pub fn run(data: &[u8]) {
             }
             13 => {
                 let (sz, d) = (inp.size(), inp.dim(nd));
-                if sz == 0
-                    || src
-                        .shape()
-                        .get(d.rem_euclid(nd.max(1) as i64) as usize)
-                        .is_some_and(|&s| s / sz.max(1) > 64)
-                {
+                if sz == 0 || size_at(&src, d).is_some_and(|s| s / sz.max(1) > 64) {
                     None
                 } else if inp.bool() {
                     guarded(&tensors, &ctx, || src.split(sz, d))
@@ -175,11 +178,7 @@ pub fn run(data: &[u8]) {
             }
             16 => {
                 let d = inp.dim(nd);
-                let pieces = src
-                    .shape()
-                    .get(d.rem_euclid(nd.max(1) as i64) as usize)
-                    .copied()
-                    .unwrap_or(1);
+                let pieces = size_at(&src, d).unwrap_or(1);
                 // an empty tensor may have a dim of 2^25: unbinding it is legal (as in PyTorch)
                 // but builds that many tensors, beyond libFuzzer's rss limit (harness finding)
                 if src.numel() > MAX_READ || pieces > 4096 {

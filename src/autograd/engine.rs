@@ -189,9 +189,7 @@ pub(crate) fn call_node(
     }
     drop(st);
     let mut res = res?;
-    if res.len() > n_in {
-        res.truncate(n_in);
-    }
+    res.truncate(n_in);
     pad(&mut res, n_in);
     Ok(res)
 }

@@ -85,7 +85,7 @@ pub(crate) struct InplaceRecord {
 /// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
 /// recording state if the op must be recorded. Call before the kernel: it never changes anything.
 pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option<InplaceRecord>> {
-    if !(is_grad_enabled() && (self_.requires_grad() || others.iter().any(|t| t.requires_grad()))) {
+    if !(needs_grad(&[self_]) || needs_grad(others)) {
         return Ok(None);
     }
     let view = self_.view_info();

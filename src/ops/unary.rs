@@ -4,8 +4,8 @@
 //! contiguous run is a plain indexed loop the compiler vectorises.
 
 use super::activation::gelu_f64;
-use super::util::{broadcast_strides, check_no_internal_overlap, with_raw};
 use super::unary_grad::UnaryBackward;
+use super::util::{broadcast_strides, check_no_internal_overlap, with_raw};
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::{PAR_MIN_ELEMS, dense_strides_like, par_for_each_run};
 use crate::{DType, Element, Result, Tensor, bail};
@@ -295,7 +295,11 @@ macro_rules! int_go {
     }};
 }
 
-pub(crate) fn run<T: Element>(a: &Tensor, out: Option<&Tensor>, f: impl Fn(T) -> T + Sync) -> Result<Tensor> {
+pub(crate) fn run<T: Element>(
+    a: &Tensor,
+    out: Option<&Tensor>,
+    f: impl Fn(T) -> T + Sync,
+) -> Result<Tensor> {
     match out {
         Some(o) => {
             unary_into::<T, T>(o, a, f);

@@ -14,7 +14,11 @@ use crate::{DType, Element, Result, Tensor, bail, dispatch};
 /// of shape `[rows, tail..]`).
 fn nonzero_rows(x: &Tensor, n_rows: usize, tail: &[usize]) -> Result<(Vec<usize>, Tensor)> {
     // an empty `x` has no nonzero row, and its tail sizes alone may overflow
-    let rl: usize = if n_rows == 0 { 0 } else { tail.iter().product() };
+    let rl: usize = if n_rows == 0 {
+        0
+    } else {
+        tail.iter().product()
+    };
     dispatch!(x.dtype(), T => {
         read::<T, _>(x, |v| -> Result<_> {
             let zero = T::zero();

@@ -18,11 +18,8 @@ fn shifted(l: &Layout, k: usize, stride: usize) -> Option<usize> {
 fn narrowed(l: &Layout, d: usize, start: usize, len: usize, step: usize) -> Option<Layout> {
     let mut sizes = crate::layout::Dims::from_slice(l.sizes());
     let mut strides = crate::layout::Dims::from_slice(l.strides());
-    let offset = if len > 0 {
-        shifted(l, start, strides[d])?
-    } else {
-        shifted(l, start.min(sizes[d]), strides[d])?
-    };
+    // (`start < size` whenever `len > 0`; an empty narrow may start at the end)
+    let offset = shifted(l, start.min(sizes[d]), strides[d])?;
     sizes[d] = len;
     // saturating: with a step beyond the size the dim has at most one element, whose stride
     // never addresses memory
