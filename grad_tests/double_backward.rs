@@ -59,3 +59,25 @@ fn embedding_and_index_select_are_twice_differentiable() -> R {
     both(|v| v[0].mul(&v[0])?.index_select(0, &idx), &[rn(&[3, 2])])?;
     Ok(())
 }
+
+/// Saved inputs hold their tensor weakly (no reference cycles through in-place writes): when the
+/// user has dropped an intermediate the node saved, a `create_graph` backward still leads back
+/// through the intermediate's history. y = (3x) * (x^2) = 3x^3: y' = 9x^2, y'' = 18x.
+#[test]
+fn saved_intermediates_dropped_by_the_user_stay_differentiable() -> R {
+    let x = Tensor::from_vec(vec![0.5f64, -2.0], &[2])?.requires_grad_(true)?;
+    let y = {
+        let a = x.mul(3.0)?; // dropped at the end of this block: only MulBackward0 saved it
+        let b = x.mul(&x)?;
+        a.mul(&b)?.sum()?
+    };
+    let g = tapegrad::autograd::grad(&[y], &[x.clone()], &[None], true, true, false)?;
+    let g = g[0].clone().unwrap();
+    assert_eq!(g.to_vec::<f64>()?, vec![9.0 * 0.25, 9.0 * 4.0]);
+    let gg = tapegrad::autograd::grad(&[g.sum()?], &[x.clone()], &[None], false, false, false)?;
+    assert_eq!(
+        gg[0].clone().unwrap().to_vec::<f64>()?,
+        vec![18.0 * 0.5, 18.0 * -2.0]
+    );
+    Ok(())
+}

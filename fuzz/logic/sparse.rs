@@ -14,6 +14,8 @@ use tapegrad::{DType, LayoutKind, Tensor};
 
 /// Dims a shape may have before the dense reference is skipped.
 const MAX_DENSE: usize = MAX_READ;
+/// Conversions to CSR are only run up to this many (batch x) rows (crow is read back whole).
+const MAX_ROWS: usize = 1 << 20;
 
 /// The stored entries of a sparse tensor, in storage order: sparse coordinates per entry and
 /// the values as `[nnz, row]` (row = product of the dense dims).
@@ -848,7 +850,16 @@ pub fn run(data: &[u8]) {
                 }
                 Some(c)
             }
-            1 => sguard(&[&x], &ctx, || x.to_sparse_csr()),
+            1 => {
+                // CSR's crow has one entry per row: a legal 2^28-row matrix means a 2 GB tensor
+                let sh = x.shape();
+                let rows = numel(&sh[..sh.len().saturating_sub(1)]);
+                if rows.is_none_or(|r| r > MAX_ROWS) {
+                    None
+                } else {
+                    sguard(&[&x], &ctx, || x.to_sparse_csr())
+                }
+            }
             2 => {
                 let k = inp.small(4);
                 let huge = numel(&x.shape()).is_none_or(|n| n > MAX_DENSE);

@@ -142,7 +142,11 @@ pub fn run(data: &[u8]) {
             }
             11 => {
                 let (a, b) = (inp.dim(nd), inp.dim(nd));
-                guarded(&tensors, &ctx, || src.flatten(a, b)).map(|t| vec![t])
+                if src.numel() > MAX_READ {
+                    None // flatten may copy (reshape): a legal multi-GB copy of a huge expanded view
+                } else {
+                    guarded(&tensors, &ctx, || src.flatten(a, b)).map(|t| vec![t])
+                }
             }
             12 => {
                 let d = inp.dim(nd);

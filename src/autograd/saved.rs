@@ -5,8 +5,8 @@ use crate::layout::Layout;
 use crate::{Result, Tensor, bail};
 
 pub(crate) struct SavedTensor {
-    /// For inputs: the original tensor (so its *current* grad_fn can be reported). For outputs of
-    /// the saving node: a shallow alias without autograd meta (no reference cycle).
+    /// A shallow alias (same storage, layout and version counter, no autograd meta) for inputs
+    /// and outputs of the saving node; the tensor itself for private saves.
     tensor: Tensor,
     version: u64,
     is_output: bool,
@@ -15,17 +15,44 @@ pub(crate) struct SavedTensor {
     /// and the base/view geometries, so a `create_graph` unpack leads back through the base's
     /// new history like the view's regenerated grad_fn does (PyTorch's `is_inplace_on_view`).
     inplace_view: Option<(std::sync::Weak<super::Node>, Layout, Layout)>,
+    /// For inputs: the original tensor, held weakly, and its gradient edge when saved. A saved
+    /// input must not keep its tensor's autograd meta alive: an in-place op that later writes the
+    /// tensor (or its base) makes a node downstream of the saving one its grad_fn, and a strong
+    /// handle would close a reference cycle (tensor -> grad_fn -> ... -> saving node -> tensor;
+    /// `x.mul_(&x)`, `x.mul_(&(&x * &w))`) that is never freed — PyTorch leaks those. Unpack
+    /// returns the original while it lives, else the alias with the saved edge.
+    origin: Option<Origin>,
+}
+
+struct Origin {
+    tensor: std::sync::Weak<crate::tensor::TensorImpl>,
+    grad_fn: Option<(std::sync::Arc<super::Node>, usize)>,
+    requires_grad: bool,
+    /// Shares the version counter of the in-place op that saved it (`x.mul_(&x)`): if the tensor
+    /// is gone at a failing unpack, that op was its last writer and names it in the error.
+    written_by_owner: bool,
 }
 
 impl SavedTensor {
     /// Saves an input of the node being built.
     pub(crate) fn input(t: &Tensor) -> SavedTensor {
+        let grad_fn = t
+            .grad_fn_checked()
+            .ok()
+            .flatten()
+            .map(|n| (n, t.output_nr()));
         SavedTensor {
             version: t.version(),
-            tensor: t.clone(),
+            tensor: t.shallow(),
             is_output: false,
             output_nr: 0,
             inplace_view: None,
+            origin: Some(Origin {
+                tensor: std::sync::Arc::downgrade(&t.0),
+                requires_grad: grad_fn.is_none() && t.requires_grad(),
+                grad_fn,
+                written_by_owner: false,
+            }),
         }
     }
     /// Saves output `output_nr` of the node being built.
@@ -36,6 +63,7 @@ impl SavedTensor {
             is_output: true,
             output_nr,
             inplace_view: None,
+            origin: None,
         }
     }
     /// Saves a tensor that no one else can reach (a private clone): never stale.
@@ -46,6 +74,7 @@ impl SavedTensor {
             is_output: false,
             output_nr: 0,
             inplace_view: None,
+            origin: None,
         }
     }
 
@@ -72,6 +101,33 @@ impl SavedTensor {
         self
     }
 
+    /// Called for every tensor an in-place op on `target` saves: an input sharing `target`'s
+    /// version counter (`target` itself or an alias of it) is stale once the op bumps it.
+    pub(crate) fn mark_written_by_owner(mut self, target: &Tensor) -> SavedTensor {
+        if let Some(o) = &mut self.origin {
+            o.written_by_owner = self.tensor.0.version.same(&target.0.version);
+        }
+        self
+    }
+
+    /// The input tensor: the original while it lives, else the alias carrying the autograd
+    /// state the original had when saved.
+    fn original(&self, o: &Origin) -> Tensor {
+        if let Some(t) = o.tensor.upgrade() {
+            return Tensor(t);
+        }
+        let t = self.tensor.shallow();
+        {
+            let mut m = t.0.meta.lock();
+            m.requires_grad = o.requires_grad;
+            if let Some((n, nr)) = &o.grad_fn {
+                m.grad_fn = Some(n.clone());
+                m.output_nr = *nr;
+            }
+        }
+        t
+    }
+
     /// The saved tensor, checked against in-place modification. `owner` is the saving node's
     /// name (reported for saved outputs).
     pub(crate) fn unpack(&self, owner: &std::sync::Arc<super::Node>) -> Result<Tensor> {
@@ -81,10 +137,21 @@ impl SavedTensor {
             let node = if self.is_output {
                 Some((self.output_nr, owner.name.to_string()))
             } else {
-                t.grad_fn_checked()
-                    .ok()
-                    .flatten()
-                    .map(|n| (t.output_nr(), n.name.to_string()))
+                let named = |t: Tensor| {
+                    t.grad_fn_checked()
+                        .ok()
+                        .flatten()
+                        .map(|n| (t.output_nr(), n.name.to_string()))
+                };
+                match &self.origin {
+                    None => named(t.clone()),
+                    Some(o) => match o.tensor.upgrade() {
+                        Some(live) => named(Tensor(live)),
+                        // gone since; its last writer was this in-place node
+                        None if o.written_by_owner => Some((0, owner.name.to_string())),
+                        None => None,
+                    },
+                }
             };
             let which = match node {
                 Some((nr, name)) => format!(", which is output {} of {},", nr, name),
@@ -136,6 +203,9 @@ impl SavedTensor {
             }
             return Ok(t);
         }
-        Ok(self.tensor.clone())
+        Ok(match &self.origin {
+            Some(o) => self.original(o),
+            None => self.tensor.clone(),
+        })
     }
 }

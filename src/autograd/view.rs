@@ -183,7 +183,13 @@ pub(crate) fn record_inplace(
 ) -> Result<()> {
     match rec {
         None => Ok(()),
-        Some(r) => r.finish(self_, saved(), bw),
+        Some(r) => {
+            let saved = saved()
+                .into_iter()
+                .map(|s| s.mark_written_by_owner(self_))
+                .collect();
+            r.finish(self_, saved, bw)
+        }
     }
 }
 

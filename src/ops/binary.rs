@@ -458,11 +458,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         alpha,
         b_scalar: scalar_of(&b),
         saved_a: orig.is_some(),
-        saved_b: false,
-    };
-    let bw = ArithBackward {
         saved_b: save_b,
-        ..bw
     };
     record_inplace(
         rec,
