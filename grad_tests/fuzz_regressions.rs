@@ -480,3 +480,25 @@ fn flatten_of_an_empty_tensor_with_huge_sizes() {
     assert_eq!(x.flatten(0, 1).unwrap().shape(), vec![0, 1 << 40]);
     assert_eq!(x.version(), 0);
 }
+
+/// The gradient of a slice of a hybrid COO along a dense dim embeds the values' gradient at the
+/// window's start; with no entries (a sparse dim of size 0) and a window at 2^61 of a 2^62 dense dim, the copy
+/// into the empty window computed its byte offset (2^61 * 8) unchecked (libFuzzer sparse finding
+/// on `3e27e03`). An empty copy now returns before any offset arithmetic.
+#[test]
+fn slice_gradient_of_an_empty_hybrid_coo_with_a_huge_dense_window() {
+    let big = 1usize << 62;
+    let idx = Tensor::zeros(&[1, 0], DType::I64).unwrap();
+    let vals = Tensor::zeros(&[0, big], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let x = Tensor::sparse_coo(&idx, &vals, &[0, big]).unwrap();
+    let s = 1i64 << 61;
+    let y = tapegrad::sparse::slice(&x, &[1], &[s], &[s + 1]).unwrap();
+    assert_eq!(y.shape(), vec![0, 1]);
+    let loss = y.values().unwrap().sum().unwrap();
+    let g =
+        tapegrad::autograd::grad(&[loss], &[vals.clone()], &[None], false, false, false).unwrap();
+    assert_eq!(g[0].clone().unwrap().shape(), vec![0, big]);
+}

@@ -127,6 +127,10 @@ pub(crate) fn scatter_to_geometry(parts: &[(&Tensor, &Layout)], base: &Layout) -
 
 /// Copies `src` into `dst` (same shape), converting dtypes. Both geometries must be valid.
 pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sdt: crate::DType) {
+    if dst.layout.numel() == 0 {
+        // nothing to copy; an empty geometry may carry any offset (its byte offset can overflow)
+        return;
+    }
     // same dtype, both contiguous, different storages: one memcpy (the common case in
     // CopySlices, where the per-call bookkeeping of the strided path dominates small copies)
     if ddt == sdt
