@@ -3,27 +3,61 @@
 //!
 //! Each loop works on slices (so the compiler knows outputs and inputs do not alias and
 //! vectorises without runtime overlap checks — which, for an in-place update whose output *is*
-//! its input, would otherwise send the loop down the scalar fallback) and is compiled twice: for
-//! the baseline target and with AVX2 enabled, picked at run time. The operation itself is an
-//! inlined closure, so the AVX2 copy vectorises it with 256-bit registers. No fused
-//! multiply-add is ever formed (Rust does not contract float expressions), so both copies
-//! produce bit-identical results.
+//! its input, would otherwise send the loop down the scalar fallback) and is compiled three
+//! times: for the baseline target, with AVX2 and with AVX-512, picked at run time. The operation
+//! itself is an inlined closure, so each copy vectorises it with its register width (256 or 512
+//! bits). No fused multiply-add is ever formed (Rust does not contract float expressions), so
+//! all copies produce bit-identical results.
 
-/// True when the running CPU supports AVX2 (cached by the standard library).
+/// The widest vector extension the running CPU supports (detected once, then cached).
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+pub(crate) enum Simd {
+    Baseline,
+    Avx2,
+    /// AVX-512 F/BW/VL/DQ (Skylake-SP, Ice Lake, Zen 4 and later).
+    Avx512,
+}
+
+/// The [`Simd`] level of the running CPU.
 #[inline]
-pub(crate) fn has_avx2() -> bool {
+pub(crate) fn simd() -> Simd {
     #[cfg(target_arch = "x86_64")]
     {
-        std::is_x86_feature_detected!("avx2")
+        use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+        static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
+        let l = LEVEL.load(Relaxed);
+        let level = if l != u8::MAX {
+            l
+        } else {
+            let l = if std::is_x86_feature_detected!("avx512f")
+                && std::is_x86_feature_detected!("avx512bw")
+                && std::is_x86_feature_detected!("avx512vl")
+                && std::is_x86_feature_detected!("avx512dq")
+                && std::env::var_os("TAPEGRAD_NO_AVX512").is_none()
+            {
+                2
+            } else if std::is_x86_feature_detected!("avx2") {
+                1
+            } else {
+                0
+            };
+            LEVEL.store(l, Relaxed);
+            l
+        };
+        match level {
+            2 => Simd::Avx512,
+            1 => Simd::Avx2,
+            _ => Simd::Baseline,
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        false
+        Simd::Baseline
     }
 }
 
-/// Defines `pub(crate) fn $name` (baseline / AVX2 dispatch) around the loop body `$body`, which
-/// sees the parameters by name.
+/// Defines `pub(crate) fn $name` (baseline / AVX2 / AVX-512 dispatch) around the loop body
+/// `$body`, which sees the parameters by name.
 macro_rules! kernel {
     (
         $(#[$doc:meta])*
@@ -42,11 +76,19 @@ macro_rules! kernel {
                 body($($p),*)
             }
             #[cfg(target_arch = "x86_64")]
-            if has_avx2() {
-                // SAFETY: the CPU supports AVX2 (checked just above at run time).
-                return unsafe { body_avx2($($p),*) };
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+            fn body_avx512<$($g),*>($($p: $t),*) where $($w)* {
+                body($($p),*)
             }
-            body($($p),*)
+            match simd() {
+                // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx512 => unsafe { body_avx512($($p),*) },
+                // SAFETY: the CPU supports AVX2 (detected at run time by simd()).
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx2 => unsafe { body_avx2($($p),*) },
+                _ => body($($p),*),
+            }
         }
     };
     (@body map1, $out:ident, $a:ident, $f:ident) => {

@@ -1,15 +1,16 @@
 //! Full sums of flat ranges with PyTorch-like accuracy at memory speed: blocks of [`BLOCK`]
-//! elements are summed with [`LANES`] independent accumulators (vectorised; AVX2 when the CPU
-//! has it), and block sums are combined pairwise, so the rounding error grows with
+//! elements are summed with [`LANES`] independent accumulators (vectorised; AVX2 or AVX-512
+//! when the CPU has it), and block sums are combined pairwise, so the rounding error grows with
 //! `log2(n / BLOCK) + BLOCK / LANES` additions instead of `n`. Halves of large ranges run on
 //! the rayon pool; the pairwise tree does not depend on the split, so the result is the same
 //! bit for bit on any number of threads.
 
+use super::elementwise::{Simd, simd};
 use crate::Element;
 
 /// Elements per leaf block of the pairwise tree.
 pub(crate) const BLOCK: usize = 2048;
-/// Independent accumulators per block (four AVX2 registers of f32).
+/// Independent accumulators per block (four AVX2 or two AVX-512 registers of f32).
 const LANES: usize = 32;
 /// Ranges below this many elements are summed on one thread.
 const PAR_MIN: usize = 1 << 18;
@@ -45,16 +46,25 @@ fn block_avx2<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
     block_body(x, conv)
 }
 
-/// [`block_body`], with AVX2 when available (identical results: no contraction).
-#[inline]
-fn block<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, avx2: bool) -> A {
-    #[cfg(target_arch = "x86_64")]
-    if avx2 {
-        // SAFETY: the caller checked that the CPU supports AVX2.
-        return unsafe { block_avx2(x, conv) };
-    }
-    let _ = avx2;
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn block_avx512<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
     block_body(x, conv)
+}
+
+/// [`block_body`], with the widest vectors available (identical results: no contraction, and
+/// the lanes are the same accumulators at any width).
+#[inline]
+fn block<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, simd: Simd) -> A {
+    match simd {
+        // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { block_avx512(x, conv) },
+        // SAFETY: the caller detected AVX2 on the running CPU.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { block_avx2(x, conv) },
+        _ => block_body(x, conv),
+    }
 }
 
 /// Where a range of `n > BLOCK` elements splits: after half of its blocks (rounded down).
@@ -63,28 +73,28 @@ fn split(n: usize) -> usize {
 }
 
 /// Serial pairwise sum.
-fn pairwise<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, avx2: bool) -> A {
+fn pairwise<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, simd: Simd) -> A {
     if x.len() <= BLOCK {
-        return block(x, conv, avx2);
+        return block(x, conv, simd);
     }
     let (l, r) = x.split_at(split(x.len()));
-    pairwise(l, conv, avx2).add(pairwise(r, conv, avx2))
+    pairwise(l, conv, simd).add(pairwise(r, conv, simd))
 }
 
 /// Pairwise sum whose top `depth` levels run their halves in parallel.
 fn par_pairwise<S: Copy + Sync, A: Element>(
     x: &[S],
     conv: &(impl Fn(S) -> A + Sync),
-    avx2: bool,
+    simd: Simd,
     depth: u32,
 ) -> A {
     if depth == 0 || x.len() < PAR_MIN {
-        return pairwise(x, conv, avx2);
+        return pairwise(x, conv, simd);
     }
     let (l, r) = x.split_at(split(x.len()));
     let (ls, rs) = rayon::join(
-        || par_pairwise(l, conv, avx2, depth - 1),
-        || par_pairwise(r, conv, avx2, depth - 1),
+        || par_pairwise(l, conv, simd, depth - 1),
+        || par_pairwise(r, conv, simd, depth - 1),
     );
     ls.add(rs)
 }
@@ -93,14 +103,14 @@ fn par_pairwise<S: Copy + Sync, A: Element>(
 /// blocks; large ranges are split over the rayon pool unless already on a pool thread (the
 /// caller may hold storage locks a stolen job would wait for).
 pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A + Sync)) -> A {
-    let avx2 = super::elementwise::has_avx2();
+    let simd = simd();
     let threads = rayon::current_num_threads();
     let depth = if threads < 2 || rayon::current_thread_index().is_some() {
         0
     } else {
         threads.next_power_of_two().trailing_zeros()
     };
-    par_pairwise(x, conv, avx2, depth)
+    par_pairwise(x, conv, simd, depth)
 }
 
 #[cfg(test)]
@@ -113,7 +123,7 @@ mod tests {
         let x = vec![0.1f32; 3_000_001];
         let s: f32 = sum(&x, &|v| v);
         assert!((s as f64 - 3_000_001.0 * 0.1f32 as f64).abs() < 0.5, "{s}");
-        let serial: f32 = pairwise(&x, &|v| v, false);
+        let serial: f32 = pairwise(&x, &|v| v, Simd::Baseline);
         assert_eq!(s.to_bits(), serial.to_bits());
         let y: Vec<i64> = (0..5000).collect();
         assert_eq!(sum(&y, &|v| v), 5000 * 4999 / 2);
