@@ -248,10 +248,12 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
             ix[d * nnz + j] = c[d];
         }
     }
-    // a transposed shape is only valid when it equals the real one (sd == nnz)
+    // a transposed shape: the constructor reads the same data as `ishape[0]` sparse dims of
+    // `ishape[1]` entries, which the model below follows (valid or not on its own terms)
     let transposed = inp.u8() % 32 == 0;
     let ishape = if transposed { [nnz, sd] } else { [sd, nnz] };
     let indices = index_tensor(inp, ix.clone(), &ishape);
+    let (sd, nnz) = (ishape[0], ishape[1]);
     // what the constructor reads (an int32 cast wraps)
     let ix: Vec<i64> = indices
         .to_vec::<f64>()
@@ -289,7 +291,6 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
         values
     };
     let valid = matches!(indices.dtype(), DType::I64 | DType::I32)
-        && !(transposed && sd != nnz)
         && vshape[0] == nnz
         && sd >= 1
         && shape.len() == sd + dense.len()
