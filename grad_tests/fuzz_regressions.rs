@@ -502,3 +502,24 @@ fn slice_gradient_of_an_empty_hybrid_coo_with_a_huge_dense_window() {
         tapegrad::autograd::grad(&[loss], &[vals.clone()], &[None], false, false, false).unwrap();
     assert_eq!(g[0].clone().unwrap().shape(), vec![0, big]);
 }
+
+/// Slicing a dense dim of an empty hybrid COO whose values have huge dense sizes narrowed the
+/// empty values tensor, whose storage offset overflowed (an error for a slice that keeps
+/// nothing; libFuzzer sparse finding on `7f2622e`). The window of empty values is built directly.
+#[test]
+fn slice_of_an_empty_hybrid_coo_with_huge_dense_dims() {
+    let big = 1usize << 56;
+    let idx = Tensor::zeros(&[2, 0], DType::I64).unwrap();
+    let vals = Tensor::zeros(&[0, 1 << 20, big], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let x = Tensor::sparse_coo(&idx, &vals, &[3, 0, 1 << 20, big]).unwrap();
+    let y = tapegrad::sparse::slice(&x, &[2], &[-4], &[-2]).unwrap();
+    assert_eq!(y.shape(), vec![3, 0, 2, big]);
+    assert_eq!(y.values().unwrap().shape(), vec![0, 2, big]);
+    let loss = y.values().unwrap().sum().unwrap();
+    let g =
+        tapegrad::autograd::grad(&[loss], &[vals.clone()], &[None], false, false, false).unwrap();
+    assert_eq!(g[0].clone().unwrap().shape(), vec![0, 1 << 20, big]);
+}

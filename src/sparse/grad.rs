@@ -166,6 +166,10 @@ fn pad_dense(gv: &Tensor, window: &[(usize, usize)]) -> Result<Tensor> {
         shape[k + 1] = full;
     }
     let out = Tensor::zeros(&shape, gv.dtype())?;
+    if gv.numel() == 0 {
+        // nothing to embed (and narrowing an empty tensor with huge sizes may overflow)
+        return Ok(out);
+    }
     let mut v = out.clone();
     for (k, &(start, _)) in window.iter().enumerate() {
         v = v.narrow((k + 1) as i64, start as i64, gv.shape()[k + 1])?;

@@ -248,11 +248,19 @@ fn coo_forward(
     let narrowed = (sd..shape.len()).any(|d| ranges[d] != (0, shape[d]));
     let window = if narrowed {
         let _ng = crate::autograd::no_grad();
-        for d in sd..shape.len() {
-            let (s, e) = ranges[d];
-            vals = vals.narrow((d - sd + 1) as i64, s as i64, e - s)?;
+        if vals.numel() == 0 {
+            // no values to keep: an empty tensor of the window's shape (narrowing an empty
+            // tensor with huge dense sizes could overflow its storage offset, for nothing)
+            let mut vshape = vec![vals.shape()[0]];
+            vshape.extend((sd..shape.len()).map(|d| ranges[d].1 - ranges[d].0));
+            vals = Tensor::zeros(&vshape, vals.dtype())?;
+        } else {
+            for d in sd..shape.len() {
+                let (s, e) = ranges[d];
+                vals = vals.narrow((d - sd + 1) as i64, s as i64, e - s)?;
+            }
+            vals = super::kernel::contig(&vals)?;
         }
-        vals = super::kernel::contig(&vals)?;
         Some(dense_win)
     } else {
         None
