@@ -18,42 +18,29 @@ pub(crate) enum Simd {
     Avx512,
 }
 
-/// The [`Simd`] level of the running CPU.
+/// The [`Simd`] level of the running CPU (`TAPEGRAD_NO_AVX512` set: at most AVX2).
 #[inline]
 pub(crate) fn simd() -> Simd {
+    static LEVEL: std::sync::OnceLock<Simd> = std::sync::OnceLock::new();
+    *LEVEL.get_or_init(detect)
+}
+
+fn detect() -> Simd {
     #[cfg(target_arch = "x86_64")]
     {
-        use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-        static LEVEL: AtomicU8 = AtomicU8::new(u8::MAX);
-        let l = LEVEL.load(Relaxed);
-        let level = if l != u8::MAX {
-            l
-        } else {
-            let l = if std::is_x86_feature_detected!("avx512f")
-                && std::is_x86_feature_detected!("avx512bw")
-                && std::is_x86_feature_detected!("avx512vl")
-                && std::is_x86_feature_detected!("avx512dq")
-                && std::env::var_os("TAPEGRAD_NO_AVX512").is_none()
-            {
-                2
-            } else if std::is_x86_feature_detected!("avx2") {
-                1
-            } else {
-                0
-            };
-            LEVEL.store(l, Relaxed);
-            l
-        };
-        match level {
-            2 => Simd::Avx512,
-            1 => Simd::Avx2,
-            _ => Simd::Baseline,
+        if std::is_x86_feature_detected!("avx512f")
+            && std::is_x86_feature_detected!("avx512bw")
+            && std::is_x86_feature_detected!("avx512vl")
+            && std::is_x86_feature_detected!("avx512dq")
+            && std::env::var_os("TAPEGRAD_NO_AVX512").is_none()
+        {
+            return Simd::Avx512;
+        }
+        if std::is_x86_feature_detected!("avx2") {
+            return Simd::Avx2;
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        Simd::Baseline
-    }
+    Simd::Baseline
 }
 
 /// Defines `pub(crate) fn $name` (baseline / AVX2 / AVX-512 dispatch) around the loop body

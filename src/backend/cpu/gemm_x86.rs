@@ -252,6 +252,35 @@ unsafe fn pack_b_cols_f64(kc: usize, src: *const f64, cs: isize, dst: *mut f64) 
     unsafe { pack_tail(p, kc, 8, src, cs, dst) };
 }
 
+/// Writes the top-left `mr x nr` of a register tile spilled row by row into `tmp` (row length
+/// `ld`) to C, adding to it when `accumulate`: the partial-tile exit of every microkernel.
+///
+/// # Safety
+/// `c` with strides `(rs, cs)` must address `mr x nr` writable elements; `tmp` holds `mr` rows.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+unsafe fn store_partial<T: Copy + std::ops::Add<Output = T>>(
+    tmp: &[T],
+    ld: usize,
+    c: *mut T,
+    rs: isize,
+    cs: isize,
+    mr: usize,
+    nr: usize,
+    accumulate: bool,
+) {
+    for i in 0..mr {
+        for j in 0..nr {
+            // SAFETY: (i, j) lies inside the caller's `mr x nr` tile of C.
+            unsafe {
+                let p = c.offset(i as isize * rs + j as isize * cs);
+                let v = tmp[i * ld + j];
+                *p = if accumulate { *p + v } else { v };
+            }
+        }
+    }
+}
+
 /// Generates one `MR = 6`, `NR = 2 * lanes` microkernel from its AVX intrinsics.
 macro_rules! microkernel {
     ($t:ty, $lanes:expr, $zero:ident, $load:ident, $store:ident, $bcast:ident, $fma:ident, $add:ident) => {
@@ -311,16 +340,8 @@ macro_rules! microkernel {
                     $store(tmp.as_mut_ptr().add(i * NR + $lanes), row[1]);
                 }
             }
-            for i in 0..mr {
-                for j in 0..nr {
-                    // SAFETY: (i, j) lies inside the caller's `mr x nr` tile of C.
-                    unsafe {
-                        let p = c.offset(i as isize * rs + j as isize * cs);
-                        let v = tmp[i * NR + j];
-                        *p = if accumulate { *p + v } else { v };
-                    }
-                }
-            }
+            // SAFETY: forwarded caller contract (C addresses the `mr x nr` tile).
+            unsafe { store_partial(&tmp, NR, c, rs, cs, mr, nr, accumulate) };
         }
     };
 }
@@ -389,16 +410,8 @@ macro_rules! microkernel512 {
                 // SAFETY: `tmp` holds 6*NR elements; row `i` writes [i*NR, (i+1)*NR).
                 unsafe { $store(tmp.as_mut_ptr().add(i * NR), *v) };
             }
-            for i in 0..mr {
-                for j in 0..nr {
-                    // SAFETY: (i, j) lies inside the caller's `mr x nr` tile of C.
-                    unsafe {
-                        let p = c.offset(i as isize * rs + j as isize * cs);
-                        let v = tmp[i * NR + j];
-                        *p = if accumulate { *p + v } else { v };
-                    }
-                }
-            }
+            // SAFETY: forwarded caller contract (C addresses the `mr x nr` tile).
+            unsafe { store_partial(&tmp, NR, c, rs, cs, mr, nr, accumulate) };
         }
     };
 }
