@@ -1,7 +1,7 @@
 //! Strided iteration. [`StridedOffsets`] yields storage offsets in logical order;
 //! [`for_each_run`] walks N operands together, coalescing dims that are contiguous for all of
 //! them and calling back once per innermost run, so kernels get long unit-stride loops;
-//! [`par_for_each_run`] does the same with element ranges spread over the rayon pool.
+//! [`par_for_each_run`] does the same with element ranges spread over the kernel team.
 
 /// Iterator over the storage offsets of a strided layout in row-major logical order.
 pub struct StridedOffsets<'a> {
@@ -169,7 +169,7 @@ pub fn for_each_run<const N: usize>(
 pub(crate) const PAR_MIN_ELEMS: usize = 1 << 15;
 
 /// Like [`for_each_run`], but splits the logical elements into contiguous ranges walked on the
-/// rayon pool when there are at least `2 * min_chunk` of them (runs at range edges are cut).
+/// kernel team when there are at least `2 * min_chunk` of them (runs at range edges are cut).
 /// Runs serially on one-thread pools and when already called from a rayon worker (nested
 /// parallelism buys nothing here, and a worker blocked on a storage lock it already holds
 /// further up its stack must never wait for a stolen job that wants the same lock).
@@ -192,33 +192,24 @@ pub(crate) fn par_for_each_run<const N: usize>(
 }
 
 /// Calls `f(lo, hi)` over ranges covering `0..n`: one call on the calling thread below
-/// `2 * min_chunk` elements, on one-thread pools and inside rayon workers (see
-/// [`par_for_each_run`]); otherwise one contiguous range per pool thread, run in parallel. Range
-/// edges are multiples of 16 so vector loops of different ranges stay aligned alike.
+/// `2 * min_chunk` elements, without a kernel team and inside rayon workers (see
+/// [`par_for_each_run`]); otherwise one contiguous range per team thread, run in parallel
+/// (see [`crate::backend::cpu::team`]). Range edges are multiples of 16 so vector loops of
+/// different ranges stay aligned alike.
 pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + Sync) {
+    use crate::backend::cpu::team;
     let min_chunk = min_chunk.max(1);
-    // (the size test first: asking rayon for the pool costs more than a small kernel)
+    // (the size test first: asking for the team costs more than a small kernel)
     if n < 2 * min_chunk {
         f(0, n);
         return;
     }
-    let threads = rayon::current_num_threads();
-    if threads < 2 || rayon::current_thread_index().is_some() {
-        f(0, n);
-        return;
-    }
-    let chunks = threads.min(n / min_chunk);
+    let chunks = team::size().min(n / min_chunk);
     let per = n.div_ceil(chunks).next_multiple_of(16);
-    // (a `scope`, whose body runs on a pool thread: with `in_place_scope` the calling thread
-    // would compete for a core with the idle worker that spins looking for work)
-    rayon::scope(|sc| {
-        let f = &f;
-        for i in 1..chunks {
-            let (lo, hi) = (i * per, ((i + 1) * per).min(n));
-            if lo < hi {
-                sc.spawn(move |_| f(lo, hi));
-            }
+    team::run(chunks, &|i| {
+        let (lo, hi) = (i * per, ((i + 1) * per).min(n));
+        if lo < hi {
+            f(lo, hi);
         }
-        f(0, per.min(n));
     });
 }

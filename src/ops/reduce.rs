@@ -68,22 +68,32 @@ fn sum_kernel<T: Element>(x: &TensorData, out: &TensorData, in_shape: &[usize]) 
     });
 }
 
-/// Full reductions of at least this many contiguous elements are split across rayon threads.
+/// Full reductions of at least this many contiguous elements are split across the kernel team.
 const PAR_SUM_MIN: usize = 1 << 20;
 
-/// Sums all of contiguous `x` into the single element of `out`, in parallel 64K-element chunks.
+/// Sums all of contiguous `x` into the single element of `out`: one contiguous range per team
+/// thread, each summed in 64K-element chunks, the range sums added in order.
 fn par_sum_all<T: Element>(x: &TensorData, out: &TensorData) {
-    use rayon::prelude::*;
+    use crate::backend::cpu::team;
     let n = x.layout.numel();
+    let parts = team::size().min(n.div_ceil(1 << 16));
+    let per = n.div_ceil(parts);
+    let sums: Vec<parking_lot::Mutex<T>> = (0..parts)
+        .map(|_| parking_lot::Mutex::new(T::zero()))
+        .collect();
     with_raw(out, &[], &[x], |o, ins| {
         // SAFETY: `x` is contiguous, so its `n` elements start at its offset inside the locked
         // storage; `out` is a fresh 1-element tensor distinct from `x`.
         unsafe {
             let px = std::slice::from_raw_parts((ins[0].ptr as *const T).offset(ins[0].offset), n);
-            let s = px
-                .par_chunks(1 << 16)
-                .map(sum_run)
-                .reduce(T::zero, |a, b| a.add(b));
+            team::run(parts, &|i| {
+                let r = &px[(i * per).min(n)..((i + 1) * per).min(n)];
+                *sums[i].lock() = r
+                    .chunks(1 << 16)
+                    .map(sum_run)
+                    .fold(T::zero(), |a, b| a.add(b));
+            });
+            let s = sums.iter().fold(T::zero(), |a, m| a.add(*m.lock()));
             *(o.ptr as *mut T).offset(o.offset) = s;
         }
     });

@@ -669,7 +669,7 @@ unsafe fn gemm_serial<K: Kernel>(
     })
 }
 
-/// Raw operand pointers that may cross to rayon workers.
+/// Raw operand pointers that may cross to kernel team workers.
 #[derive(Clone, Copy)]
 struct Operands<K> {
     c: Strided<*mut K>,
@@ -683,8 +683,8 @@ unsafe impl<K: Kernel> Send for Operands<K> {}
 // SAFETY: as above; shared access only reads A/B and writes disjoint parts of C.
 unsafe impl<K: Kernel> Sync for Operands<K> {}
 
-/// `C[m,n] = A[m,k] @ B[k,n]` (overwriting C; zeros when `k == 0`) using up to `threads`
-/// rayon workers.
+/// `C[m,n] = A[m,k] @ B[k,n]` (overwriting C; zeros when `k == 0`) in up to `threads` stripes
+/// run on the kernel team.
 ///
 /// # Safety
 /// [`available`] must be true; every operand must address valid elements for its sizes and
@@ -758,14 +758,9 @@ pub(crate) unsafe fn gemm<K: Kernel>(
             }
         }
     };
-    // every stripe runs on the pool (with `in_place_scope` the calling thread would compete for
-    // a core with the idle worker that spins looking for work: measured 2x slower at 256)
-    rayon::scope(|s| {
-        for t in 1..parts {
-            s.spawn(move |_| stripe(t));
-        }
-        stripe(0);
-    });
+    // stripes run on the kernel team, whose idle workers are still polling when one product
+    // follows another (a parked rayon worker took tens of microseconds to wake)
+    super::team::run(parts, &stripe);
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Matrix-multiply kernel: `dst = lhs @ rhs` over arbitrary (signed) strides. On x86_64 with
 //! AVX2+FMA, f32/f64 use the packed kernel in `gemm_x86`; otherwise f32/f64/c64/c128 go through
-//! the `gemm` crate. Both run multithreaded with rayon for large products; every other dtype
+//! the `gemm` crate. Both run multithreaded for large products (the packed kernel on the kernel
+//! team, `gemm` on rayon); every other dtype
 //! uses a simple triple loop (callers widen f16/bf16 to f32 first).
 
 use crate::Element;
@@ -14,7 +15,7 @@ pub(crate) struct Mat<P> {
     pub cs: isize,
 }
 
-/// Products at least this large (m*n*k) run the packed kernel on every rayon thread.
+/// Products at least this large (m*n*k) run the packed kernel on every kernel team thread.
 #[cfg(target_arch = "x86_64")]
 const PACKED_PAR_THRESHOLD: usize = 64 * 64 * 64;
 
@@ -90,7 +91,7 @@ pub(crate) unsafe fn matmul<T: Element>(
     #[cfg(target_arch = "x86_64")]
     if (id == TypeId::of::<f32>() || id == TypeId::of::<f64>()) && super::gemm_x86::available() {
         let threads = if m * n * k >= PACKED_PAR_THRESHOLD {
-            rayon::current_num_threads()
+            super::team::size()
         } else {
             1
         };

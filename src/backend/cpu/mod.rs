@@ -8,3 +8,4 @@ pub(crate) mod elementwise;
 pub(crate) mod gemm_x86;
 pub(crate) mod matmul;
 pub(crate) mod sum;
+pub(crate) mod team;

@@ -2,7 +2,7 @@
 //! elements are summed with [`LANES`] independent accumulators (vectorised; AVX2 or AVX-512
 //! when the CPU has it), and block sums are combined pairwise, so the rounding error grows with
 //! `log2(n / BLOCK) + BLOCK / LANES` additions instead of `n`. Halves of large ranges run on
-//! the rayon pool; the pairwise tree does not depend on the split, so the result is the same
+//! the kernel team; the pairwise tree does not depend on the split, so the result is the same
 //! bit for bit on any number of threads.
 
 use super::elementwise::{Simd, simd};
@@ -12,6 +12,7 @@ use crate::Element;
 pub(crate) const BLOCK: usize = 2048;
 /// Independent accumulators per block (four AVX2 or two AVX-512 registers of f32).
 const LANES: usize = 32;
+const PREFETCH: usize = 2048;
 /// Ranges below this many elements are summed on one thread.
 const PAR_MIN: usize = 1 << 18;
 
@@ -22,6 +23,14 @@ fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
     let chunks = x.chunks_exact(LANES);
     let rem = chunks.remainder();
     for c in chunks {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint; it never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let p = (c.as_ptr() as *const i8).wrapping_add(PREFETCH);
+            _mm_prefetch::<_MM_HINT_T0>(p);
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+        }
         for k in 0..LANES {
             acc[k] = acc[k].add(conv(c[k]));
         }
@@ -81,36 +90,54 @@ fn pairwise<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, simd: Simd) ->
     pairwise(l, conv, simd).add(pairwise(r, conv, simd))
 }
 
-/// Pairwise sum whose top `depth` levels run their halves in parallel.
-fn par_pairwise<S: Copy + Sync, A: Element>(
-    x: &[S],
-    conv: &(impl Fn(S) -> A + Sync),
-    simd: Simd,
-    depth: u32,
-) -> A {
-    if depth == 0 || x.len() < PAR_MIN {
-        return pairwise(x, conv, simd);
+/// The leaves of the top `depth` levels of the pairwise tree over `0..n` (each a range summed
+/// serially), left to right; ranges below [`PAR_MIN`] are not split further.
+fn top_leaves(lo: usize, hi: usize, depth: u32, out: &mut Vec<(usize, usize)>) {
+    if depth == 0 || hi - lo < PAR_MIN {
+        out.push((lo, hi));
+        return;
     }
-    let (l, r) = x.split_at(split(x.len()));
-    let (ls, rs) = rayon::join(
-        || par_pairwise(l, conv, simd, depth - 1),
-        || par_pairwise(r, conv, simd, depth - 1),
-    );
-    ls.add(rs)
+    let mid = lo + split(hi - lo);
+    top_leaves(lo, mid, depth - 1, out);
+    top_leaves(mid, hi, depth - 1, out);
+}
+
+/// Combines leaf sums up the same tree [`top_leaves`] cut (consuming them left to right).
+fn combine<A: Element>(n: usize, depth: u32, sums: &mut impl Iterator<Item = A>) -> A {
+    if depth == 0 || n < PAR_MIN {
+        return sums.next().expect("internal: one sum per leaf");
+    }
+    let m = split(n);
+    let l = combine(m, depth - 1, sums);
+    l.add(combine(n - m, depth - 1, sums))
 }
 
 /// The sum of `x` in `A` (each element converted by `conv`, e.g. f16 -> f32), pairwise over
-/// blocks; large ranges are split over the rayon pool unless already on a pool thread (the
-/// caller may hold storage locks a stolen job would wait for).
+/// blocks; the top levels of large ranges run their halves on the kernel team (see
+/// [`super::team::run`] for when it stays on the calling thread). The tree is the same either
+/// way, so the result is too.
 pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A + Sync)) -> A {
     let simd = simd();
-    let threads = rayon::current_num_threads();
-    let depth = if threads < 2 || rayon::current_thread_index().is_some() {
-        0
-    } else {
-        threads.next_power_of_two().trailing_zeros()
-    };
-    par_pairwise(x, conv, simd, depth)
+    let threads = super::team::size();
+    if threads < 2 || x.len() < PAR_MIN {
+        return pairwise(x, conv, simd);
+    }
+    let depth = threads.next_power_of_two().trailing_zeros();
+    let mut leaves = Vec::new();
+    top_leaves(0, x.len(), depth, &mut leaves);
+    let sums: Vec<parking_lot::Mutex<A>> = leaves
+        .iter()
+        .map(|_| parking_lot::Mutex::new(A::zero()))
+        .collect();
+    super::team::run(leaves.len(), &|i| {
+        let (lo, hi) = leaves[i];
+        *sums[i].lock() = pairwise(&x[lo..hi], conv, simd);
+    });
+    combine(
+        x.len(),
+        depth,
+        &mut sums.into_iter().map(|m| m.into_inner()),
+    )
 }
 
 #[cfg(test)]
