@@ -86,6 +86,41 @@ fn long_chain_backward_and_drop_without_recursion() -> R {
     Ok(())
 }
 
+/// A long history of in-place ops on views (a CopySlices node per op, each saved output
+/// holding a weak handle to its CopySlices) is freed iteratively, with and without a backward
+/// pass first, on a thread with a small stack.
+#[test]
+fn long_inplace_view_chain_drops_without_recursion() -> R {
+    let run = || -> R {
+        for backward in [false, true] {
+            let x = Tensor::zeros(&[4], DType::F64)?.requires_grad_(true)?;
+            let y = x.mul(1.0)?;
+            for _ in 0..50_000 {
+                let v = y.narrow(0, 1, 2)?;
+                if backward {
+                    v.mul_(1.0)?;
+                } else {
+                    // (exp_ saves its output; the next op makes that stale, so no backward)
+                    v.exp_()?;
+                    v.mul_(0.0)?;
+                }
+            }
+            if backward {
+                y.sum()?.backward()?;
+                assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![1.0; 4]);
+            }
+            drop(y);
+        }
+        Ok(())
+    };
+    std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(run)
+        .expect("spawn")
+        .join()
+        .expect("no stack overflow")
+}
+
 /// `torch.full((3,), -0.0)` keeps the sign of zero (its bits are not all zero), in every float
 /// and complex dtype; `+0.0` and integer zero stay zero-filled.
 #[test]

@@ -118,6 +118,41 @@ fn backward_from_many_threads_into_one_leaf_loses_nothing() {
     }
 }
 
+/// One graph, retained, run backward from 8 threads at once: each node's formula runs for one
+/// pass at a time, and every pass contributes.
+#[test]
+fn one_retained_graph_backward_from_many_threads() {
+    let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let x2 = x.clone();
+    watchdog(60, "shared graph", move || {
+        // d/dx sum(exp(x) * x) = exp(x) * (x + 1)
+        let y = x2.exp().unwrap().mul(&x2).unwrap().sum().unwrap();
+        let barrier = Arc::new(Barrier::new(8));
+        let hs: Vec<_> = (0..8)
+            .map(|_| {
+                let (y, b) = (y.clone(), barrier.clone());
+                thread::spawn(move || {
+                    b.wait();
+                    for _ in 0..25 {
+                        y.backward_with(None, true, false).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in hs {
+            h.join().unwrap();
+        }
+    });
+    let g = f64s(&x.grad().unwrap());
+    for (i, v) in [1.0f64, 2.0, 3.0].into_iter().enumerate() {
+        let want = 200.0 * v.exp() * (v + 1.0);
+        assert!((g[i] - want).abs() < 1e-9 * want, "{g:?}");
+    }
+}
+
 #[test]
 fn readers_during_locked_optimizer_steps() {
     // every step subtracts lr * 1 from every element, so a consistent snapshot has equal

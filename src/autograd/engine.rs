@@ -9,9 +9,10 @@ use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
 use smallvec::{SmallVec, smallvec};
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-type Key = *const Node;
+/// A node's address (thin: the formula's vtable pointer is not part of its identity).
+type Key = *const ();
 
 /// Hasher for node-address keys: addresses are unique, so one multiply-xorshift mixes enough
 /// (SipHash would cost more than the bookkeeping it protects).
@@ -39,22 +40,22 @@ impl std::hash::Hasher for AddrHasher {
 type NodeMap<V> = HashMap<Key, V, std::hash::BuildHasherDefault<AddrHasher>>;
 
 fn key(n: &Arc<Node>) -> Key {
-    Arc::as_ptr(n)
+    Arc::as_ptr(n) as *const ()
 }
 
 /// The AccumulateGrad node of a leaf requiring grad (weakly cached on the tensor, like PyTorch).
 pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
     let mut m = t.0.meta.lock();
-    if let Some(n) = m.grad_accumulator.upgrade() {
+    if let Some(n) = m.grad_accumulator.as_ref().and_then(Weak::upgrade) {
         return n;
     }
     let n = Node::new(
-        Box::new(AccumulateGrad { leaf: t.clone() }),
+        AccumulateGrad { leaf: t.clone() },
         smallvec::SmallVec::new(),
         vec![],
         smallvec::smallvec![super::node::output_meta(t)],
     );
-    m.grad_accumulator = Arc::downgrade(&n);
+    m.grad_accumulator = Some(Arc::downgrade(&n));
     n
 }
 
@@ -157,9 +158,9 @@ pub(crate) fn call_node(
     static NODE_STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
     let _serial = node
         .is_accumulate()
-        .then(|| NODE_STRIPES[(Arc::as_ptr(node) as usize >> 6) % 64].lock());
-    let (mut bw, saved) = {
-        let mut st = node.state.lock();
+        .then(|| NODE_STRIPES[(key(node) as usize >> 6) % 64].lock());
+    let saved = {
+        let st = node.state.lock();
         if st.released {
             bail!(BackwardTwice, "backward", "{}", BACKWARD_TWICE);
         }
@@ -167,11 +168,7 @@ pub(crate) fn call_node(
         for s in &st.saved {
             saved.push(s.unpack(node)?);
         }
-        let bw = st
-            .backward
-            .take()
-            .expect("internal: node formula missing (re-entrant call)");
-        (bw, saved)
+        saved
     };
     let ctx = BackwardCtx {
         saved: &saved,
@@ -180,9 +177,9 @@ pub(crate) fn call_node(
         retain,
         grad_owned: grad_owned && !create_graph,
     };
-    let res = bw.apply(&ctx, grads);
+    // (two passes running one node at once, possible with retain_graph, take turns)
+    let res = node.formula.lock().apply(&ctx, grads);
     let mut st = node.state.lock();
-    st.backward = Some(bw);
     if !retain && !st.saved.is_empty() {
         st.saved.clear();
         st.released = true;
@@ -194,7 +191,6 @@ pub(crate) fn call_node(
     Ok(res)
 }
 
-#[derive(PartialEq, Eq)]
 struct Ready {
     acc: bool,
     seq: u64,
@@ -210,12 +206,12 @@ impl PartialOrd for Ready {
         Some(self.cmp(o))
     }
 }
-impl PartialEq for Node {
+impl PartialEq for Ready {
     fn eq(&self, o: &Self) -> bool {
-        std::ptr::eq(self, o)
+        self.cmp(o).is_eq()
     }
 }
-impl Eq for Node {}
+impl Eq for Ready {}
 
 fn add_grad(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
     *slot = Some(match slot.take() {

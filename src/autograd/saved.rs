@@ -179,7 +179,7 @@ impl SavedTensor {
                     view: view.clone(),
                 };
                 Some(super::Node::new(
-                    Box::new(bw),
+                    bw,
                     smallvec::smallvec![Some(super::Edge {
                         node: cs,
                         input_nr: 0,

@@ -70,7 +70,7 @@ pub(crate) fn record(
     for o in outputs {
         outs.push(output_meta(o));
     }
-    let node = Node::new(Box::new(bw), edges, saved(), outs);
+    let node = Node::new(bw, edges, saved(), outs);
     for (i, o) in outputs.iter().enumerate() {
         set_grad_fn(o, &node, i);
     }
@@ -137,7 +137,7 @@ impl InplaceRecord {
         let out: OutputMeta = smallvec![output_meta(self_)];
         match self_.view_info() {
             None => {
-                let node = Node::new(Box::new(bw), self.edges, saved, out);
+                let node = Node::new(bw, self.edges, saved, out);
                 set_grad_fn(self_, &node, 0);
             }
             Some((base, _)) => {
@@ -148,18 +148,13 @@ impl InplaceRecord {
                     cs_edges.push(e.clone());
                 }
                 fn_edges[0] = None;
-                let fnode = Node::new(Box::new(bw), fn_edges, saved, out);
+                let fnode = Node::new(bw, fn_edges, saved, out);
                 let cs = CopySlices {
                     base: base.layout(),
                     view: self_.layout(),
                     fnode: fnode.clone(),
                 };
-                let node = Node::new(
-                    Box::new(cs),
-                    cs_edges,
-                    vec![],
-                    smallvec![output_meta(&base)],
-                );
+                let node = Node::new(cs, cs_edges, vec![], smallvec![output_meta(&base)]);
                 for s in fnode.state.lock().saved.iter_mut() {
                     s.set_inplace_view(&node, base.layout(), self_.layout());
                 }
@@ -298,12 +293,7 @@ fn regenerate(t: &Tensor) -> Result<()> {
             base: base.layout(),
             view: t.layout(),
         };
-        Node::new(
-            Box::new(bw),
-            smallvec![Some(e)],
-            vec![],
-            smallvec![output_meta(t)],
-        )
+        Node::new(bw, smallvec![Some(e)], vec![], smallvec![output_meta(t)])
     });
     let mut m = t.0.meta.lock();
     m.grad_fn = node;
@@ -460,7 +450,7 @@ impl InplaceRecord {
     /// `bw`; no CopySlices, since no element changed.
     pub(crate) fn finish_view_op(self, self_: &Tensor, bw: impl Backward) -> Result<()> {
         let node = Node::new(
-            Box::new(bw),
+            bw,
             smallvec![self.edges.into_iter().next().flatten()],
             vec![],
             smallvec![output_meta(self_)],

@@ -8,7 +8,7 @@
 //! general strided path, which produces the same values and the same output strides.
 
 use super::util::broadcast_strides;
-use crate::layout::{Layout, PAR_MIN_ELEMS, dense_strides_like, par_ranges};
+use crate::layout::{Dims, Layout, PAR_MIN_ELEMS, dense_strides_like, par_ranges};
 use crate::storage::{Storage, lock_for_write};
 use crate::tensor::TensorData;
 use crate::{Element, Result, Tensor};
@@ -30,9 +30,9 @@ fn canonical(l: &Layout) -> bool {
 /// (broadcast) strides `operands` — the general path's choice, so the fast path produces the same
 /// output geometry — if elements at the same memory rank of `like` and of that output have the
 /// same index (the strides agree on every dim of size > 1); `None` otherwise.
-fn output_strides(like: &Layout, operands: &[&[isize]]) -> Option<Vec<usize>> {
+fn output_strides(like: &Layout, operands: &[&[isize]]) -> Option<Dims> {
     if canonical(like) {
-        return Some(like.strides().to_vec());
+        return Some(Dims::from_slice(like.strides()));
     }
     if like.numel() == 0 || !like.is_non_overlapping_and_dense() {
         return None;
@@ -43,7 +43,7 @@ fn output_strides(like: &Layout, operands: &[&[isize]]) -> Option<Vec<usize>> {
         .iter()
         .zip(like.strides().iter().zip(&st))
         .all(|(&n, (a, b))| n < 2 || a == b);
-    same.then_some(st)
+    same.then(|| Dims::from_slice(&st))
 }
 
 /// One input of a flat kernel: a range starting at `offset` of `storage`, or a single element
@@ -76,7 +76,7 @@ fn input_like(x: &TensorData, like: &Layout, any_single: bool) -> Option<Input> 
 
 /// A fresh output of `sizes` and dense `strides` (its storage possibly recycled: the flat kernel
 /// writes every element).
-fn fresh_output<U: Element>(sizes: &[usize], strides: Vec<usize>) -> Result<Tensor> {
+fn fresh_output<U: Element>(sizes: &[usize], strides: Dims) -> Result<Tensor> {
     let n: usize = sizes.iter().product();
     let storage = Storage::for_output(n * std::mem::size_of::<U>())?;
     let layout = Layout::new(sizes, strides, 0);
@@ -220,7 +220,7 @@ pub(crate) fn binary<T: Element, U: Element>(
         };
         let (ia, ib) = (input_like(&da, like, false)?, input_like(&db, like, false)?);
         let strides = if canonical(like) {
-            like.strides().to_vec()
+            Dims::from_slice(like.strides())
         } else {
             let sa = broadcast_strides(&da.layout, like.sizes());
             let sb = broadcast_strides(&db.layout, like.sizes());
@@ -308,7 +308,7 @@ pub(crate) fn unary<T: Element, U: Element>(
     let (out, storage, offset, n) = {
         let d = a.data_ref();
         let strides = if canonical(&d.layout) {
-            d.layout.strides().to_vec()
+            Dims::from_slice(d.layout.strides())
         } else {
             let sa: Vec<isize> = d.layout.strides().iter().map(|&s| s as isize).collect();
             output_strides(&d.layout, &[&sa])?
