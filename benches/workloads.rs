@@ -13,8 +13,14 @@ type R = tapegrad::Result<()>;
 
 /// Median seconds of `runs` timed calls of `f` after warm-up calls.
 fn median(runs: usize, mut f: impl FnMut() -> R) -> f64 {
-    f().expect("warm-up");
-    f().expect("warm-up");
+    // warm-up: at least two calls and 100 ms (a new worker thread may share a core with the
+    // caller until the scheduler balances them, which takes a few milliseconds)
+    let warm = Instant::now();
+    let mut calls = 0;
+    while calls < 2 || warm.elapsed().as_secs_f64() < 0.1 {
+        f().expect("warm-up");
+        calls += 1;
+    }
     let mut ts: Vec<f64> = (0..runs.max(5))
         .map(|_| {
             let t = Instant::now();

@@ -87,8 +87,9 @@ fn long_chain_backward_and_drop_without_recursion() -> R {
 }
 
 /// A long history of in-place ops on views (a CopySlices node per op, each saved output
-/// holding a weak handle to its CopySlices) is freed iteratively, with and without a backward
-/// pass first, on a thread with a small stack.
+/// holding a weak handle to its CopySlices), with and without a backward pass first, and a
+/// chain whose links are tensors held by the formulas, are freed iteratively on a thread with a
+/// small stack.
 #[test]
 fn long_inplace_view_chain_drops_without_recursion() -> R {
     let run = || -> R {
@@ -111,6 +112,13 @@ fn long_inplace_view_chain_drops_without_recursion() -> R {
             }
             drop(y);
         }
+        // a chain linked through a formula's own handle on its input (cumprod keeps `x`)
+        let x = Tensor::ones(&[2], DType::F64)?.requires_grad_(true)?;
+        let mut y = x.clone();
+        for _ in 0..50_000 {
+            y = y.cumprod(0, None)?;
+        }
+        drop(y);
         Ok(())
     };
     std::thread::Builder::new()

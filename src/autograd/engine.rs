@@ -9,10 +9,9 @@ use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
 use smallvec::{SmallVec, smallvec};
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
-/// A node's address (thin: the formula's vtable pointer is not part of its identity).
-type Key = *const ();
+type Key = *const Node;
 
 /// Hasher for node-address keys: addresses are unique, so one multiply-xorshift mixes enough
 /// (SipHash would cost more than the bookkeeping it protects).
@@ -40,13 +39,13 @@ impl std::hash::Hasher for AddrHasher {
 type NodeMap<V> = HashMap<Key, V, std::hash::BuildHasherDefault<AddrHasher>>;
 
 fn key(n: &Arc<Node>) -> Key {
-    Arc::as_ptr(n) as *const ()
+    Arc::as_ptr(n)
 }
 
 /// The AccumulateGrad node of a leaf requiring grad (weakly cached on the tensor, like PyTorch).
 pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
     let mut m = t.0.meta.lock();
-    if let Some(n) = m.grad_accumulator.as_ref().and_then(Weak::upgrade) {
+    if let Some(n) = m.grad_accumulator.upgrade() {
         return n;
     }
     let n = Node::new(
@@ -55,7 +54,7 @@ pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
         vec![],
         smallvec::smallvec![super::node::output_meta(t)],
     );
-    m.grad_accumulator = Some(Arc::downgrade(&n));
+    m.grad_accumulator = Arc::downgrade(&n);
     n
 }
 
@@ -178,7 +177,12 @@ pub(crate) fn call_node(
         grad_owned: grad_owned && !create_graph,
     };
     // (two passes running one node at once, possible with retain_graph, take turns)
-    let res = node.formula.lock().apply(&ctx, grads);
+    let res = node
+        .formula
+        .lock()
+        .as_mut()
+        .expect("internal: formula of a live node released")
+        .apply(&ctx, grads);
     let mut st = node.state.lock();
     if !retain && !st.saved.is_empty() {
         st.saved.clear();

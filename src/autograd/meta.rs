@@ -39,7 +39,7 @@ pub(crate) struct AutogradMeta {
     pub(crate) grad: Option<Tensor>,
     pub(crate) grad_fn: Option<Arc<Node>>,
     pub(crate) output_nr: usize,
-    pub(crate) grad_accumulator: Option<Weak<Node>>,
+    pub(crate) grad_accumulator: Weak<Node>,
     pub(crate) retains_grad: bool,
     /// Hooks of a leaf (run before accumulation).
     pub(crate) hooks: Vec<Hook>,

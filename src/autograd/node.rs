@@ -1,4 +1,4 @@
-//! Graph nodes. A [`Node`] holds its [`Backward`] formula inline (only what it reads), the tensors
+//! Graph nodes. A [`Node`] holds a boxed [`Backward`] (only what its formula reads), the tensors
 //! it saved (version-checked at unpack), one optional [`Edge`] per differentiable input, and the
 //! shape/dtype of each forward output. Dropping a graph is iterative: a chain of a million nodes
 //! drops without recursion.
@@ -82,16 +82,16 @@ pub(crate) struct NodeState {
     pub(crate) retained: Vec<(usize, std::sync::Weak<crate::tensor::TensorImpl>)>,
 }
 
-/// One recorded operation in the graph. `Arc<Node<F>>` for a concrete formula `F` coerces to
-/// `Arc<Node>` (`F = dyn Backward`), so recording a node is one allocation, formula included.
-pub struct Node<F: ?Sized = dyn Backward> {
+/// One recorded operation in the graph.
+pub struct Node {
     pub(crate) seq: u64,
     pub(crate) name: &'static str,
     pub(crate) next: Edges,
     pub(crate) outputs: OutputMeta,
     pub(crate) state: Mutex<NodeState>,
-    /// The derivative formula; locked while it runs.
-    pub(crate) formula: Mutex<F>,
+    /// The derivative formula (`None` only while the node is torn down); locked while it runs,
+    /// so passes over one retained graph on several threads take turns.
+    pub(crate) formula: Mutex<Option<Box<dyn Backward>>>,
 }
 
 /// A handle to a node, for debugging (`grad_fn()`).
@@ -137,59 +137,50 @@ impl Node {
                 pre_hooks: Vec::new(),
                 retained: Vec::new(),
             }),
-            formula: Mutex::new(formula),
+            formula: Mutex::new(Some(Box::new(formula))),
         })
     }
 
     pub(crate) fn is_accumulate(&self) -> bool {
         self.name == "AccumulateGrad"
     }
-}
 
-thread_local! {
-    /// Predecessors released by node drops nested inside a running teardown loop on this
-    /// thread, waiting for that loop (see `Drop for Node`).
-    static TEARDOWN: std::cell::RefCell<Option<Vec<Arc<Node>>>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-impl<F: ?Sized> Drop for Node<F> {
-    fn drop(&mut self) {
-        // Iterative teardown: saved tensors first (they may hold the only other reference to a
-        // predecessor), then the edges. The first node dropped on a thread runs a loop that
-        // drops the predecessors; a node dropped inside that loop (its last handle was one of
-        // those edges) only hands its own edges to the loop, so a chain of any length is freed
-        // with constant stack depth.
+    /// Releases what this node holds besides its edges: saved tensors first, then the formula
+    /// (either may hold the only other reference to a predecessor, which must outlive this
+    /// step so the teardown loop, not a nested drop, frees it).
+    fn release(&mut self) {
         self.state.get_mut().saved.clear();
+        *self.formula.get_mut() = None;
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        // Iterative teardown: release this node, then walk the edges, unwrapping nodes we hold
+        // the last reference to.
+        self.release();
         if self.next.iter().all(Option::is_none) {
             return;
         }
-        let mut edges = self.next.drain(..).flatten().map(|e| e.node);
-        let queued = TEARDOWN.try_with(|q| match q.borrow_mut().as_mut() {
-            Some(q) => {
-                q.extend(&mut edges);
-                true
+        // (inline: dropping a node whose predecessors live on allocates nothing)
+        let mut stack: SmallVec<[Arc<Node>; 8]> = SmallVec::new();
+        for e in self.next.drain(..).flatten() {
+            stack.push(e.node);
+        }
+        fn empty(node: &mut Node, stack: &mut SmallVec<[Arc<Node>; 8]>) {
+            node.release();
+            for e in node.next.drain(..).flatten() {
+                stack.push(e.node);
             }
-            None => false,
-        });
-        match queued {
-            Ok(true) => {}
-            // not inside a loop: run one
-            Ok(false) => {
-                let mut stack: Vec<Arc<Node>> = edges.collect();
-                let _ = TEARDOWN.try_with(|q| *q.borrow_mut() = Some(Vec::new()));
-                while let Some(n) = stack.pop() {
-                    drop(n);
-                    let _ = TEARDOWN.try_with(|q| {
-                        if let Some(q) = q.borrow_mut().as_mut() {
-                            stack.append(q);
-                        }
-                    });
-                }
-                let _ = TEARDOWN.try_with(|q| *q.borrow_mut() = None);
+        }
+        while let Some(mut n) = stack.pop() {
+            // the last strong handle: empty the node where it lies (moving it out of its
+            // allocation copies the whole node); with weak handles left, move it out
+            if let Some(node) = Arc::get_mut(&mut n) {
+                empty(node, &mut stack);
+            } else if let Ok(mut node) = Arc::try_unwrap(n) {
+                empty(&mut node, &mut stack);
             }
-            // thread-local storage already torn down (thread exit): plain recursive drops
-            Err(_) => edges.for_each(drop),
         }
     }
 }

@@ -193,7 +193,7 @@ pub(crate) fn par_for_each_run<const N: usize>(
 
 /// Calls `f(lo, hi)` over ranges covering `0..n`: one call on the calling thread below
 /// `2 * min_chunk` elements, without a kernel team and inside rayon workers (see
-/// [`par_for_each_run`]); otherwise one contiguous range per team thread, run in parallel
+/// [`par_for_each_run`]); otherwise a few contiguous ranges per team thread, run in parallel
 /// (see [`crate::backend::cpu::team`]). Range edges are multiples of 16 so vector loops of
 /// different ranges stay aligned alike.
 pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + Sync) {
@@ -204,7 +204,7 @@ pub(crate) fn par_ranges(n: usize, min_chunk: usize, f: impl Fn(usize, usize) + 
         f(0, n);
         return;
     }
-    let chunks = team::size().min(n / min_chunk);
+    let chunks = (team::size() * team::PARTS_PER_THREAD).min(n / min_chunk);
     let per = n.div_ceil(chunks).next_multiple_of(16);
     team::run(chunks, &|i| {
         let (lo, hi) = (i * per, ((i + 1) * per).min(n));

@@ -71,12 +71,12 @@ fn sum_kernel<T: Element>(x: &TensorData, out: &TensorData, in_shape: &[usize]) 
 /// Full reductions of at least this many contiguous elements are split across the kernel team.
 const PAR_SUM_MIN: usize = 1 << 20;
 
-/// Sums all of contiguous `x` into the single element of `out`: one contiguous range per team
-/// thread, each summed in 64K-element chunks, the range sums added in order.
+/// Sums all of contiguous `x` into the single element of `out`: a few contiguous ranges per
+/// team thread, each summed in 64K-element chunks, the range sums added in order.
 fn par_sum_all<T: Element>(x: &TensorData, out: &TensorData) {
     use crate::backend::cpu::team;
     let n = x.layout.numel();
-    let parts = team::size().min(n.div_ceil(1 << 16));
+    let parts = (team::size() * team::PARTS_PER_THREAD).min(n.div_ceil(1 << 16));
     let per = n.div_ceil(parts);
     let sums: Vec<parking_lot::Mutex<T>> = (0..parts)
         .map(|_| parking_lot::Mutex::new(T::zero()))

@@ -122,7 +122,9 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
     if threads < 2 || x.len() < PAR_MIN {
         return pairwise(x, conv, simd);
     }
-    let depth = threads.next_power_of_two().trailing_zeros();
+    let depth = (threads * super::team::PARTS_PER_THREAD)
+        .next_power_of_two()
+        .trailing_zeros();
     let mut leaves = Vec::new();
     top_leaves(0, x.len(), depth, &mut leaves);
     let sums: Vec<parking_lot::Mutex<A>> = leaves

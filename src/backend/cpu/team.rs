@@ -85,7 +85,13 @@ impl Team {
                     // stored before publishing the word is still borrowed on its stack.
                     let f: PartFn<'_> = unsafe { *self.job.load(Ordering::Acquire) };
                     if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(next))) {
-                        self.panic.lock().get_or_insert(p);
+                        let mut first = self.panic.lock();
+                        match *first {
+                            None => *first = Some(p),
+                            // (a second payload is leaked, not dropped: its Drop could panic
+                            // and kill this thread before `done` counts the part)
+                            Some(_) => std::mem::forget(p),
+                        }
                     }
                     self.done.fetch_add(1, Ordering::AcqRel);
                     w = self.word.load(Ordering::Acquire);
@@ -96,7 +102,9 @@ impl Team {
     }
 
     fn worker(&self, me: usize) {
-        let mut seen = self.word.load(Ordering::Acquire);
+        // (0 is the word before the first job: a job published before this thread started
+        // is picked up too)
+        let mut seen = 0;
         loop {
             // wait for a word with unclaimed parts: spin, then poll politely, then park
             let mut polls = 0u32;
@@ -203,6 +211,10 @@ fn team() -> Option<&'static Team> {
 pub(crate) fn size() -> usize {
     team().map_or(1, |t| t.state.len() + 1)
 }
+
+/// Parts per thread for evenly divisible work: a few, so that when one thread is descheduled
+/// (a busy host) the others claim its unstarted parts instead of waiting for a whole part.
+pub(crate) const PARTS_PER_THREAD: usize = 4;
 
 /// Runs `f(i)` for every `i < parts`, split over the team and the calling thread, and returns
 /// when all have run. Runs them all on the caller when `parts < 2`, when there is no team, when
