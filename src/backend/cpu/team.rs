@@ -219,8 +219,9 @@ pub(crate) const PARTS_PER_THREAD: usize = 4;
 /// Runs `f(i)` for every `i < parts`, split over the team and the calling thread, and returns
 /// when all have run. Runs them all on the caller when `parts < 2`, when there is no team, when
 /// the team is busy with another job, or when called from a rayon worker (whose caller may hold
-/// locks, and whose pool already owns the cores). A panic in any part is re-raised here after
-/// every part has finished.
+/// locks, and whose pool already owns the cores). A panic in a part is re-raised here once no
+/// part runs any more (on the team every part still runs; on the calling thread alone the
+/// parts after the panicking one are skipped).
 pub(crate) fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     let team = if parts < 2 || parts > MAX_PARTS || rayon::current_thread_index().is_some() {
         None
@@ -277,19 +278,23 @@ mod tests {
     }
 
     #[test]
-    fn a_panicking_part_is_reraised_after_the_others_finish() {
+    fn a_panicking_part_is_reraised_once_no_part_runs() {
         let finished = AtomicU32::new(0);
         let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
             run(8, &|i| {
                 if i == 5 {
                     panic!("part five");
                 }
+                std::thread::sleep(Duration::from_millis(1));
                 finished.fetch_add(1, Ordering::Relaxed);
             })
         }));
         let msg = r.expect_err("the panic must reach the caller");
         assert_eq!(msg.downcast_ref::<&str>(), Some(&"part five"));
-        assert_eq!(finished.load(Ordering::Relaxed), 7);
+        // nothing still runs once the panic has reached the caller
+        let seen = finished.load(Ordering::Relaxed);
+        std::thread::sleep(Duration::from_millis(20));
+        assert_eq!(finished.load(Ordering::Relaxed), seen);
         // the team is usable again
         let n = AtomicU32::new(0);
         run(8, &|_| {
