@@ -12,6 +12,8 @@ use crate::Element;
 pub(crate) const BLOCK: usize = 2048;
 /// Independent accumulators per block (four AVX2 or two AVX-512 registers of f32).
 const LANES: usize = 32;
+/// Bytes ahead of the current chunk that the block loop asks the cache to fetch (on top of the
+/// hardware prefetchers: a few percent on DRAM-bound sums, measured A/B).
 const PREFETCH: usize = 2048;
 /// Ranges below this many elements are summed on one thread.
 const PAR_MIN: usize = 1 << 18;
@@ -28,8 +30,12 @@ fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
         unsafe {
             use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
             let p = (c.as_ptr() as *const i8).wrapping_add(PREFETCH);
-            _mm_prefetch::<_MM_HINT_T0>(p);
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(64));
+            // one hint per cache line of the chunk (2 for f32, 4 for f64)
+            let mut line = 0;
+            while line < LANES * std::mem::size_of::<S>() {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line));
+                line += 64;
+            }
         }
         for k in 0..LANES {
             acc[k] = acc[k].add(conv(c[k]));
