@@ -78,22 +78,18 @@ fn par_sum_all<T: Element>(x: &TensorData, out: &TensorData) {
     let n = x.layout.numel();
     let parts = (team::size() * team::PARTS_PER_THREAD).min(n.div_ceil(1 << 16));
     let per = n.div_ceil(parts);
-    let sums: Vec<parking_lot::Mutex<T>> = (0..parts)
-        .map(|_| parking_lot::Mutex::new(T::zero()))
-        .collect();
     with_raw(out, &[], &[x], |o, ins| {
         // SAFETY: `x` is contiguous, so its `n` elements start at its offset inside the locked
         // storage; `out` is a fresh 1-element tensor distinct from `x`.
         unsafe {
             let px = std::slice::from_raw_parts((ins[0].ptr as *const T).offset(ins[0].offset), n);
-            team::run(parts, &|i| {
+            let sums = team::map(parts, &|i| {
                 let r = &px[(i * per).min(n)..((i + 1) * per).min(n)];
-                *sums[i].lock() = r
-                    .chunks(1 << 16)
+                r.chunks(1 << 16)
                     .map(sum_run)
-                    .fold(T::zero(), |a, b| a.add(b));
+                    .fold(T::zero(), |a, b| a.add(b))
             });
-            let s = sums.iter().fold(T::zero(), |a, m| a.add(*m.lock()));
+            let s = sums.into_iter().fold(T::zero(), |a, b| a.add(b));
             *(o.ptr as *mut T).offset(o.offset) = s;
         }
     });

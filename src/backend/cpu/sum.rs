@@ -133,19 +133,11 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
         .trailing_zeros();
     let mut leaves = Vec::new();
     top_leaves(0, x.len(), depth, &mut leaves);
-    let sums: Vec<parking_lot::Mutex<A>> = leaves
-        .iter()
-        .map(|_| parking_lot::Mutex::new(A::zero()))
-        .collect();
-    super::team::run(leaves.len(), &|i| {
+    let sums = super::team::map(leaves.len(), &|i| {
         let (lo, hi) = leaves[i];
-        *sums[i].lock() = pairwise(&x[lo..hi], conv, simd);
+        pairwise(&x[lo..hi], conv, simd)
     });
-    combine(
-        x.len(),
-        depth,
-        &mut sums.into_iter().map(|m| m.into_inner()),
-    )
+    combine(x.len(), depth, &mut sums.into_iter())
 }
 
 #[cfg(test)]

@@ -240,6 +240,18 @@ pub(crate) fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     }
 }
 
+/// `f(i)` for every `i < parts`, run as by [`run`]; the results in part order.
+pub(crate) fn map<T: Send + Sync>(parts: usize, f: &(dyn Fn(usize) -> T + Sync)) -> Vec<T> {
+    let slots: Vec<OnceLock<T>> = (0..parts).map(|_| OnceLock::new()).collect();
+    run(parts, &|i| {
+        let _ = slots[i].set(f(i));
+    });
+    slots
+        .into_iter()
+        .map(|s| s.into_inner().expect("internal: every part ran"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,6 +267,14 @@ mod tests {
                 });
                 assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
             }
+        }
+    }
+
+    #[test]
+    fn map_returns_results_in_part_order() {
+        for parts in [0, 1, 2, 9, 300] {
+            let v = map(parts, &|i| i * i);
+            assert_eq!(v, (0..parts).map(|i| i * i).collect::<Vec<_>>());
         }
     }
 
