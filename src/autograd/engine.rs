@@ -38,8 +38,8 @@ impl std::hash::Hasher for AddrHasher {
 
 type NodeMap<V> = HashMap<Key, V, std::hash::BuildHasherDefault<AddrHasher>>;
 
-fn key(n: &Arc<Node>) -> Key {
-    Arc::as_ptr(n)
+fn key(n: &Node) -> Key {
+    n as Key
 }
 
 /// The AccumulateGrad node of a leaf requiring grad (weakly cached on the tensor, like PyTorch).
@@ -124,15 +124,15 @@ const BACKWARD_TWICE: &str = "Trying to backward through the graph a second time
 /// True if nothing but the caller can observe `g`: its only handle (no weak ones either), its
 /// storage's only tensor, no autograd identity (not a view, no history, no leaf flag). A formula
 /// handed such a gradient may overwrite it instead of allocating its result
-/// ([`BackwardCtx::grad_owned`]).
-pub(crate) fn exclusively_owned(g: &Tensor) -> bool {
-    if Arc::strong_count(&g.0) != 1 || Arc::weak_count(&g.0) != 0 || g.0.sparse.is_some() {
+/// ([`BackwardCtx::grad_owned`]). (Exclusive access reads the fields without their locks.)
+pub(crate) fn exclusively_owned(g: &mut Tensor) -> bool {
+    let Some(imp) = Arc::get_mut(&mut g.0) else {
+        return false;
+    };
+    if imp.sparse.is_some() || imp.data.get_mut().storage.ref_count() != 1 {
         return false;
     }
-    if g.data_ref().storage.ref_count() != 1 {
-        return false;
-    }
-    let m = g.0.meta.lock();
+    let m = imp.meta.get_mut();
     m.view.is_none() && m.grad_fn.is_none() && !m.requires_grad
 }
 
@@ -158,17 +158,16 @@ pub(crate) fn call_node(
     let _serial = node
         .is_accumulate()
         .then(|| NODE_STRIPES[(key(node) as usize >> 6) % 64].lock());
-    let saved = {
+    let mut saved: SmallVec<[Tensor; 4]> = SmallVec::new();
+    if node.saves {
         let st = node.state.lock();
         if st.released {
             bail!(BackwardTwice, "backward", "{}", BACKWARD_TWICE);
         }
-        let mut saved: SmallVec<[Tensor; 4]> = SmallVec::new();
         for s in &st.saved {
             saved.push(s.unpack(node)?);
         }
-        saved
-    };
+    }
     let ctx = BackwardCtx {
         saved: &saved,
         needs,
@@ -183,39 +182,40 @@ pub(crate) fn call_node(
         .as_mut()
         .expect("internal: formula of a live node released")
         .apply(&ctx, grads);
-    let mut st = node.state.lock();
-    if !retain && !st.saved.is_empty() {
-        st.saved.clear();
-        st.released = true;
+    if node.saves && !retain {
+        let mut st = node.state.lock();
+        if !st.saved.is_empty() {
+            st.saved.clear();
+            st.released = true;
+        }
     }
-    drop(st);
     let mut res = res?;
     res.truncate(n_in);
     pad(&mut res, n_in);
     Ok(res)
 }
 
-struct Ready {
+struct Ready<'a> {
     acc: bool,
     seq: u64,
-    node: Arc<Node>,
+    node: &'a Arc<Node>,
 }
-impl Ord for Ready {
+impl Ord for Ready<'_> {
     fn cmp(&self, o: &Self) -> std::cmp::Ordering {
         (self.acc, self.seq).cmp(&(o.acc, o.seq))
     }
 }
-impl PartialOrd for Ready {
+impl PartialOrd for Ready<'_> {
     fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
         Some(self.cmp(o))
     }
 }
-impl PartialEq for Ready {
+impl PartialEq for Ready<'_> {
     fn eq(&self, o: &Self) -> bool {
         self.cmp(o).is_eq()
     }
 }
-impl Eq for Ready {}
+impl Eq for Ready<'_> {}
 
 fn add_grad(slot: &mut Option<Tensor>, g: Tensor) -> Result<()> {
     *slot = Some(match slot.take() {
@@ -232,26 +232,27 @@ fn pad(grads: &mut Grads, n: usize) {
     }
 }
 
-/// Per-node state of one execution: the node (held so its address stays a unique key until
-/// the end), the number of its incoming edges not yet processed, and its input-gradient buffer.
+/// Per-node state of one execution: the number of the node's incoming edges not yet processed,
+/// and its input-gradient buffer. Nodes themselves are borrowed from the roots: every node
+/// reachable from them is owned through the (immutable) edges of the one before it, so the whole
+/// graph outlives the execution and node addresses stay unique keys without reference counting.
+#[derive(Default)]
 struct Slot {
-    node: Arc<Node>,
     deps: usize,
     grads: Grads,
 }
 
 impl Slot {
-    fn new(node: &Arc<Node>, deps: usize) -> Slot {
+    fn new(deps: usize) -> Slot {
         Slot {
-            node: node.clone(),
             deps,
             grads: Grads::new(),
         }
     }
 
-    /// Sums `g` into gradient slot `input_nr` (one slot per forward output of the node).
-    fn add(&mut self, input_nr: usize, g: Tensor) -> Result<()> {
-        pad(&mut self.grads, self.node.outputs.len().max(1));
+    /// Sums `g` into gradient slot `input_nr` of `node` (one slot per forward output).
+    fn add(&mut self, node: &Node, input_nr: usize, g: Tensor) -> Result<()> {
+        pad(&mut self.grads, node.outputs.len().max(1));
         add_grad(&mut self.grads[input_nr], g)
     }
 }
@@ -279,11 +280,12 @@ fn execute(
     // 1. dependency counts over everything reachable (one map entry per node holds its count
     // and, later, its gradient buffer)
     let mut slots = SPARE_SLOTS.with(|c| c.take()).unwrap_or_default();
-    let mut stack: Vec<Arc<Node>> = Vec::new();
-    for (e, _) in &roots {
+    let (root_edges, root_grads): (Vec<Edge>, Vec<Tensor>) = roots.into_iter().unzip();
+    let mut stack: Vec<&Arc<Node>> = Vec::new();
+    for e in &root_edges {
         if let Entry::Vacant(v) = slots.entry(key(&e.node)) {
-            v.insert(Slot::new(&e.node, 0));
-            stack.push(e.node.clone());
+            v.insert(Slot::new(0));
+            stack.push(&e.node);
         }
     }
     while let Some(n) = stack.pop() {
@@ -291,8 +293,8 @@ fn execute(
             match slots.entry(key(&e.node)) {
                 Entry::Occupied(mut o) => o.get_mut().deps += 1,
                 Entry::Vacant(v) => {
-                    v.insert(Slot::new(&e.node, 1));
-                    stack.push(e.node.clone());
+                    v.insert(Slot::new(1));
+                    stack.push(&e.node);
                 }
             }
         }
@@ -300,7 +302,7 @@ fn execute(
     // 2. which nodes lead to a capture point (grad() mode)
     let needed: Option<NodeMap<bool>> = capture.map(|caps| {
         let cap_keys: Vec<Key> = caps.iter().flatten().map(|e| key(&e.node)).collect();
-        let topo = topo_order(&slots);
+        let topo = topo_order(&slots, &root_edges);
         let mut needed: NodeMap<bool> = NodeMap::default();
         for n in topo.iter().rev() {
             let k = key(n);
@@ -316,40 +318,42 @@ fn execute(
     let mut captured: Vec<Option<Tensor>> = vec![None; capture.map_or(0, |c| c.len())];
     // 3. run
     let mut heap = BinaryHeap::new();
-    for (e, g) in roots {
+    for (e, g) in root_edges.iter().zip(root_grads) {
         let k = key(&e.node);
         let slot = slots.get_mut(&k).expect("internal: root missing");
-        slot.add(e.input_nr, g)?;
-        if slot.deps == 0 && !heap.iter().any(|r: &Ready| key(&r.node) == k) {
+        slot.add(&e.node, e.input_nr, g)?;
+        if slot.deps == 0 && !heap.iter().any(|r: &Ready| key(r.node) == k) {
             heap.push(Ready {
                 acc: e.node.is_accumulate(),
                 seq: e.node.seq,
-                node: e.node.clone(),
+                node: &e.node,
             });
         }
     }
     while let Some(Ready { node, .. }) = heap.pop() {
-        let k = key(&node);
+        let k = key(node);
         let mut inputs = slots
             .get_mut(&k)
             .map(|s| std::mem::take(&mut s.grads))
             .unwrap_or_default();
         pad(&mut inputs, node.outputs.len().max(1));
         // tensor hooks and retain_grad of non-leaf outputs
-        let (hooks, retained) = {
-            let st = node.state.lock();
-            (st.pre_hooks.clone(), st.retained.clone())
-        };
-        for (nr, h) in hooks {
-            if let Some(g) = inputs.get(nr).cloned().flatten() {
-                if let Some(ng) = h(&g)? {
-                    inputs[nr] = Some(ng);
+        if node.has_hooks.load(std::sync::atomic::Ordering::Acquire) {
+            let (hooks, retained) = {
+                let st = node.state.lock();
+                (st.pre_hooks.clone(), st.retained.clone())
+            };
+            for (nr, h) in hooks {
+                if let Some(g) = inputs.get(nr).cloned().flatten() {
+                    if let Some(ng) = h(&g)? {
+                        inputs[nr] = Some(ng);
+                    }
                 }
             }
-        }
-        for (nr, w) in retained {
-            if let (Some(g), Some(imp)) = (inputs.get(nr).cloned().flatten(), w.upgrade()) {
-                accumulate_into(&Tensor(imp), g, create_graph)?;
+            for (nr, w) in retained {
+                if let (Some(g), Some(imp)) = (inputs.get(nr).cloned().flatten(), w.upgrade()) {
+                    accumulate_into(&Tensor(imp), g, create_graph)?;
+                }
             }
         }
         if let Some(caps) = capture {
@@ -380,8 +384,8 @@ fn execute(
         }
         // the engine holds the only handle of a gradient nobody else saw: the formula may reuse it
         let owned =
-            !create_graph && inputs.len() == 1 && inputs[0].as_ref().is_some_and(exclusively_owned);
-        let outs = call_node(&node, inputs, &needs, create_graph, retain, owned)?;
+            !create_graph && inputs.len() == 1 && inputs[0].as_mut().is_some_and(exclusively_owned);
+        let outs = call_node(node, inputs, &needs, create_graph, retain, owned)?;
         for (e, g) in node.next.iter().zip(outs) {
             let Some(e) = e else { continue };
             let slot = slots
@@ -390,7 +394,7 @@ fn execute(
             if let Some(mut g) = g {
                 // validate_outputs: reduce broadcast grads and cast to the input's dtype
                 let (shape, dtype) = &e.node.outputs[e.input_nr.min(e.node.outputs.len() - 1)];
-                if g.data_ref().layout.sizes() != shape.as_slice() {
+                if !has_sizes(&mut g, shape) {
                     g = g.sum_to_size(shape).map_err(|_| {
                         crate::err!(
                             ShapeMismatch,
@@ -406,14 +410,14 @@ fn execute(
                 if g.dtype() != *dtype {
                     g = g.to_dtype(*dtype)?;
                 }
-                slot.add(e.input_nr, g)?;
+                slot.add(&e.node, e.input_nr, g)?;
             }
             slot.deps -= 1;
             if slot.deps == 0 {
                 heap.push(Ready {
                     acc: e.node.is_accumulate(),
                     seq: e.node.seq,
-                    node: e.node.clone(),
+                    node: &e.node,
                 });
             }
         }
@@ -425,14 +429,25 @@ fn execute(
     Ok(captured)
 }
 
-/// Kahn order (producers of gradients first) of the reachable nodes.
-fn topo_order(slots: &NodeMap<Slot>) -> Vec<Arc<Node>> {
+/// True if `g` has exactly `sizes` (read without the data lock when `g` is the only handle).
+fn has_sizes(g: &mut Tensor, sizes: &[usize]) -> bool {
+    match Arc::get_mut(&mut g.0) {
+        Some(imp) => imp.data.get_mut().layout.sizes() == sizes,
+        None => g.data_ref().layout.sizes() == sizes,
+    }
+}
+
+/// Kahn order (producers of gradients first) of the nodes reachable from `roots` (the only
+/// nodes without incoming edges).
+fn topo_order<'a>(slots: &NodeMap<Slot>, roots: &'a [Edge]) -> Vec<&'a Arc<Node>> {
     let mut d: NodeMap<usize> = slots.iter().map(|(k, s)| (*k, s.deps)).collect();
-    let mut ready: Vec<Arc<Node>> = slots
-        .values()
-        .filter(|s| s.deps == 0)
-        .map(|s| s.node.clone())
-        .collect();
+    let mut ready: Vec<&'a Arc<Node>> = Vec::new();
+    for e in roots {
+        let k = key(&e.node);
+        if d.get(&k) == Some(&0) && !ready.iter().any(|n| key(n) == k) {
+            ready.push(&e.node);
+        }
+    }
     let mut out = Vec::with_capacity(slots.len());
     while let Some(n) = ready.pop() {
         for e in n.next.iter().flatten() {
@@ -441,7 +456,7 @@ fn topo_order(slots: &NodeMap<Slot>) -> Vec<Arc<Node>> {
                 .expect("internal: dependency missing");
             *c -= 1;
             if *c == 0 {
-                ready.push(e.node.clone());
+                ready.push(&e.node);
             }
         }
         out.push(n);

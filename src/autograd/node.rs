@@ -9,7 +9,7 @@ use crate::{DType, Result, Tensor};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
 
@@ -89,6 +89,12 @@ pub struct Node {
     pub(crate) next: Edges,
     pub(crate) outputs: OutputMeta,
     pub(crate) state: Mutex<NodeState>,
+    /// Whether the node was given saved tensors (fixed at creation: a backward step that has
+    /// none to unpack or release skips `state`'s lock).
+    pub(crate) saves: bool,
+    /// Set once a tensor hook or `retain_grad` is added to `state` (the engine looks under the
+    /// lock only then).
+    pub(crate) has_hooks: AtomicBool,
     /// The derivative formula (`None` only while the node is torn down); locked while it runs,
     /// so passes over one retained graph on several threads take turns.
     pub(crate) formula: Mutex<Option<Box<dyn Backward>>>,
@@ -131,6 +137,8 @@ impl Node {
             name: formula.name(),
             next,
             outputs,
+            saves: !saved.is_empty(),
+            has_hooks: AtomicBool::new(false),
             state: Mutex::new(NodeState {
                 saved,
                 released: false,
@@ -139,6 +147,18 @@ impl Node {
             }),
             formula: Mutex::new(Some(Box::new(formula))),
         })
+    }
+
+    /// Adds a tensor hook on forward output `nr` (run before the node's formula).
+    pub(crate) fn add_pre_hook(&self, nr: usize, h: Hook) {
+        self.state.lock().pre_hooks.push((nr, h));
+        self.has_hooks.store(true, Ordering::Release);
+    }
+
+    /// Makes the gradient of forward output `nr` accumulate into `t.grad` (`retain_grad`).
+    pub(crate) fn add_retained(&self, nr: usize, t: std::sync::Weak<crate::tensor::TensorImpl>) {
+        self.state.lock().retained.push((nr, t));
+        self.has_hooks.store(true, Ordering::Release);
     }
 
     pub(crate) fn is_accumulate(&self) -> bool {

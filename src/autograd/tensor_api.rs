@@ -208,10 +208,7 @@ impl Tensor {
             return Ok(());
         }
         m.retains_grad = true;
-        node.state
-            .lock()
-            .retained
-            .push((m.output_nr, Arc::downgrade(&self.0)));
+        node.add_retained(m.output_nr, Arc::downgrade(&self.0));
         Ok(())
     }
 
@@ -242,7 +239,7 @@ impl Tensor {
             None => self.0.meta.lock().hooks.push(h),
             Some(node) => {
                 let nr = self.output_nr();
-                node.state.lock().pre_hooks.push((nr, h));
+                node.add_pre_hook(nr, h);
             }
         }
         Ok(())

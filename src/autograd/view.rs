@@ -20,6 +20,21 @@ pub(crate) fn needs_grad(inputs: &[&Tensor]) -> bool {
 /// The edge through which a gradient for `t` flows: its (possibly regenerated) grad_fn, or the
 /// AccumulateGrad of a leaf that requires grad, or none.
 pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
+    {
+        // the common case, a tensor that is not a view: one look under one lock
+        let m = t.0.meta.lock();
+        if m.view.is_none() {
+            if let Some(node) = &m.grad_fn {
+                return Ok(Some(Edge {
+                    node: node.clone(),
+                    input_nr: m.output_nr,
+                }));
+            }
+            if !m.requires_grad {
+                return Ok(None);
+            }
+        }
+    }
     if let Some(node) = t.grad_fn_checked()? {
         return Ok(Some(Edge {
             node,
@@ -35,19 +50,24 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
     Ok(None)
 }
 
-fn collect_edges(inputs: &[&Tensor]) -> Result<Edges> {
+/// The gradient edges of `inputs` if an op on them must be recorded (grad mode is on and one
+/// of them requires grad: exactly the inputs with an edge), else `None`.
+pub(crate) fn grad_edges(inputs: &[&Tensor]) -> Result<Option<Edges>> {
+    if !is_grad_enabled() {
+        return Ok(None);
+    }
     // (pushes, not `collect`: SmallVec's generic `extend` costs more than the edges)
     let mut edges = Edges::new();
     for t in inputs {
         edges.push(gradient_edge(t)?);
     }
-    Ok(edges)
+    Ok(edges.iter().any(Option::is_some).then_some(edges))
 }
 
-fn set_grad_fn(t: &Tensor, node: &Arc<Node>, output_nr: usize) {
+fn set_grad_fn(t: &Tensor, node: Arc<Node>, output_nr: usize) {
     let version = t.version();
     let mut m = t.0.meta.lock();
-    m.grad_fn = Some(node.clone());
+    m.grad_fn = Some(node);
     m.output_nr = output_nr;
     if let Some(v) = m.view.as_mut() {
         v.attr_version = version;
@@ -62,19 +82,34 @@ pub(crate) fn record(
     saved: impl FnOnce() -> Vec<SavedTensor>,
     bw: impl Backward,
 ) -> Result<()> {
-    if !needs_grad(inputs) {
-        return Ok(());
+    match grad_edges(inputs)? {
+        Some(edges) => {
+            record_edges(outputs, edges, saved(), bw);
+            Ok(())
+        }
+        None => Ok(()),
     }
-    let edges = collect_edges(inputs)?;
+}
+
+/// [`record`] with the inputs' edges already taken by [`grad_edges`].
+pub(crate) fn record_edges(
+    outputs: &[&Tensor],
+    edges: Edges,
+    saved: Vec<SavedTensor>,
+    bw: impl Backward,
+) {
     let mut outs = OutputMeta::new();
     for o in outputs {
         outs.push(output_meta(o));
     }
-    let node = Node::new(bw, edges, saved(), outs);
-    for (i, o) in outputs.iter().enumerate() {
-        set_grad_fn(o, &node, i);
+    let node = Node::new(bw, edges, saved, outs);
+    if let [o] = outputs {
+        set_grad_fn(o, node, 0);
+    } else {
+        for (i, o) in outputs.iter().enumerate() {
+            set_grad_fn(o, node.clone(), i);
+        }
     }
-    Ok(())
 }
 
 /// State carried across an in-place op: taken before the kernel, finished after the bump.
@@ -138,7 +173,7 @@ impl InplaceRecord {
         match self_.view_info() {
             None => {
                 let node = Node::new(bw, self.edges, saved, out);
-                set_grad_fn(self_, &node, 0);
+                set_grad_fn(self_, node, 0);
             }
             Some((base, _)) => {
                 let mut fn_edges = self.edges;
@@ -158,7 +193,7 @@ impl InplaceRecord {
                 for s in fnode.state.lock().saved.iter_mut() {
                     s.set_inplace_view(&node, base.layout(), self_.layout());
                 }
-                set_grad_fn(&base, &node, 0);
+                set_grad_fn(&base, node, 0);
                 // The view regenerates from the new base history when its grad_fn is next
                 // asked for (PyTorch regenerates eagerly; the result is the same node).
                 mark_stale(self_);
@@ -455,7 +490,7 @@ impl InplaceRecord {
             vec![],
             smallvec![output_meta(self_)],
         );
-        set_grad_fn(self_, &node, 0);
+        set_grad_fn(self_, node, 0);
         Ok(())
     }
 }

@@ -347,12 +347,16 @@ fn record_arith(
     b: &Operand,
     mut bw: ArithBackward,
 ) -> Result<()> {
+    let Some(edges) = crate::autograd::view::grad_edges(inputs)? else {
+        return Ok(());
+    };
+    // an input requires grad exactly when it has an edge
+    let a_rg = edges[0].is_some();
     let bt = match b {
-        Operand::Tensor(t) => Some(t.clone()),
+        Operand::Tensor(t) => Some(t),
         _ => None,
     };
-    let a_rg = a.requires_grad();
-    let b_rg = bt.as_ref().is_some_and(|t| t.requires_grad());
+    let b_rg = edges.get(1).is_some_and(Option::is_some);
     let op = bw.op;
     // save only what the formula reads (PyTorch's conditional saving)
     let save_b = matches!(op, Arith::Mul | Arith::Div) && a_rg && bt.is_some();
@@ -360,21 +364,15 @@ fn record_arith(
     let save_b = save_b || (op == Arith::Div && b_rg);
     bw.saved_a = save_a;
     bw.saved_b = save_b;
-    record(
-        &[out],
-        inputs,
-        || {
-            let mut s = Vec::new();
-            if save_a {
-                s.push(SavedTensor::input(a));
-            }
-            if save_b {
-                s.push(SavedTensor::input(bt.as_ref().expect("internal: saved b")));
-            }
-            s
-        },
-        bw,
-    )
+    let mut saved = Vec::new();
+    if save_a {
+        saved.push(SavedTensor::input(a));
+    }
+    if let (true, Some(t)) = (save_b, bt) {
+        saved.push(SavedTensor::input(t));
+    }
+    crate::autograd::view::record_edges(&[out], edges, saved, bw);
+    Ok(())
 }
 
 fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
@@ -543,14 +541,14 @@ impl Backward for ArithBackward {
         };
         let one = self.alpha == Scalar::Int(1);
         let (ga, gb) = match self.op {
-            Arith::Add => (
-                ctx.needs(0).then(|| g.clone()),
-                if ctx.needs(1) {
+            Arith::Add => {
+                let gb = if ctx.needs(1) {
                     Some(if one { g.clone() } else { g.mul(self.alpha)? })
                 } else {
                     None
-                },
-            ),
+                };
+                (ctx.needs(0).then_some(g), gb)
+            }
             Arith::Sub => (
                 ctx.needs(0).then(|| g.clone()),
                 if ctx.needs(1) {

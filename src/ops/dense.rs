@@ -9,7 +9,7 @@
 
 use super::util::broadcast_strides;
 use crate::layout::{Dims, Layout, PAR_MIN_ELEMS, dense_strides_like, par_ranges};
-use crate::storage::{Storage, lock_for_write};
+use crate::storage::{CpuBuffer, Storage, lock_for_write};
 use crate::tensor::TensorData;
 use crate::{Element, Result, Tensor};
 
@@ -74,13 +74,16 @@ fn input_like(x: &TensorData, like: &Layout, any_single: bool) -> Option<Input> 
     })
 }
 
-/// A fresh output of `sizes` and dense `strides` (its storage possibly recycled: the flat kernel
-/// writes every element).
-fn fresh_output<U: Element>(sizes: &[usize], strides: Dims) -> Result<Tensor> {
-    let n: usize = sizes.iter().product();
-    let storage = Storage::for_output(n * std::mem::size_of::<U>())?;
+/// The buffer of a fresh output of `n` elements (possibly recycled: the flat kernel writes every
+/// element). Kernels write it before it is wrapped by [`wrap_output`], so no lock is taken.
+fn fresh_buffer<U: Element>(n: usize) -> Result<CpuBuffer> {
+    CpuBuffer::for_overwrite(n * std::mem::size_of::<U>())
+}
+
+/// A fresh tensor of `sizes` and dense `strides` over `buf`, once the kernel has filled it.
+fn wrap_output<U: Element>(buf: CpuBuffer, sizes: &[usize], strides: Dims) -> Tensor {
     let layout = Layout::new(sizes, strides, 0);
-    Ok(Tensor::from_parts(storage, layout, U::DTYPE))
+    Tensor::from_parts(Storage::from_buffer(buf), layout, U::DTYPE)
 }
 
 /// A flat operand: `n` elements from a pointer, or one value broadcast to all of them.
@@ -208,7 +211,7 @@ pub(crate) fn binary<T: Element, U: Element>(
     b: &Tensor,
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
-    let (out, ia, ib, n) = {
+    let (mut buf, ia, ib, sizes, strides) = {
         // recursive read locks: `a` and `b` may be the same tensor
         let (da, db) = (a.0.data.read_recursive(), b.0.data.read_recursive());
         let like = if da.layout.dim() >= db.layout.dim() && da.layout.numel() > 0 {
@@ -226,31 +229,25 @@ pub(crate) fn binary<T: Element, U: Element>(
             let sb = broadcast_strides(&db.layout, like.sizes());
             output_strides(like, &[&sa, &sb])?
         };
-        (
-            fresh_output::<U>(like.sizes(), strides),
-            ia,
-            ib,
-            like.numel(),
-        )
+        let buf = match fresh_buffer::<U>(like.numel()) {
+            Ok(b) => b,
+            Err(e) => return Some(Err(e)),
+        };
+        (buf, ia, ib, Dims::from_slice(like.sizes()), strides)
     };
-    let out = match out {
-        Ok(o) => o,
-        Err(e) => return Some(Err(e)),
-    };
+    let n = sizes.iter().product();
     {
-        let os = out.data_ref().storage.clone();
-        let mut og = os.write();
         let (ga, gb) = (ia.storage.read(), ib.storage.read());
-        // SAFETY: `out` is fresh (no alias) with `n` elements; each input is a tensor geometry
-        // inside its storage: `n` elements from its offset (a dense layout starts there: strides
-        // are non-negative) or one element.
+        // SAFETY: `buf` is fresh (no alias) with room for `n` elements; each input is a tensor
+        // geometry inside its storage: `n` elements from its offset (a dense layout starts there:
+        // strides are non-negative) or one element.
         unsafe {
             let a = Flat::new((ga.as_ptr() as *const T).add(ia.offset), ia.scalar);
             let b = Flat::new((gb.as_ptr() as *const T).add(ib.offset), ib.scalar);
-            flat2::<T, U>(n, og.as_mut_ptr() as *mut U, a, b, false, f)
+            flat2::<T, U>(n, buf.as_mut_ptr() as *mut U, a, b, false, f)
         };
     }
-    Some(Ok(out))
+    Some(Ok(wrap_output::<U>(buf, &sizes, strides)))
 }
 
 /// `out = f(a, b)` into an existing `out` (all of dtype `T`) when `out` is non-overlapping and
@@ -305,42 +302,41 @@ pub(crate) fn unary<T: Element, U: Element>(
     a: &Tensor,
     f: &(impl Fn(T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
-    let (out, storage, offset, n) = {
-        let d = a.data_ref();
-        let strides = if canonical(&d.layout) {
-            Dims::from_slice(d.layout.strides())
-        } else {
-            let sa: Vec<isize> = d.layout.strides().iter().map(|&s| s as isize).collect();
-            output_strides(&d.layout, &[&sa])?
-        };
-        let out = fresh_output::<U>(d.layout.sizes(), strides);
-        (out, d.storage.clone(), d.layout.offset(), d.layout.numel())
+    let d = a.data_ref();
+    let strides = if canonical(&d.layout) {
+        Dims::from_slice(d.layout.strides())
+    } else {
+        let sa: Vec<isize> = d.layout.strides().iter().map(|&s| s as isize).collect();
+        output_strides(&d.layout, &[&sa])?
     };
-    let out = match out {
-        Ok(o) => o,
+    let n = d.layout.numel();
+    let mut buf = match fresh_buffer::<U>(n) {
+        Ok(b) => b,
         Err(e) => return Some(Err(e)),
     };
     {
-        let os = out.data_ref().storage.clone();
-        let mut og = os.write();
-        let ga = storage.read();
-        // SAFETY: `out` is fresh with `n` elements; `a` is dense, `n` elements from `offset`.
+        // (`a`'s data lock is held for the call: its storage cannot be re-pointed meanwhile;
+        // data before storage, the order of every lock pair)
+        let ga = d.storage.read();
+        // SAFETY: `buf` is fresh with room for `n` elements; `a` is dense, `n` elements from its
+        // offset inside its read-locked storage.
         unsafe {
             flat1::<T, U>(
                 n,
-                og.as_mut_ptr() as *mut U,
-                (ga.as_ptr() as *const T).add(offset),
+                buf.as_mut_ptr() as *mut U,
+                (ga.as_ptr() as *const T).add(d.layout.offset()),
                 false,
                 f,
             )
         };
     }
-    Some(Ok(out))
+    Some(Ok(wrap_output::<U>(buf, d.layout.sizes(), strides)))
 }
 
 /// In-place `t = f(t)` when `t` is non-overlapping and dense. Returns false when it is not.
 pub(crate) fn unary_inplace<T: Element>(t: &Tensor, f: &(impl Fn(T) -> T + Sync)) -> bool {
-    let d = t.data();
+    // (the data lock is held for the call, then the storage's: the order of every lock pair)
+    let d = t.data_ref();
     if d.layout.numel() == 0 || !d.layout.is_non_overlapping_and_dense() {
         return false;
     }
