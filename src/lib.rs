@@ -26,6 +26,7 @@ mod backend;
 pub mod checkpoint;
 pub mod dtype;
 mod error;
+mod ids;
 mod index;
 mod layout;
 pub mod nn;

@@ -9,9 +9,12 @@ use crate::{DType, Result, Tensor};
 use parking_lot::Mutex;
 use smallvec::SmallVec;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-static NEXT_SEQ: AtomicU64 = AtomicU64::new(1);
+static SEQS: crate::ids::IdSource = crate::ids::IdSource::new();
+thread_local! {
+    static LOCAL_SEQS: crate::ids::LocalBlock = const { std::cell::Cell::new((0, 0)) };
+}
 
 /// A hook on a tensor's gradient: may return a replacement gradient.
 pub(crate) type Hook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
@@ -133,7 +136,7 @@ impl Node {
         outputs: OutputMeta,
     ) -> Arc<Node> {
         Arc::new(Node {
-            seq: NEXT_SEQ.fetch_add(1, Ordering::Relaxed),
+            seq: SEQS.next(&LOCAL_SEQS),
             name: formula.name(),
             next,
             outputs,

@@ -91,6 +91,31 @@ pub(crate) fn record(
     }
 }
 
+/// [`record_edges`] for the single output of an op, usually fresh: then it is still this
+/// handle's alone, and its geometry and autograd fields are read and set without their locks.
+pub(crate) fn record_fresh(
+    out: &mut Tensor,
+    edges: Edges,
+    saved: Vec<SavedTensor>,
+    bw: impl Backward,
+) {
+    let Some(imp) = Arc::get_mut(&mut out.0) else {
+        return record_edges(&[out], edges, saved, bw);
+    };
+    let meta = (
+        crate::layout::Dims::from_slice(imp.data.get_mut().layout.sizes()),
+        imp.dtype,
+    );
+    let node = Node::new(bw, edges, saved, smallvec![meta]);
+    let version = imp.version.current();
+    let m = imp.meta.get_mut();
+    m.grad_fn = Some(node);
+    m.output_nr = 0;
+    if let Some(v) = m.view.as_mut() {
+        v.attr_version = version;
+    }
+}
+
 /// [`record`] with the inputs' edges already taken by [`grad_edges`].
 pub(crate) fn record_edges(
     outputs: &[&Tensor],

@@ -8,6 +8,7 @@ mod scalar;
 
 pub use element::Element;
 pub(crate) use element::cast;
+pub(crate) use promote::result_type_scalar;
 pub use promote::{Operand, promote_types, result_type};
 pub use scalar::Scalar;
 

@@ -105,13 +105,24 @@ fn join(acc: Option<DType>, d: DType) -> Option<DType> {
 /// `torch.result_type` over several operands: tensors with dims outrank 0-dim tensors, which
 /// outrank scalars, except that a higher *category* (bool < int < float < complex) always wins.
 pub fn result_type(operands: &[&Operand]) -> DType {
+    // with a single tensor its rank does not matter (dims > 0 and 0-dim both outrank scalars
+    // alone), so it is not read: reading it takes the tensor's geometry lock
+    let tensors = operands
+        .iter()
+        .filter(|o| matches!(o, Operand::Tensor(_)))
+        .count();
     let (mut dim, mut zero, mut wrapped) = (None, None, None);
     for op in operands {
         match op {
-            Operand::Tensor(t) if t.dim() > 0 => dim = join(dim, t.dtype()),
+            Operand::Tensor(t) if tensors < 2 || t.dim() > 0 => dim = join(dim, t.dtype()),
             Operand::Tensor(t) => zero = join(zero, t.dtype()),
             Operand::Scalar(s) => wrapped = join(wrapped, s.default_dtype()),
         }
     }
     combine_categories(dim, combine_categories(zero, wrapped)).unwrap_or(DType::F32)
+}
+
+/// `result_type(tensor of dtype t, scalar s)` without building operands.
+pub(crate) fn result_type_scalar(t: DType, s: &Scalar) -> DType {
+    combine_categories(Some(t), Some(s.default_dtype())).unwrap_or(t)
 }

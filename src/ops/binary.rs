@@ -8,7 +8,7 @@ use super::util::{
 };
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
-use crate::dtype::{Operand, result_type};
+use crate::dtype::{Operand, result_type, result_type_scalar};
 use crate::layout::{PAR_MIN_ELEMS, broadcast_shapes, dense_strides_like, par_for_each_run};
 use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
@@ -172,7 +172,19 @@ impl Arith {
         }
     }
     fn result_dtype(self, a: &Operand, b: &Operand) -> DType {
-        let r = result_type(&[a, b]);
+        self.promoted(result_type(&[a, b]))
+    }
+
+    /// [`Self::result_dtype`] for a tensor `a` (no operand built for it).
+    fn result_dtype_of(self, a: &Tensor, b: &Operand) -> DType {
+        match b {
+            Operand::Scalar(s) => self.promoted(result_type_scalar(a.dtype(), s)),
+            Operand::Tensor(_) => self.result_dtype(&Operand::Tensor(a.clone()), b),
+        }
+    }
+
+    /// Integer division is true division (to the default float dtype).
+    fn promoted(self, r: DType) -> DType {
         if self == Arith::Div && r.is_integral(true) {
             DType::F32
         } else {
@@ -247,8 +259,7 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
     if a.is_sparse() || matches!(&b, Operand::Tensor(t) if t.is_sparse()) {
         return crate::sparse::arith(a, &b, alpha, op);
     }
-    let ao = Operand::Tensor(a.clone());
-    let dt = op.result_dtype(&ao, &b);
+    let dt = op.result_dtype_of(a, &b);
     if op == Arith::Sub && dt == DType::Bool {
         bail!(
             InvalidArgument,
@@ -262,9 +273,10 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
         }
         _ => None,
     };
-    let out = match fast {
+    let mut out = match fast {
         Some(r) => r?,
         None => {
+            let ao = Operand::Tensor(a.clone());
             let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
             arith_kernel(op, dt, alpha, None, &ta, &tb)?
         }
@@ -285,7 +297,7 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
             saved_a: false,
             saved_b: false,
         };
-        record_arith(&out, inputs, a, &b, bw)?;
+        record_arith(&mut out, inputs, a, &b, bw)?;
     }
     Ok(out)
 }
@@ -341,7 +353,7 @@ fn scalar_of(o: &Operand) -> Option<Scalar> {
 }
 
 fn record_arith(
-    out: &Tensor,
+    out: &mut Tensor,
     inputs: &[&Tensor],
     a: &Tensor,
     b: &Operand,
@@ -371,7 +383,7 @@ fn record_arith(
     if let (true, Some(t)) = (save_b, bt) {
         saved.push(SavedTensor::input(t));
     }
-    crate::autograd::view::record_edges(&[out], edges, saved, bw);
+    crate::autograd::view::record_fresh(out, edges, saved, bw);
     Ok(())
 }
 

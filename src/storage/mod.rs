@@ -19,9 +19,12 @@ pub use pool::release_cached_memory;
 use crate::{Device, Result};
 use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
-static NEXT_STORAGE_ID: AtomicU64 = AtomicU64::new(1);
+static STORAGE_IDS: crate::ids::IdSource = crate::ids::IdSource::new();
+thread_local! {
+    static LOCAL_STORAGE_IDS: crate::ids::LocalBlock = const { std::cell::Cell::new((0, 0)) };
+}
 
 struct StorageInner {
     id: u64,
@@ -54,7 +57,7 @@ impl Storage {
 
     pub(crate) fn from_buffer(buf: CpuBuffer) -> Storage {
         Storage(Arc::new(StorageInner {
-            id: NEXT_STORAGE_ID.fetch_add(1, Ordering::Relaxed),
+            id: STORAGE_IDS.next(&LOCAL_STORAGE_IDS),
             device: Device::Cpu,
             resizable: AtomicBool::new(true),
             buf: RwLock::new(buf),
