@@ -7,15 +7,10 @@ use super::node::output_grad;
 use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
-use crate::layout::Layout;
+use crate::layout::{Dims, Layout};
 use crate::{Result, Tensor, bail};
 use smallvec::smallvec;
 use std::sync::Arc;
-
-/// True if an op on `inputs` must be recorded.
-pub(crate) fn needs_grad(inputs: &[&Tensor]) -> bool {
-    is_grad_enabled() && inputs.iter().any(|t| t.requires_grad())
-}
 
 /// The edge through which a gradient for `t` flows: its (possibly regenerated) grad_fn, or the
 /// AccumulateGrad of a leaf that requires grad, or none.
@@ -140,12 +135,18 @@ pub(crate) fn record_edges(
 /// State carried across an in-place op: taken before the kernel, finished after the bump.
 pub(crate) struct InplaceRecord {
     edges: Edges,
+    /// The root base when the written tensor is a view (its history is rebased on the base).
+    base: Option<Tensor>,
 }
 
 /// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
 /// recording state if the op must be recorded. Call before the kernel: it never changes anything.
 pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option<InplaceRecord>> {
-    if !(needs_grad(&[self_]) || needs_grad(others)) {
+    if !is_grad_enabled() {
+        return Ok(None);
+    }
+    let self_rg = self_.requires_grad();
+    if !self_rg && !others.iter().any(|t| t.requires_grad()) {
         return Ok(None);
     }
     let view = self_.view_info();
@@ -155,7 +156,7 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
         }
         // PyTorch tests only the base's leafness: a view that requires grad (e.g. a leaf made
         // from a view with `requires_grad_`) of a base without history is refused too
-        if self_.requires_grad() && base.grad_fn_checked()?.is_none() {
+        if self_rg && base.grad_fn_checked()?.is_none() {
             bail!(
                 LeafInplace,
                 "inplace",
@@ -163,10 +164,8 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
             );
         }
     }
-    if self_.requires_grad()
-        && self_.grad_fn_checked()?.is_none()
-        && self_.0.meta.lock().requires_grad
-    {
+    // (the leaf flag first: it is one read, while a stale view's grad_fn is regenerated)
+    if self_rg && self_.0.meta.lock().requires_grad && self_.grad_fn_checked()?.is_none() {
         bail!(
             LeafInplace,
             "inplace",
@@ -182,7 +181,10 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
     for t in others {
         edges.push(gradient_edge(t)?);
     }
-    Ok(Some(InplaceRecord { edges }))
+    Ok(Some(InplaceRecord {
+        edges,
+        base: view.map(|(base, _)| base),
+    }))
 }
 
 impl InplaceRecord {
@@ -194,13 +196,13 @@ impl InplaceRecord {
         saved: Vec<SavedTensor>,
         bw: impl Backward,
     ) -> Result<()> {
-        let out: OutputMeta = smallvec![output_meta(self_)];
-        match self_.view_info() {
+        match self.base {
             None => {
+                let out: OutputMeta = smallvec![output_meta(self_)];
                 let node = Node::new(bw, self.edges, saved, out);
                 set_grad_fn(self_, node, 0);
             }
-            Some((base, _)) => {
+            Some(base) => {
                 let mut fn_edges = self.edges;
                 let base_edge = gradient_edge(&base)?;
                 let mut cs_edges: Edges = smallvec![base_edge];
@@ -208,15 +210,26 @@ impl InplaceRecord {
                     cs_edges.push(e.clone());
                 }
                 fn_edges[0] = None;
-                let fnode = Node::new(bw, fn_edges, saved, out);
+                let (view_l, base_l) = (self_.layout(), base.layout());
+                let fnode = Node::new(
+                    bw,
+                    fn_edges,
+                    saved,
+                    smallvec![(Dims::from_slice(view_l.sizes()), self_.dtype())],
+                );
+                let base_meta = (Dims::from_slice(base_l.sizes()), base.dtype());
+                // (saved tensors of the formula learn the geometry: only copied if there are any)
+                let geometry = fnode.saves.then(|| (base_l.clone(), view_l.clone()));
                 let cs = CopySlices {
-                    base: base.layout(),
-                    view: self_.layout(),
+                    base: base_l,
+                    view: view_l,
                     fnode: fnode.clone(),
                 };
-                let node = Node::new(cs, cs_edges, vec![], smallvec![output_meta(&base)]);
-                for s in fnode.state.lock().saved.iter_mut() {
-                    s.set_inplace_view(&node, base.layout(), self_.layout());
+                let node = Node::new(cs, cs_edges, vec![], smallvec![base_meta]);
+                if let Some((b, v)) = geometry {
+                    for s in fnode.state.lock().saved.iter_mut() {
+                        s.set_inplace_view(&node, b.clone(), v.clone());
+                    }
                 }
                 set_grad_fn(&base, node, 0);
                 // The view regenerates from the new base history when its grad_fn is next
@@ -335,11 +348,15 @@ pub(crate) fn grad_fn_of(t: &Tensor) -> Result<Option<Arc<Node>>> {
 
 /// Drops a view's grad_fn and marks it out of date, so [`grad_fn_of`] regenerates it.
 fn mark_stale(t: &Tensor) {
-    let mut m = t.0.meta.lock();
-    m.grad_fn = None;
-    if let Some(v) = m.view.as_mut() {
-        v.attr_version = u64::MAX;
-    }
+    let old = {
+        let mut m = t.0.meta.lock();
+        if let Some(v) = m.view.as_mut() {
+            v.attr_version = u64::MAX;
+        }
+        m.grad_fn.take()
+    };
+    // (the old history, often the view's own node, is dropped outside the lock)
+    drop(old);
 }
 
 /// Replaces a view's grad_fn by `AsStridedBackward0` on its base's current history.

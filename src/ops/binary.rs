@@ -398,8 +398,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     if let Operand::Tensor(t) = &b {
         t.check_strided(name)?;
     }
-    let ao = Operand::Tensor(a.clone());
-    let dt = op.result_dtype(&ao, &b);
+    let dt = op.result_dtype_of(a, &b);
     if !can_cast(dt, a.dtype()) {
         return Err(cast_error(name, dt, a.dtype()));
     }
@@ -458,6 +457,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         if let Some(t) = &bt {
             check_no_partial_overlap(a, t, name)?;
         }
+        let ao = Operand::Tensor(a.clone());
         let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
         let tmp = arith_kernel(op, dt, alpha, None, &ta, &tb)?;
         super::geometry::copy_raw(&a.data(), &tmp.data(), a.dtype(), dt);

@@ -7,7 +7,9 @@
 mod dims;
 mod slicing;
 
-use crate::autograd::view::{AsStridedBackward, MultiViewBackward, make_view};
+use crate::autograd::view::{
+    AsStridedBackward, MultiViewBackward, grad_edges, make_view, record_fresh,
+};
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::layout::{Layout, compute_stride, infer_size};
 use crate::{Result, Tensor, bail};
@@ -15,8 +17,10 @@ use crate::{Result, Tensor, bail};
 /// Creates the view and records `bw` as its grad_fn.
 pub(crate) fn view_with(input: &Tensor, layout: Layout, bw: impl Backward) -> Result<Tensor> {
     input.check_strided(bw.name())?;
-    let v = make_view(input, layout, false);
-    record(&[&v], &[input], Vec::new, bw)?;
+    let mut v = make_view(input, layout, false);
+    if let Some(edges) = grad_edges(&[input])? {
+        record_fresh(&mut v, edges, Vec::new(), bw);
+    }
     Ok(v)
 }
 
