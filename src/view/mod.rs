@@ -87,15 +87,16 @@ fn offset_overflow(op: &'static str, l: &Layout) -> crate::Error {
     )
 }
 
-/// Creates the view `geom(input's layout)`, whose backward scatters into the input's shape;
-/// `None` from `geom` (an offset overflowing int64) is an error naming `op`.
+/// Creates the view `geom(l)` of `input`, whose layout `l` the caller has read (and checked its
+/// arguments against); the view's backward scatters into the input's shape. `None` from `geom`
+/// (an offset overflowing int64) is an error naming `op`.
 pub(crate) fn strided_view(
     input: &Tensor,
+    l: Layout,
     geom: impl Fn(&Layout) -> Option<Layout>,
     (op, name): (&'static str, &'static str),
 ) -> Result<Tensor> {
     input.check_strided(op)?;
-    let l = input.layout();
     let layout = geom(&l).ok_or_else(|| offset_overflow(op, &l))?;
     let (base, view) = backward_geometry(&l, &layout, geom, op)?;
     view_with(input, layout, AsStridedBackward { name, base, view })

@@ -74,7 +74,12 @@ impl Tensor {
             );
         }
         let i = if index < 0 { index + size } else { index } as usize;
-        strided_view(self, |l| selected(l, d, i), ("select", "SelectBackward0"))
+        strided_view(
+            self,
+            l,
+            |l| selected(l, d, i),
+            ("select", "SelectBackward0"),
+        )
     }
 
     /// `length` elements of dim `dim` from `start` (negative `start` counts from the end).
@@ -113,6 +118,7 @@ impl Tensor {
         }
         strided_view(
             self,
+            l,
             |l| narrowed(l, d, s as usize, length, 1),
             ("narrow", "SliceBackward0"),
         )
@@ -153,6 +159,7 @@ impl Tensor {
         };
         strided_view(
             self,
+            l,
             |l| narrowed(l, d, s as usize, len, step as usize),
             ("slice", "SliceBackward0"),
         )
@@ -208,7 +215,7 @@ impl Tensor {
             strides.push(st);
             Some(Layout::new(sizes, strides, off))
         };
-        strided_view(self, geom, ("diagonal", "DiagonalBackward0"))
+        strided_view(self, l, geom, ("diagonal", "DiagonalBackward0"))
     }
 
     /// All slices along `dim` (multi-output views: in-place on them is refused under autograd).
