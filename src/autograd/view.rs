@@ -302,7 +302,7 @@ pub(crate) fn view_rebase_error(
 /// Creates a view of `base` with `layout`, sharing storage and the root's version counter.
 pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Tensor {
     let storage = base.data_ref().storage.clone();
-    let v = Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.clone());
+    let v = Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.share());
     let creation = if !is_grad_enabled() {
         CreationMeta::NoGradMode
     } else if multi_output {

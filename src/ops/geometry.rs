@@ -163,7 +163,8 @@ pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sd
 /// CopySlices' first step: `grad` with the base's geometry, and the alias of it with the view's
 /// geometry (no autograd on either). A uniquely owned dense `grad` that already has the base's
 /// geometry is reused in place (nobody else can observe it); otherwise it is copied into a
-/// fresh buffer.
+/// fresh buffer. The slice never leaves CopySlices' non-differentiable step (it is written back
+/// or copied out, never saved), so it keeps a version counter of its own.
 pub(crate) fn base_and_slice(
     grad: Tensor,
     base: &Layout,
@@ -178,12 +179,11 @@ pub(crate) fn base_and_slice(
     }
     let rel = view.offset() - base.offset();
     if let Some(storage) = reusable_grad_storage(&grad, base, view) {
-        let (g_off, version) = (grad.data_ref().layout.offset(), grad.0.version.clone());
-        let slice = Tensor::from_parts_with_version(
+        let g_off = grad.data_ref().layout.offset();
+        let slice = Tensor::from_parts(
             storage,
             Layout::new(view.sizes(), view.strides(), g_off + rel),
             grad.dtype(),
-            version,
         );
         return Ok((grad, slice));
     }
@@ -202,11 +202,10 @@ pub(crate) fn base_and_slice(
         grad.dtype(),
     );
     copy_raw(&result.data(), &grad.data(), grad.dtype(), grad.dtype());
-    let slice = Tensor::from_parts_with_version(
+    let slice = Tensor::from_parts(
         storage,
         Layout::new(view.sizes(), view.strides(), rel),
         grad.dtype(),
-        result.0.version.clone(),
     );
     Ok((result, slice))
 }

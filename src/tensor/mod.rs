@@ -17,6 +17,7 @@ pub(crate) mod version;
 pub use create::manual_seed;
 pub(crate) use create::with_rng;
 pub use literal::Nested;
+use version::TensorVersion;
 pub use version::VersionCounter;
 
 use crate::autograd::AutogradMeta;
@@ -40,7 +41,7 @@ pub(crate) struct TensorData {
 pub(crate) struct TensorImpl {
     pub(crate) dtype: DType,
     pub(crate) device: Device,
-    pub(crate) version: VersionCounter,
+    pub(crate) version: TensorVersion,
     pub(crate) data: RwLock<TensorData>,
     pub(crate) meta: Mutex<AutogradMeta>,
     /// The sparse payload (`None` for strided tensors). A sparse tensor's `data` holds its shape
@@ -53,15 +54,21 @@ pub(crate) struct TensorImpl {
 impl Tensor {
     /// Wraps storage + layout in a fresh tensor with a fresh version counter and no autograd.
     pub(crate) fn from_parts(storage: Storage, layout: Layout, dtype: DType) -> Tensor {
-        Self::from_parts_with_version(storage, layout, dtype, VersionCounter::new())
+        Self::build(storage, layout, dtype, TensorVersion::new())
     }
 
+    /// Wraps storage + layout in a fresh tensor counting its versions in `version` (shared with
+    /// the tensors it aliases).
     pub(crate) fn from_parts_with_version(
         storage: Storage,
         layout: Layout,
         dtype: DType,
         version: VersionCounter,
     ) -> Tensor {
+        Self::build(storage, layout, dtype, TensorVersion::shared(version))
+    }
+
+    fn build(storage: Storage, layout: Layout, dtype: DType, version: TensorVersion) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             dtype,
             device: storage.device(),
@@ -85,7 +92,7 @@ impl Tensor {
             parts,
             TensorData { storage, layout },
             dtype,
-            version,
+            TensorVersion::shared(version),
         ))
     }
 
@@ -93,7 +100,7 @@ impl Tensor {
         parts: crate::sparse::SparseParts,
         data: TensorData,
         dtype: DType,
-        version: VersionCounter,
+        version: TensorVersion,
     ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             dtype,
@@ -133,9 +140,10 @@ impl Tensor {
     pub(crate) fn shallow(&self) -> Tensor {
         let d = self.data();
         if let Some(p) = &self.0.sparse {
-            return Self::build_sparse((**p).clone(), d, self.0.dtype, self.0.version.clone());
+            let version = TensorVersion::shared(self.0.version.share());
+            return Self::build_sparse((**p).clone(), d, self.0.dtype, version);
         }
-        Self::from_parts_with_version(d.storage, d.layout, self.0.dtype, self.0.version.clone())
+        Self::from_parts_with_version(d.storage, d.layout, self.0.dtype, self.0.version.share())
     }
 
     /// True if `self` and `other` are the same tensor object (not merely equal data).
