@@ -236,7 +236,6 @@ fn pad(grads: &mut Grads, n: usize) {
 /// and its input-gradient buffer. Nodes themselves are borrowed from the roots: every node
 /// reachable from them is owned through the (immutable) edges of the one before it, so the whole
 /// graph outlives the execution and node addresses stay unique keys without reference counting.
-#[derive(Default)]
 struct Slot {
     deps: usize,
     grads: Grads,
