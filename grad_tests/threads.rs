@@ -33,6 +33,21 @@ fn watchdog<R: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> R + Se
     }
 }
 
+/// Runs `f(i)` on `n` threads released together by a barrier; their results in thread order.
+fn at_once<R: Send + 'static>(n: usize, f: impl Fn(usize) -> R + Send + Sync + 'static) -> Vec<R> {
+    let (barrier, f) = (Arc::new(Barrier::new(n)), Arc::new(f));
+    let hs: Vec<_> = (0..n)
+        .map(|i| {
+            let (b, f) = (barrier.clone(), f.clone());
+            thread::spawn(move || {
+                b.wait();
+                f(i)
+            })
+        })
+        .collect();
+    hs.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
 fn f64s(t: &Tensor) -> Vec<f64> {
     t.to_vec().unwrap()
 }
@@ -68,23 +83,13 @@ fn graph(seed: usize) -> (f64, Vec<f64>, Vec<f64>) {
 fn eight_independent_graphs_at_once() {
     let want: Vec<_> = (0..8).map(graph).collect();
     let got = watchdog(120, "8 graphs", move || {
-        let barrier = Arc::new(Barrier::new(8));
-        let hs: Vec<_> = (0..8)
-            .map(|s| {
-                let b = barrier.clone();
-                thread::spawn(move || {
-                    b.wait();
-                    let mut last = None;
-                    for _ in 0..50 {
-                        last = Some(graph(s));
-                    }
-                    last.unwrap()
-                })
-            })
-            .collect();
-        hs.into_iter()
-            .map(|h| h.join().unwrap())
-            .collect::<Vec<_>>()
+        at_once(8, |s| {
+            let mut last = None;
+            for _ in 0..50 {
+                last = Some(graph(s));
+            }
+            last.unwrap()
+        })
     });
     assert_eq!(got, want);
 }
@@ -98,21 +103,11 @@ fn backward_from_many_threads_into_one_leaf_loses_nothing() {
             .unwrap();
         let x2 = x.clone();
         watchdog(60, "shared leaf", move || {
-            let barrier = Arc::new(Barrier::new(8));
-            let hs: Vec<_> = (0..8)
-                .map(|_| {
-                    let (x, b) = (x2.clone(), barrier.clone());
-                    thread::spawn(move || {
-                        b.wait();
-                        for _ in 0..10 {
-                            x.mul(2.0).unwrap().sum().unwrap().backward().unwrap();
-                        }
-                    })
-                })
-                .collect();
-            for h in hs {
-                h.join().unwrap();
-            }
+            at_once(8, move |_| {
+                for _ in 0..10 {
+                    x2.mul(2.0).unwrap().sum().unwrap().backward().unwrap();
+                }
+            })
         });
         assert_eq!(f64s(&x.grad().unwrap()), vec![160.0; 4]);
     }
@@ -130,21 +125,11 @@ fn one_retained_graph_backward_from_many_threads() {
     watchdog(60, "shared graph", move || {
         // d/dx sum(exp(x) * x) = exp(x) * (x + 1)
         let y = x2.exp().unwrap().mul(&x2).unwrap().sum().unwrap();
-        let barrier = Arc::new(Barrier::new(8));
-        let hs: Vec<_> = (0..8)
-            .map(|_| {
-                let (y, b) = (y.clone(), barrier.clone());
-                thread::spawn(move || {
-                    b.wait();
-                    for _ in 0..25 {
-                        y.backward_with(None, true, false).unwrap();
-                    }
-                })
-            })
-            .collect();
-        for h in hs {
-            h.join().unwrap();
-        }
+        at_once(8, move |_| {
+            for _ in 0..25 {
+                y.backward_with(None, true, false).unwrap();
+            }
+        })
     });
     let g = f64s(&x.grad().unwrap());
     for (i, v) in [1.0f64, 2.0, 3.0].into_iter().enumerate() {

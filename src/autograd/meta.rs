@@ -45,3 +45,15 @@ pub(crate) struct AutogradMeta {
     pub(crate) hooks: Vec<Hook>,
     pub(crate) view: Option<Box<ViewMeta>>,
 }
+
+impl AutogradMeta {
+    /// Makes `node` (none: no history) this tensor's history as its forward output `output_nr`;
+    /// a view records the version (`version`, read by the caller) its history is current for.
+    pub(crate) fn set_history(&mut self, node: Option<Arc<Node>>, output_nr: usize, version: u64) {
+        self.grad_fn = node;
+        self.output_nr = output_nr;
+        if let Some(v) = self.view.as_mut() {
+            v.attr_version = version;
+        }
+    }
+}

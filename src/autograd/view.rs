@@ -61,12 +61,7 @@ pub(crate) fn grad_edges(inputs: &[&Tensor]) -> Result<Option<Edges>> {
 
 fn set_grad_fn(t: &Tensor, node: Arc<Node>, output_nr: usize) {
     let version = t.version();
-    let mut m = t.0.meta.lock();
-    m.grad_fn = Some(node);
-    m.output_nr = output_nr;
-    if let Some(v) = m.view.as_mut() {
-        v.attr_version = version;
-    }
+    t.0.meta.lock().set_history(Some(node), output_nr, version);
 }
 
 /// Records an out-of-place op: `outputs` get a node running `bw` with edges to `inputs`.
@@ -98,17 +93,12 @@ pub(crate) fn record_fresh(
         return record_edges(&[out], edges, saved, bw);
     };
     let meta = (
-        crate::layout::Dims::from_slice(imp.data.get_mut().layout.sizes()),
+        Dims::from_slice(imp.data.get_mut().layout.sizes()),
         imp.dtype,
     );
     let node = Node::new(bw, edges, saved, smallvec![meta]);
     let version = imp.version.current();
-    let m = imp.meta.get_mut();
-    m.grad_fn = Some(node);
-    m.output_nr = 0;
-    if let Some(v) = m.view.as_mut() {
-        v.attr_version = version;
-    }
+    imp.meta.get_mut().set_history(Some(node), 0, version);
 }
 
 /// [`record`] with the inputs' edges already taken by [`grad_edges`].
@@ -372,12 +362,7 @@ fn regenerate(t: &Tensor) -> Result<()> {
         };
         Node::new(bw, smallvec![Some(e)], vec![], smallvec![output_meta(t)])
     });
-    let mut m = t.0.meta.lock();
-    m.grad_fn = node;
-    m.output_nr = 0;
-    if let Some(v) = m.view.as_mut() {
-        v.attr_version = version;
-    }
+    t.0.meta.lock().set_history(node, 0, version);
     Ok(())
 }
 

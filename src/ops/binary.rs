@@ -171,16 +171,12 @@ impl Arith {
             Arith::Div => "div",
         }
     }
-    fn result_dtype(self, a: &Operand, b: &Operand) -> DType {
-        self.promoted(result_type(&[a, b]))
-    }
-
-    /// [`Self::result_dtype`] for a tensor `a` (no operand built for it).
+    /// The result dtype of `a op b` (a scalar `b` without building an operand for `a`).
     fn result_dtype_of(self, a: &Tensor, b: &Operand) -> DType {
-        match b {
-            Operand::Scalar(s) => self.promoted(result_type_scalar(a.dtype(), s)),
-            Operand::Tensor(_) => self.result_dtype(&Operand::Tensor(a.clone()), b),
-        }
+        self.promoted(match b {
+            Operand::Scalar(s) => result_type_scalar(a.dtype(), s),
+            Operand::Tensor(_) => result_type(&[&Operand::Tensor(a.clone()), b]),
+        })
     }
 
     /// Integer division is true division (to the default float dtype).

@@ -211,7 +211,7 @@ pub(crate) fn binary<T: Element, U: Element>(
     b: &Tensor,
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
-    let (mut buf, ia, ib, sizes, strides) = {
+    let (mut buf, ia, ib, sizes, strides, n) = {
         // recursive read locks: `a` and `b` may be the same tensor
         let (da, db) = (a.0.data.read_recursive(), b.0.data.read_recursive());
         let like = if da.layout.dim() >= db.layout.dim() && da.layout.numel() > 0 {
@@ -229,13 +229,13 @@ pub(crate) fn binary<T: Element, U: Element>(
             let sb = broadcast_strides(&db.layout, like.sizes());
             output_strides(like, &[&sa, &sb])?
         };
-        let buf = match fresh_buffer::<U>(like.numel()) {
+        let n = like.numel();
+        let buf = match fresh_buffer::<U>(n) {
             Ok(b) => b,
             Err(e) => return Some(Err(e)),
         };
-        (buf, ia, ib, Dims::from_slice(like.sizes()), strides)
+        (buf, ia, ib, Dims::from_slice(like.sizes()), strides, n)
     };
-    let n = sizes.iter().product();
     {
         let (ga, gb) = (ia.storage.read(), ib.storage.read());
         // SAFETY: `buf` is fresh (no alias) with room for `n` elements; each input is a tensor
