@@ -87,9 +87,9 @@ fn long_chain_backward_and_drop_without_recursion() -> R {
 }
 
 /// A long history of in-place ops on views (a CopySlices node per op, each saved output
-/// holding a weak handle to its CopySlices), with and without a backward pass first, and a
-/// chain whose links are tensors held by the formulas, are freed iteratively on a thread with a
-/// small stack.
+/// holding a weak handle to its CopySlices), with and without a backward pass first, and chains
+/// whose links are tensors held by the formulas or saved inputs' edges, are freed iteratively on
+/// a thread with a small stack, whether the last handle is a tensor or a `grad_fn` handle.
 #[test]
 fn long_inplace_view_chain_drops_without_recursion() -> R {
     let run = || -> R {
@@ -119,6 +119,16 @@ fn long_inplace_view_chain_drops_without_recursion() -> R {
             y = y.cumprod(0, None)?;
         }
         drop(y);
+        // a chain linked through saved inputs (mul saves both; each keeps its input's edge),
+        // let go of through its grad_fn handle last
+        let mut y = x.clone();
+        for _ in 0..50_000 {
+            y = y.mul(&y)?;
+        }
+        let head = y.grad_fn().expect("mul records");
+        drop(y);
+        assert_eq!(head.name(), "MulBackward0");
+        drop(head);
         Ok(())
     };
     std::thread::Builder::new()

@@ -9,9 +9,10 @@ use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
 use smallvec::{SmallVec, smallvec};
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
-type Key = *const Node;
+/// A node's address (thin: the formula's vtable pointer is not part of its identity).
+type Key = usize;
 
 /// Hasher for node-address keys: addresses are unique, so one multiply-xorshift mixes enough
 /// (SipHash would cost more than the bookkeeping it protects).
@@ -39,13 +40,13 @@ impl std::hash::Hasher for AddrHasher {
 type NodeMap<V> = HashMap<Key, V, std::hash::BuildHasherDefault<AddrHasher>>;
 
 fn key(n: &Node) -> Key {
-    n as Key
+    (n as *const Node).cast::<u8>() as Key
 }
 
 /// The AccumulateGrad node of a leaf requiring grad (weakly cached on the tensor, like PyTorch).
 pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
     let mut m = t.0.meta.lock();
-    if let Some(n) = m.grad_accumulator.upgrade() {
+    if let Some(n) = m.grad_accumulator.as_ref().and_then(Weak::upgrade) {
         return n;
     }
     let n = Node::new(
@@ -54,7 +55,7 @@ pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
         vec![],
         smallvec::smallvec![super::node::output_meta(t)],
     );
-    m.grad_accumulator = Arc::downgrade(&n);
+    m.grad_accumulator = Some(Arc::downgrade(&n));
     n
 }
 
@@ -157,7 +158,7 @@ pub(crate) fn call_node(
     static NODE_STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
     let _serial = node
         .is_accumulate()
-        .then(|| NODE_STRIPES[(key(node) as usize >> 6) % 64].lock());
+        .then(|| NODE_STRIPES[(key(node) >> 6) % 64].lock());
     let mut saved: SmallVec<[Tensor; 4]> = SmallVec::new();
     if node.saves {
         let st = node.state.lock();
@@ -176,12 +177,7 @@ pub(crate) fn call_node(
         grad_owned: grad_owned && !create_graph,
     };
     // (two passes running one node at once, possible with retain_graph, take turns)
-    let res = node
-        .formula
-        .lock()
-        .as_mut()
-        .expect("internal: formula of a live node released")
-        .apply(&ctx, grads);
+    let res = node.formula.lock().apply(&ctx, grads);
     if node.saves && !retain {
         let mut st = node.state.lock();
         if !st.saved.is_empty() {

@@ -39,7 +39,7 @@ pub(crate) struct AutogradMeta {
     pub(crate) grad: Option<Tensor>,
     pub(crate) grad_fn: Option<Arc<Node>>,
     pub(crate) output_nr: usize,
-    pub(crate) grad_accumulator: Weak<Node>,
+    pub(crate) grad_accumulator: Option<Weak<Node>>,
     pub(crate) retains_grad: bool,
     /// Hooks of a leaf (run before accumulation).
     pub(crate) hooks: Vec<Hook>,
@@ -54,6 +54,15 @@ impl AutogradMeta {
         self.output_nr = output_nr;
         if let Some(v) = self.view.as_mut() {
             v.attr_version = version;
+        }
+    }
+}
+
+impl Drop for AutogradMeta {
+    fn drop(&mut self) {
+        // (a tensor's history may be the only handle on a long chain: see `release_node`)
+        if let Some(n) = self.grad_fn.take() {
+            super::node::release_node(n);
         }
     }
 }

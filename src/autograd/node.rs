@@ -1,7 +1,8 @@
-//! Graph nodes. A [`Node`] holds a boxed [`Backward`] (only what its formula reads), the tensors
+//! Graph nodes. A [`Node`] holds its [`Backward`] formula inline (only what it reads), the tensors
 //! it saved (version-checked at unpack), one optional [`Edge`] per differentiable input, and the
-//! shape/dtype of each forward output. Dropping a graph is iterative: a chain of a million nodes
-//! drops without recursion.
+//! shape/dtype of each forward output. Dropping a graph is iterative: every link that can chain
+//! nodes (an edge, a tensor's `grad_fn`) is let go through [`release_node`], so a chain of a
+//! million nodes drops without recursion, whichever way its links run.
 
 use super::saved::SavedTensor;
 use crate::layout::Dims;
@@ -85,8 +86,9 @@ pub(crate) struct NodeState {
     pub(crate) retained: Vec<(usize, std::sync::Weak<crate::tensor::TensorImpl>)>,
 }
 
-/// One recorded operation in the graph.
-pub struct Node {
+/// One recorded operation in the graph. `Arc<Node<F>>` for a concrete formula `F` coerces to
+/// `Arc<Node>` (`F = dyn Backward`), so recording a node is one allocation, formula included.
+pub struct Node<F: ?Sized = dyn Backward> {
     pub(crate) seq: u64,
     pub(crate) name: &'static str,
     pub(crate) next: Edges,
@@ -98,9 +100,9 @@ pub struct Node {
     /// Set once a tensor hook or `retain_grad` is added to `state` (the engine looks under the
     /// lock only then).
     pub(crate) has_hooks: AtomicBool,
-    /// The derivative formula (`None` only while the node is torn down); locked while it runs,
-    /// so passes over one retained graph on several threads take turns.
-    pub(crate) formula: Mutex<Option<Box<dyn Backward>>>,
+    /// The derivative formula; locked while it runs, so passes over one retained graph on
+    /// several threads take turns.
+    pub(crate) formula: Mutex<F>,
 }
 
 /// A handle to a node, for debugging (`grad_fn()`).
@@ -135,7 +137,7 @@ impl Node {
         saved: Vec<SavedTensor>,
         outputs: OutputMeta,
     ) -> Arc<Node> {
-        Arc::new(Node {
+        let node: Arc<Node<F>> = Arc::new(Node {
             seq: SEQS.next(&LOCAL_SEQS),
             name: formula.name(),
             next,
@@ -148,8 +150,9 @@ impl Node {
                 pre_hooks: Vec::new(),
                 retained: Vec::new(),
             }),
-            formula: Mutex::new(Some(Box::new(formula))),
-        })
+            formula: Mutex::new(formula),
+        });
+        node
     }
 
     /// Adds a tensor hook on forward output `nr` (run before the node's formula).
@@ -167,43 +170,60 @@ impl Node {
     pub(crate) fn is_accumulate(&self) -> bool {
         self.name == "AccumulateGrad"
     }
+}
 
-    /// Releases what this node holds besides its edges: saved tensors first, then the formula
-    /// (either may hold the only other reference to a predecessor, which must outlive this
-    /// step so the teardown loop, not a nested drop, frees it).
-    fn release(&mut self) {
-        self.state.get_mut().saved.clear();
-        *self.formula.get_mut() = None;
+thread_local! {
+    /// Nodes let go of while a teardown loop runs on this thread, waiting for that loop.
+    static TEARDOWN: Teardown = const {
+        Teardown { running: std::cell::Cell::new(false), queue: std::cell::RefCell::new(Vec::new()) }
+    };
+}
+
+struct Teardown {
+    running: std::cell::Cell<bool>,
+    queue: std::cell::RefCell<Vec<Arc<Node>>>,
+}
+
+/// Lets go of a handle on a node. The last handle of a node drops it inside one loop per
+/// thread: a node dropped there hands its edges and the `grad_fn`s of the tensors its formula
+/// and saved tensors held back to the loop instead of dropping them in its own frame, so a graph
+/// is freed with constant stack depth however its nodes are linked (through edges, formula-held
+/// tensors such as cumprod's input, or CopySlices' in-place formula).
+pub(crate) fn release_node(n: Arc<Node>) {
+    // (not the last handle: this drop frees nothing; if another thread's drop races it to be
+    // last, that node's own links still go through a loop)
+    if Arc::strong_count(&n) > 1 {
+        return;
+    }
+    let first = TEARDOWN.try_with(move |t| {
+        if t.running.get() {
+            t.queue.borrow_mut().push(n);
+            None
+        } else {
+            Some(n)
+        }
+    });
+    // (Err: thread-local storage is gone at thread exit and `n` dropped plainly with the closure)
+    let Ok(Some(first)) = first else { return };
+    struct Running;
+    impl Drop for Running {
+        fn drop(&mut self) {
+            let _ = TEARDOWN.try_with(|t| t.running.set(false));
+        }
+    }
+    TEARDOWN.with(|t| t.running.set(true));
+    let _running = Running;
+    let mut next = Some(first);
+    while let Some(n) = next {
+        drop(n);
+        next = TEARDOWN.with(|t| t.queue.borrow_mut().pop());
     }
 }
 
-impl Drop for Node {
+impl<F: ?Sized> Drop for Node<F> {
     fn drop(&mut self) {
-        // Iterative teardown: release this node, then walk the edges, unwrapping nodes we hold
-        // the last reference to.
-        self.release();
-        if self.next.iter().all(Option::is_none) {
-            return;
-        }
-        // (inline: dropping a node whose predecessors live on allocates nothing)
-        let mut stack: SmallVec<[Arc<Node>; 8]> = SmallVec::new();
         for e in self.next.drain(..).flatten() {
-            stack.push(e.node);
-        }
-        fn empty(node: &mut Node, stack: &mut SmallVec<[Arc<Node>; 8]>) {
-            node.release();
-            for e in node.next.drain(..).flatten() {
-                stack.push(e.node);
-            }
-        }
-        while let Some(mut n) = stack.pop() {
-            // the last strong handle: empty the node where it lies (moving it out of its
-            // allocation copies the whole node); with weak handles left, move it out
-            if let Some(node) = Arc::get_mut(&mut n) {
-                empty(node, &mut stack);
-            } else if let Ok(mut node) = Arc::try_unwrap(n) {
-                empty(&mut node, &mut stack);
-            }
+            release_node(e.node);
         }
     }
 }

@@ -33,6 +33,15 @@ struct Origin {
     written_by_owner: bool,
 }
 
+impl Drop for Origin {
+    fn drop(&mut self) {
+        // (the saved edge may be the only handle on a long chain: see `release_node`)
+        if let Some((n, _)) = self.grad_fn.take() {
+            super::node::release_node(n);
+        }
+    }
+}
+
 impl SavedTensor {
     /// Saves an input of the node being built.
     pub(crate) fn input(t: &Tensor) -> SavedTensor {

@@ -131,7 +131,7 @@ impl Tensor {
         if rec.is_some() {
             record_inplace(rec, self, Vec::new, SetBackward)?;
         } else if !is_grad_enabled() {
-            self.0.meta.lock().grad_accumulator = std::sync::Weak::new();
+            self.0.meta.lock().grad_accumulator = None;
         }
         Ok(self.clone())
     }
