@@ -209,6 +209,44 @@ fn view_grad_fn_regenerates_after_base_inplace() -> R {
     Ok(())
 }
 
+/// A strided view's node is built when its grad_fn is first read, yet it keeps the place in the
+/// tape it had when the view was made: hooks run in PyTorch's order (`w`, recorded after the
+/// view, first), and a view of a leaf view (whose root base needs no grad) still requires grad.
+#[test]
+fn view_history_built_on_first_read_keeps_its_tape_place() -> R {
+    let x = leaf64(&[0.0, 1.0, 2.0, 3.0, 4.0, 5.0], &[6]);
+    let t = x.mul(1.0)?;
+    let v = t.narrow(0, 1, 3)?;
+    let w = t.mul(3.0)?;
+    let order = Arc::new(Mutex::new(Vec::new()));
+    for (name, tensor) in [("v", &v), ("w", &w)] {
+        let order = order.clone();
+        tensor.register_hook(move |_| {
+            order.lock().unwrap().push(name);
+            Ok(None)
+        })?;
+    }
+    assert!(v.requires_grad());
+    let gf = v.grad_fn().unwrap();
+    assert_eq!(gf.name(), "SliceBackward0");
+    assert_eq!(
+        gf.next_functions()[0].as_ref().unwrap().name(),
+        "MulBackward0"
+    );
+    v.sum()?.add(&w.sum()?)?.backward()?;
+    assert_eq!(*order.lock().unwrap(), vec!["w", "v"]);
+    assert_eq!(grad64(&x), vec![3.0, 4.0, 4.0, 4.0, 3.0, 3.0]);
+
+    let b = Tensor::zeros(&[4], DType::F64)?;
+    let v = b.narrow(0, 0, 3)?.requires_grad_(true)?;
+    let u = v.narrow(0, 0, 2)?;
+    assert!(u.requires_grad());
+    assert_eq!(u.grad_fn().unwrap().name(), "SliceBackward0");
+    u.sum()?.backward()?;
+    assert_eq!(grad64(&v), vec![1.0, 1.0, 0.0]);
+    Ok(())
+}
+
 const NO_GRAD_TAIL: &str = " no_grad mode and is being modified inplace with grad mode enabled. Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code by moving both the view and the inplace either both inside the no_grad block (if you don't want the inplace to be tracked) or both outside (if you want the inplace to be tracked).";
 const MULTI_TAIL: &str = " This view is the output of a function that returns multiple views. Such functions do not allow the output views to be modified inplace. You should replace the inplace operation by an out-of-place one.";
 

@@ -1,6 +1,7 @@
 //! Per-tensor autograd metadata (PyTorch's AutogradMeta / DifferentiableViewMeta).
 
-use super::node::{Hook, Node};
+use super::node::{Edge, Hook, Node};
+use super::view::AsStridedBackward;
 use crate::Tensor;
 use std::sync::{Arc, Weak};
 
@@ -30,6 +31,18 @@ pub(crate) struct ViewMeta {
     pub(crate) creation: CreationMeta,
     /// Version of the shared counter when `grad_fn` was last set or regenerated.
     pub(crate) attr_version: u64,
+    /// The view's own history while no one has asked for it: a view that is written in place
+    /// right away (`y.narrow(..).mul_(2)`) never needs it, so its node is only built when its
+    /// `grad_fn` is first read at the same version (see `view::grad_fn_of`).
+    pub(crate) pending: Option<PendingView>,
+}
+
+/// A strided view's history, not yet a node: its formula, the edge to its input and the
+/// sequence number taken when the view was made.
+pub(crate) struct PendingView {
+    pub(crate) seq: u64,
+    pub(crate) edge: Edge,
+    pub(crate) formula: AsStridedBackward,
 }
 
 #[derive(Default)]
@@ -54,6 +67,7 @@ impl AutogradMeta {
         self.output_nr = output_nr;
         if let Some(v) = self.view.as_mut() {
             v.attr_version = version;
+            v.pending = None;
         }
     }
 }

@@ -17,6 +17,11 @@ thread_local! {
     static LOCAL_SEQS: crate::ids::LocalBlock = const { std::cell::Cell::new((0, 0)) };
 }
 
+/// The next node sequence number of this thread (tape order).
+pub(crate) fn next_seq() -> u64 {
+    SEQS.next(&LOCAL_SEQS)
+}
+
 /// A hook on a tensor's gradient: may return a replacement gradient.
 pub(crate) type Hook = Arc<dyn Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync>;
 
@@ -137,8 +142,20 @@ impl Node {
         saved: Vec<SavedTensor>,
         outputs: OutputMeta,
     ) -> Arc<Node> {
+        Node::with_seq(next_seq(), formula, next, saved, outputs)
+    }
+
+    /// [`Node::new`] with a sequence number taken earlier by [`next_seq`] (a view's history
+    /// recorded when first asked for keeps its place in the tape).
+    pub(crate) fn with_seq<F: Backward>(
+        seq: u64,
+        formula: F,
+        next: Edges,
+        saved: Vec<SavedTensor>,
+        outputs: OutputMeta,
+    ) -> Arc<Node> {
         let node: Arc<Node<F>> = Arc::new(Node {
-            seq: SEQS.next(&LOCAL_SEQS),
+            seq,
             name: formula.name(),
             next,
             outputs,

@@ -51,7 +51,9 @@ impl Tensor {
         let m = self.0.meta.lock();
         m.requires_grad
             || m.grad_fn.is_some()
-            || m.view.as_ref().is_some_and(|v| v.base.requires_grad())
+            || m.view
+                .as_ref()
+                .is_some_and(|v| v.pending.is_some() || v.base.requires_grad())
     }
 
     /// True if the tensor has no grad_fn (after regenerating a stale view's history).

@@ -2,7 +2,7 @@
 //! checks with PyTorch's messages), CopySlices (an in-place op on a view rewrites the base's
 //! history) and lazy regeneration of a view's `grad_fn` after its base or a sibling changed.
 
-use super::meta::{CreationMeta, ViewMeta};
+use super::meta::{CreationMeta, PendingView, ViewMeta};
 use super::node::output_grad;
 use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
 use super::saved::SavedTensor;
@@ -308,21 +308,66 @@ pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Te
         base: root,
         creation,
         attr_version: base.version(),
+        pending: None,
     }));
     v
+}
+
+/// Records the fresh strided view `v` of `input` (from [`make_view`]): a view made in grad mode
+/// keeps `bw` and its input's edge pending until its `grad_fn` is first read.
+pub(crate) fn record_strided_view(
+    v: &mut Tensor,
+    input: &Tensor,
+    bw: AsStridedBackward,
+) -> Result<()> {
+    let Some(edges) = grad_edges(&[input])? else {
+        return Ok(());
+    };
+    if let Some(imp) = Arc::get_mut(&mut v.0) {
+        if let Some(view) = imp.meta.get_mut().view.as_mut() {
+            if view.creation == CreationMeta::Default {
+                let edge = edges.into_iter().next().flatten();
+                let edge = edge.expect("internal: a recorded view has its input's edge");
+                view.pending = Some(PendingView {
+                    seq: super::node::next_seq(),
+                    edge,
+                    formula: bw,
+                });
+                return Ok(());
+            }
+        }
+    }
+    record_fresh(v, edges, Vec::new(), bw);
+    Ok(())
 }
 
 /// The current grad_fn of `t`, regenerating a stale view's history first.
 pub(crate) fn grad_fn_of(t: &Tensor) -> Result<Option<Arc<Node>>> {
     let stale = {
-        let m = t.0.meta.lock();
-        match &m.view {
+        let mut m = t.0.meta.lock();
+        let m = &mut *m;
+        match &mut m.view {
             None => return Ok(m.grad_fn.clone()),
             Some(v) => {
+                let stale = v.attr_version != t.version();
+                if let Some(p) = v.pending.take().filter(|_| !stale) {
+                    // (built under the lock: a concurrent reader never sees neither form)
+                    let out = (Dims::from_slice(p.formula.view.sizes()), t.dtype());
+                    let node = Node::with_seq(
+                        p.seq,
+                        p.formula,
+                        smallvec![Some(p.edge)],
+                        vec![],
+                        smallvec![out],
+                    );
+                    m.grad_fn = Some(node.clone());
+                    m.output_nr = 0;
+                    return Ok(Some(node));
+                }
                 if m.grad_fn.is_none() && !v.base.requires_grad() {
                     return Ok(None);
                 }
-                v.attr_version != t.version()
+                stale
             }
         }
     };
@@ -340,10 +385,11 @@ pub(crate) fn grad_fn_of(t: &Tensor) -> Result<Option<Arc<Node>>> {
 fn mark_stale(t: &Tensor) {
     let old = {
         let mut m = t.0.meta.lock();
-        if let Some(v) = m.view.as_mut() {
+        let pending = m.view.as_mut().and_then(|v| {
             v.attr_version = u64::MAX;
-        }
-        m.grad_fn.take()
+            v.pending.take()
+        });
+        (m.grad_fn.take(), pending)
     };
     // (the old history, often the view's own node, is dropped outside the lock)
     drop(old);

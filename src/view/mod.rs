@@ -8,7 +8,7 @@ mod dims;
 mod slicing;
 
 use crate::autograd::view::{
-    AsStridedBackward, MultiViewBackward, grad_edges, make_view, record_fresh,
+    AsStridedBackward, MultiViewBackward, grad_edges, make_view, record_fresh, record_strided_view,
 };
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::layout::{Layout, compute_stride, infer_size};
@@ -99,7 +99,9 @@ pub(crate) fn strided_view(
     input.check_strided(op)?;
     let layout = geom(&l).ok_or_else(|| offset_overflow(op, &l))?;
     let (base, view) = backward_geometry(&l, &layout, geom, op)?;
-    view_with(input, layout, AsStridedBackward { name, base, view })
+    let mut v = make_view(input, layout, false);
+    record_strided_view(&mut v, input, AsStridedBackward { name, base, view })?;
+    Ok(v)
 }
 
 /// `n` views `piece(input's layout, i)` of one input sharing one multi-output node
