@@ -138,9 +138,11 @@ pub(crate) fn exclusively_owned(g: &mut Tensor) -> bool {
 }
 
 /// Runs one node's formula: unpacks (and version-checks) its saved tensors, applies it and
-/// releases the saved tensors unless `retain`. `grad_owned`: see [`BackwardCtx::grad_owned`].
+/// releases the saved tensors unless `retain`. `handle`: the node's own `Arc` (none for the
+/// in-place node inside a CopySlices). `grad_owned`: see [`BackwardCtx::grad_owned`].
 pub(crate) fn call_node(
-    node: &Arc<Node>,
+    node: &Node,
+    handle: Option<&Arc<Node>>,
     grads: Grads,
     needs: &[bool],
     create_graph: bool,
@@ -166,7 +168,7 @@ pub(crate) fn call_node(
             bail!(BackwardTwice, "backward", "{}", BACKWARD_TWICE);
         }
         for s in &st.saved {
-            saved.push(s.unpack(node)?);
+            saved.push(s.unpack(node, handle)?);
         }
     }
     let ctx = BackwardCtx {
@@ -334,18 +336,21 @@ fn execute(
         pad(&mut inputs, node.outputs.len().max(1));
         // tensor hooks and retain_grad of non-leaf outputs
         if node.has_hooks.load(std::sync::atomic::Ordering::Acquire) {
-            let (hooks, retained) = {
-                let st = node.state.lock();
-                (st.pre_hooks.clone(), st.retained.clone())
-            };
-            for (nr, h) in hooks {
+            let hooks = node
+                .state
+                .lock()
+                .hooks
+                .as_deref()
+                .cloned()
+                .unwrap_or_default();
+            for (nr, h) in hooks.pre {
                 if let Some(g) = inputs.get(nr).cloned().flatten() {
                     if let Some(ng) = h(&g)? {
                         inputs[nr] = Some(ng);
                     }
                 }
             }
-            for (nr, w) in retained {
+            for (nr, w) in hooks.retained {
                 if let (Some(g), Some(imp)) = (inputs.get(nr).cloned().flatten(), w.upgrade()) {
                     accumulate_into(&Tensor(imp), g, create_graph)?;
                 }
@@ -380,7 +385,15 @@ fn execute(
         // the engine holds the only handle of a gradient nobody else saw: the formula may reuse it
         let owned =
             !create_graph && inputs.len() == 1 && inputs[0].as_mut().is_some_and(exclusively_owned);
-        let outs = call_node(node, inputs, &needs, create_graph, retain, owned)?;
+        let outs = call_node(
+            node,
+            Some(node),
+            inputs,
+            &needs,
+            create_graph,
+            retain,
+            owned,
+        )?;
         for (e, g) in node.next.iter().zip(outs) {
             let Some(e) = e else { continue };
             let slot = slots

@@ -86,8 +86,16 @@ pub(crate) fn output_grad(grads: Grads) -> Tensor {
 pub(crate) struct NodeState {
     pub(crate) saved: Vec<SavedTensor>,
     pub(crate) released: bool,
-    /// Hooks keyed by forward-output number (tensor hooks and retain_grad of non-leaves).
-    pub(crate) pre_hooks: Vec<(usize, super::node::Hook)>,
+    /// Tensor hooks and retain_grad of this node's outputs (rare: boxed, so nodes stay small).
+    pub(crate) hooks: Option<Box<NodeHooks>>,
+}
+
+/// Hooks keyed by forward-output number.
+#[derive(Default, Clone)]
+pub(crate) struct NodeHooks {
+    /// Tensor hooks (run before the node's formula; may replace the gradient).
+    pub(crate) pre: Vec<(usize, Hook)>,
+    /// Non-leaf outputs whose gradient accumulates into their `.grad` (`retain_grad`).
     pub(crate) retained: Vec<(usize, std::sync::Weak<crate::tensor::TensorImpl>)>,
 }
 
@@ -154,7 +162,36 @@ impl Node {
         saved: Vec<SavedTensor>,
         outputs: OutputMeta,
     ) -> Arc<Node> {
-        let node: Arc<Node<F>> = Arc::new(Node {
+        let node: Arc<Node<F>> = Arc::new(Node::inline(seq, formula, next, saved, outputs));
+        node
+    }
+
+    /// A node whose formula holds a weak handle on the node itself (CopySlices: the outputs
+    /// its in-place formula saves lead back to it).
+    pub(crate) fn new_cyclic<F: Backward>(
+        next: Edges,
+        outputs: OutputMeta,
+        formula: impl FnOnce(&std::sync::Weak<Node>) -> F,
+    ) -> Arc<Node> {
+        let seq = next_seq();
+        let node: Arc<Node<F>> = Arc::new_cyclic(|me: &std::sync::Weak<Node<F>>| {
+            let me: std::sync::Weak<Node> = me.clone();
+            Node::inline(seq, formula(&me), next, Vec::new(), outputs)
+        });
+        node
+    }
+}
+
+impl<F: Backward> Node<F> {
+    /// The node by value, for a formula that runs another one inside it (CopySlices).
+    pub(crate) fn inline(
+        seq: u64,
+        formula: F,
+        next: Edges,
+        saved: Vec<SavedTensor>,
+        outputs: OutputMeta,
+    ) -> Node<F> {
+        Node {
             seq,
             name: formula.name(),
             next,
@@ -164,23 +201,25 @@ impl Node {
             state: Mutex::new(NodeState {
                 saved,
                 released: false,
-                pre_hooks: Vec::new(),
-                retained: Vec::new(),
+                hooks: None,
             }),
             formula: Mutex::new(formula),
-        });
-        node
+        }
     }
+}
 
+impl Node {
     /// Adds a tensor hook on forward output `nr` (run before the node's formula).
     pub(crate) fn add_pre_hook(&self, nr: usize, h: Hook) {
-        self.state.lock().pre_hooks.push((nr, h));
+        let mut st = self.state.lock();
+        st.hooks.get_or_insert_default().pre.push((nr, h));
         self.has_hooks.store(true, Ordering::Release);
     }
 
     /// Makes the gradient of forward output `nr` accumulate into `t.grad` (`retain_grad`).
     pub(crate) fn add_retained(&self, nr: usize, t: std::sync::Weak<crate::tensor::TensorImpl>) {
-        self.state.lock().retained.push((nr, t));
+        let mut st = self.state.lock();
+        st.hooks.get_or_insert_default().retained.push((nr, t));
         self.has_hooks.store(true, Ordering::Release);
     }
 

@@ -90,12 +90,12 @@ impl SavedTensor {
     /// Marks a saved output of an in-place op on a view (see `inplace_view`).
     pub(crate) fn set_inplace_view(
         &mut self,
-        copy_slices: &std::sync::Arc<super::Node>,
+        copy_slices: &std::sync::Weak<super::Node>,
         base: Layout,
         view: Layout,
     ) {
         if self.is_output {
-            self.inplace_view = Some((std::sync::Arc::downgrade(copy_slices), base, view));
+            self.inplace_view = Some((copy_slices.clone(), base, view));
         }
     }
 
@@ -139,7 +139,13 @@ impl SavedTensor {
 
     /// The saved tensor, checked against in-place modification. `owner` is the saving node's
     /// name (reported for saved outputs).
-    pub(crate) fn unpack(&self, owner: &std::sync::Arc<super::Node>) -> Result<Tensor> {
+    /// `handle` is the owner's `Arc` when it has one; the in-place node inside a CopySlices has
+    /// none, and the outputs it saved lead back through the CopySlices instead.
+    pub(crate) fn unpack(
+        &self,
+        owner: &super::Node,
+        handle: Option<&std::sync::Arc<super::Node>>,
+    ) -> Result<Tensor> {
         let cur = self.tensor.version();
         if cur != self.version {
             let t = &self.tensor;
@@ -205,7 +211,7 @@ impl SavedTensor {
                         m.output_nr = 0;
                     }
                     None => {
-                        m.grad_fn = Some(owner.clone());
+                        m.grad_fn = handle.cloned();
                         m.output_nr = self.output_nr;
                     }
                 }

@@ -3,8 +3,8 @@
 //! history) and lazy regeneration of a view's `grad_fn` after its base or a sibling changed.
 
 use super::meta::{CreationMeta, PendingView, ViewMeta};
-use super::node::output_grad;
 use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
+use super::node::{next_seq, output_grad};
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
 use crate::layout::{Dims, Layout};
@@ -201,26 +201,20 @@ impl InplaceRecord {
                 }
                 fn_edges[0] = None;
                 let (view_l, base_l) = (self_.layout(), base.layout());
-                let fnode = Node::new(
-                    bw,
-                    fn_edges,
-                    saved,
-                    smallvec![(Dims::from_slice(view_l.sizes()), self_.dtype())],
-                );
                 let base_meta = (Dims::from_slice(base_l.sizes()), base.dtype());
-                // (saved tensors of the formula learn the geometry: only copied if there are any)
-                let geometry = fnode.saves.then(|| (base_l.clone(), view_l.clone()));
-                let cs = CopySlices {
-                    base: base_l,
-                    view: view_l,
-                    fnode: fnode.clone(),
-                };
-                let node = Node::new(cs, cs_edges, vec![], smallvec![base_meta]);
-                if let Some((b, v)) = geometry {
-                    for s in fnode.state.lock().saved.iter_mut() {
-                        s.set_inplace_view(&node, b.clone(), v.clone());
+                let fn_meta = (Dims::from_slice(view_l.sizes()), self_.dtype());
+                let node = Node::new_cyclic(cs_edges, smallvec![base_meta], |me| {
+                    // (outputs the formula saved lead back through the base's new history)
+                    let mut saved = saved;
+                    for s in saved.iter_mut() {
+                        s.set_inplace_view(me, base_l.clone(), view_l.clone());
                     }
-                }
+                    CopySlices {
+                        base: base_l,
+                        view: view_l,
+                        fnode: Node::inline(next_seq(), bw, fn_edges, saved, smallvec![fn_meta]),
+                    }
+                });
                 set_grad_fn(&base, node, 0);
                 // The view regenerates from the new base history when its grad_fn is next
                 // asked for (PyTorch regenerates eagerly; the result is the same node).
@@ -458,13 +452,14 @@ impl Backward for MultiViewBackward {
 }
 
 /// PyTorch's CopySlices: the base's new history after an in-place op `fnode` on one of its views.
-struct CopySlices {
+/// The op's node lives inside it (one allocation; it is only ever run from here).
+struct CopySlices<G: Backward> {
     base: Layout,
     view: Layout,
-    fnode: Arc<Node>,
+    fnode: Node<G>,
 }
 
-impl Backward for CopySlices {
+impl<G: Backward> Backward for CopySlices<G> {
     fn name(&self) -> &'static str {
         "CopySlices"
     }
@@ -482,6 +477,7 @@ impl Backward for CopySlices {
         // another input that aliases the slice is copied out before that.
         let res = engine::call_node(
             &self.fnode,
+            None,
             smallvec![Some(slice.clone())],
             &needs,
             ctx.create_graph,
@@ -521,7 +517,7 @@ impl Backward for CopySlices {
     }
 }
 
-impl CopySlices {
+impl<G: Backward> CopySlices<G> {
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
     /// the base is itself differentiable (grad of the view region read, replaced by what
     /// the in-place op's formula returns).
@@ -532,6 +528,7 @@ impl CopySlices {
         needs[0] = true;
         let res = engine::call_node(
             &self.fnode,
+            None,
             smallvec![Some(g_view.clone())],
             &needs,
             true,

@@ -12,9 +12,10 @@ pub use shape::{
 };
 pub(crate) use shape::{check_numel, check_numel_i64, wrap_dims};
 
-/// Sizes or strides of a layout: stored inline up to 6 dims, so cloning a layout (which every
-/// op does) does not allocate.
-pub type Dims = smallvec::SmallVec<[usize; 6]>;
+/// Sizes or strides of a layout: stored inline up to 4 dims (40 bytes), so cloning a layout
+/// (which every op does) does not allocate and the structs holding layouts (tensors, view
+/// formulas, CopySlices) stay small to move; rank 5+ spills to the heap.
+pub type Dims = smallvec::SmallVec<[usize; 4]>;
 
 /// Sizes, strides and storage offset of a strided tensor (all in elements).
 #[derive(Debug, PartialEq, Eq, Hash, Default)]
