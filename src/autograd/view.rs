@@ -125,8 +125,17 @@ pub(crate) fn record_edges(
 /// State carried across an in-place op: taken before the kernel, finished after the bump.
 pub(crate) struct InplaceRecord {
     edges: Edges,
-    /// The root base when the written tensor is a view (its history is rebased on the base).
-    base: Option<Tensor>,
+    /// The root base when the written tensor is a view (its history is rebased on the base),
+    /// and the base's edge (its history before this op).
+    base: Option<(Tensor, Option<Edge>)>,
+}
+
+/// The edge to a non-view tensor's own history, read under its lock.
+fn history_edge(m: &super::meta::AutogradMeta) -> Option<Edge> {
+    m.grad_fn.as_ref().map(|n| Edge {
+        node: n.clone(),
+        input_nr: m.output_nr,
+    })
 }
 
 /// PyTorch's `check_inplace` for `self_` being written with `others` as inputs. Returns the
@@ -135,18 +144,38 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
     if !is_grad_enabled() {
         return Ok(None);
     }
-    let self_rg = self_.requires_grad();
+    // one look at the tensor's autograd fields, and one at its base's (a root: never a view)
+    let (leaf_flag, has_fn, own_edge, view) = {
+        let m = self_.0.meta.lock();
+        let view = m
+            .view
+            .as_ref()
+            .map(|v| (v.base.clone(), v.creation, v.pending.is_some()));
+        let own_edge = if view.is_none() {
+            history_edge(&m)
+        } else {
+            None
+        };
+        (m.requires_grad, m.grad_fn.is_some(), own_edge, view)
+    };
+    let base = view.map(|(base, creation, pending)| {
+        let (base_rg, base_edge) = {
+            let m = base.0.meta.lock();
+            (m.requires_grad || m.grad_fn.is_some(), history_edge(&m))
+        };
+        (base, creation, pending || base_rg, base_edge)
+    });
+    let self_rg = leaf_flag || has_fn || base.as_ref().is_some_and(|b| b.2);
     if !self_rg && !others.iter().any(|t| t.requires_grad()) {
         return Ok(None);
     }
-    let view = self_.view_info();
-    if let Some((base, creation)) = &view {
+    if let Some((_, creation, _, base_edge)) = &base {
         if *creation != CreationMeta::Default {
             return Err(view_rebase_error(self_, *creation, false));
         }
         // PyTorch tests only the base's leafness: a view that requires grad (e.g. a leaf made
         // from a view with `requires_grad_`) of a base without history is refused too
-        if self_rg && base.grad_fn_checked()?.is_none() {
+        if self_rg && base_edge.is_none() {
             bail!(
                 LeafInplace,
                 "inplace",
@@ -154,26 +183,29 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
             );
         }
     }
-    // (the leaf flag first: it is one read, while a stale view's grad_fn is regenerated)
-    if self_rg && self_.0.meta.lock().requires_grad && self_.grad_fn_checked()?.is_none() {
-        bail!(
-            LeafInplace,
-            "inplace",
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        );
+    if self_rg && leaf_flag {
+        // (a view's history may be stale: regenerated before it is looked at)
+        let no_history = match &base {
+            Some(_) => self_.grad_fn_checked()?.is_none(),
+            None => !has_fn,
+        };
+        if no_history {
+            bail!(
+                LeafInplace,
+                "inplace",
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            );
+        }
     }
     // A view's own edge is never used: its history is replaced by CopySlices on the base.
     let mut edges = Edges::with_capacity(1 + others.len());
-    edges.push(match view {
-        Some(_) => None,
-        None => gradient_edge(self_)?,
-    });
+    edges.push(own_edge);
     for t in others {
         edges.push(gradient_edge(t)?);
     }
     Ok(Some(InplaceRecord {
         edges,
-        base: view.map(|(base, _)| base),
+        base: base.map(|(base, _, _, edge)| (base, edge)),
     }))
 }
 
@@ -192,9 +224,8 @@ impl InplaceRecord {
                 let node = Node::new(bw, self.edges, saved, out);
                 set_grad_fn(self_, node, 0);
             }
-            Some(base) => {
+            Some((base, base_edge)) => {
                 let mut fn_edges = self.edges;
-                let base_edge = gradient_edge(&base)?;
                 let mut cs_edges: Edges = smallvec![base_edge];
                 for e in fn_edges.iter().skip(1) {
                     cs_edges.push(e.clone());
@@ -285,54 +316,104 @@ pub(crate) fn view_rebase_error(
 
 /// Creates a view of `base` with `layout`, sharing storage and the root's version counter.
 pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Tensor {
+    let mut v = alias(base, layout);
+    let creation = creation_in_mode(multi_output);
+    let (root, creation) = match base.view_info() {
+        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
+        None => (base.clone(), creation),
+    };
+    set_view_meta(&mut v, root, creation, base.version(), None);
+    v
+}
+
+/// A fresh tensor with `layout` over `base`'s storage, counting in its version counter.
+fn alias(base: &Tensor, layout: Layout) -> Tensor {
     let storage = base.data_ref().storage.clone();
-    let v = Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.share());
-    let creation = if !is_grad_enabled() {
+    Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.share())
+}
+
+/// How a view made now is marked: under no_grad, as one of several outputs, or plainly.
+fn creation_in_mode(multi_output: bool) -> CreationMeta {
+    if !is_grad_enabled() {
         CreationMeta::NoGradMode
     } else if multi_output {
         CreationMeta::MultiOutputNode
     } else {
         CreationMeta::Default
-    };
-    let (root, creation) = match base.view_info() {
-        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
-        None => (base.clone(), creation),
-    };
-    v.0.meta.lock().view = Some(Box::new(ViewMeta {
-        base: root,
-        creation,
-        attr_version: base.version(),
-        pending: None,
-    }));
-    v
+    }
 }
 
-/// Records the fresh strided view `v` of `input` (from [`make_view`]): a view made in grad mode
-/// keeps `bw` and its input's edge pending until its `grad_fn` is first read.
-pub(crate) fn record_strided_view(
+/// Makes the fresh alias `v` a view of `root` (no lock: `v` is still this handle's alone).
+fn set_view_meta(
     v: &mut Tensor,
+    root: Tensor,
+    creation: CreationMeta,
+    attr_version: u64,
+    pending: Option<PendingView>,
+) {
+    let view = Some(Box::new(ViewMeta {
+        base: root,
+        creation,
+        attr_version,
+        pending,
+    }));
+    match Arc::get_mut(&mut v.0) {
+        Some(imp) => imp.meta.get_mut().view = view,
+        None => v.0.meta.lock().view = view,
+    }
+}
+
+/// Creates the strided view `layout` of `input` whose backward is `bw`: one look at the input's
+/// autograd fields (its view root, or its own history). A view made in grad mode keeps `bw` and
+/// its input's edge pending until its `grad_fn` is first read.
+pub(crate) fn make_strided_view(
     input: &Tensor,
+    layout: Layout,
     bw: AsStridedBackward,
-) -> Result<()> {
-    let Some(edges) = grad_edges(&[input])? else {
-        return Ok(());
+) -> Result<Tensor> {
+    let grad_mode = is_grad_enabled();
+    // the input's root and creation if it is a view, else its history edge and leaf flag
+    let (view_of, own) = {
+        let m = input.0.meta.lock();
+        match &m.view {
+            Some(v) => (Some((v.base.clone(), v.creation)), None),
+            None => (None, grad_mode.then(|| (history_edge(&m), m.requires_grad))),
+        }
     };
-    if let Some(imp) = Arc::get_mut(&mut v.0) {
-        if let Some(view) = imp.meta.get_mut().view.as_mut() {
-            if view.creation == CreationMeta::Default {
-                let edge = edges.into_iter().next().flatten();
-                let edge = edge.expect("internal: a recorded view has its input's edge");
-                view.pending = Some(PendingView {
-                    seq: super::node::next_seq(),
-                    edge,
-                    formula: bw,
-                });
-                return Ok(());
+    let creation = creation_in_mode(false);
+    let (root, creation) = match view_of {
+        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
+        None => (input.clone(), creation),
+    };
+    let edge = match (grad_mode, own) {
+        (false, _) => None,
+        (true, Some((Some(e), _))) => Some(e),
+        (true, Some((None, true))) => Some(Edge {
+            node: engine::grad_accumulator(input),
+            input_nr: 0,
+        }),
+        (true, Some((None, false))) => None,
+        (true, None) => gradient_edge(input)?,
+    };
+    let mut v = alias(input, layout);
+    let version = input.version();
+    match edge {
+        Some(edge) if creation == CreationMeta::Default => {
+            let pending = PendingView {
+                seq: super::node::next_seq(),
+                edge,
+                formula: bw,
+            };
+            set_view_meta(&mut v, root, creation, version, Some(pending));
+        }
+        edge => {
+            set_view_meta(&mut v, root, creation, version, None);
+            if let Some(edge) = edge {
+                record_fresh(&mut v, smallvec![Some(edge)], Vec::new(), bw);
             }
         }
     }
-    record_fresh(v, edges, Vec::new(), bw);
-    Ok(())
+    Ok(v)
 }
 
 /// The current grad_fn of `t`, regenerating a stale view's history first.

@@ -46,6 +46,10 @@ const MOVED: u64 = 1 << 63;
 #[derive(Debug)]
 pub(crate) struct TensorVersion {
     own: AtomicU64,
+    /// The counter a tensor made as an alias (a view, `detach()`) counts in from the start.
+    /// (Kept apart from `shared`: filling a `OnceLock` at construction goes through its
+    /// `Once`, a cost paid by every view.)
+    fixed: Option<VersionCounter>,
     shared: OnceLock<VersionCounter>,
 }
 
@@ -54,6 +58,7 @@ impl TensorVersion {
     pub(crate) fn new() -> Self {
         TensorVersion {
             own: AtomicU64::new(0),
+            fixed: None,
             shared: OnceLock::new(),
         }
     }
@@ -62,12 +67,21 @@ impl TensorVersion {
     pub(crate) fn shared(counter: VersionCounter) -> Self {
         TensorVersion {
             own: AtomicU64::new(MOVED),
-            shared: OnceLock::from(counter),
+            fixed: Some(counter),
+            shared: OnceLock::new(),
         }
+    }
+
+    /// The shared counter if this tensor counts in one already.
+    fn counter(&self) -> Option<&VersionCounter> {
+        self.fixed.as_ref().or_else(|| self.shared.get())
     }
 
     /// The shared counter, created (at the current count) on first use.
     pub(crate) fn share(&self) -> VersionCounter {
+        if let Some(c) = &self.fixed {
+            return c.clone();
+        }
         self.shared
             .get_or_init(|| VersionCounter::starting_at(self.own.fetch_or(MOVED, Ordering::AcqRel)))
             .clone()
@@ -75,7 +89,7 @@ impl TensorVersion {
 
     /// The current version.
     pub(crate) fn current(&self) -> u64 {
-        if let Some(s) = self.shared.get() {
+        if let Some(s) = self.counter() {
             return s.current();
         }
         let v = self.own.load(Ordering::Acquire);
@@ -88,7 +102,7 @@ impl TensorVersion {
 
     /// Increments by one (one in-place op).
     pub(crate) fn bump(&self) {
-        if let Some(s) = self.shared.get() {
+        if let Some(s) = self.counter() {
             return s.bump();
         }
         if self.own.fetch_add(1, Ordering::AcqRel) & MOVED != 0 {
@@ -102,7 +116,7 @@ impl TensorVersion {
         if std::ptr::eq(self, other) {
             return true;
         }
-        match (self.shared.get(), other.shared.get()) {
+        match (self.counter(), other.counter()) {
             (Some(a), Some(b)) => a.same(b),
             _ => false,
         }

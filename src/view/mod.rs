@@ -8,7 +8,7 @@ mod dims;
 mod slicing;
 
 use crate::autograd::view::{
-    AsStridedBackward, MultiViewBackward, grad_edges, make_view, record_fresh, record_strided_view,
+    AsStridedBackward, MultiViewBackward, grad_edges, make_strided_view, make_view, record_fresh,
 };
 use crate::autograd::{Backward, BackwardCtx, record};
 use crate::layout::{Layout, compute_stride, infer_size};
@@ -99,9 +99,7 @@ pub(crate) fn strided_view(
     input.check_strided(op)?;
     let layout = geom(&l).ok_or_else(|| offset_overflow(op, &l))?;
     let (base, view) = backward_geometry(&l, &layout, geom, op)?;
-    let mut v = make_view(input, layout, false);
-    record_strided_view(&mut v, input, AsStridedBackward { name, base, view })?;
-    Ok(v)
+    make_strided_view(input, layout, AsStridedBackward { name, base, view })
 }
 
 /// `n` views `piece(input's layout, i)` of one input sharing one multi-output node
