@@ -234,18 +234,24 @@ impl InplaceRecord {
                 let (view_l, base_l) = (self_.layout(), base.layout());
                 let base_meta = (Dims::from_slice(base_l.sizes()), base.dtype());
                 let fn_meta = (Dims::from_slice(view_l.sizes()), self_.dtype());
-                let node = Node::new_cyclic(cs_edges, smallvec![base_meta], |me| {
+                let copy_slices = |saved, base, view| CopySlices {
+                    base,
+                    view,
+                    fnode: Node::inline(next_seq(), bw, fn_edges, saved, smallvec![fn_meta]),
+                };
+                let node = if saved.is_empty() {
+                    let cs = copy_slices(saved, base_l, view_l);
+                    Node::new(cs, cs_edges, vec![], smallvec![base_meta])
+                } else {
                     // (outputs the formula saved lead back through the base's new history)
-                    let mut saved = saved;
-                    for s in saved.iter_mut() {
-                        s.set_inplace_view(me, base_l.clone(), view_l.clone());
-                    }
-                    CopySlices {
-                        base: base_l,
-                        view: view_l,
-                        fnode: Node::inline(next_seq(), bw, fn_edges, saved, smallvec![fn_meta]),
-                    }
-                });
+                    Node::new_cyclic(cs_edges, smallvec![base_meta], |me| {
+                        let mut saved = saved;
+                        for s in saved.iter_mut() {
+                            s.set_inplace_view(me, base_l.clone(), view_l.clone());
+                        }
+                        copy_slices(saved, base_l, view_l)
+                    })
+                };
                 set_grad_fn(&base, node, 0);
                 // The view regenerates from the new base history when its grad_fn is next
                 // asked for (PyTorch regenerates eagerly; the result is the same node).
