@@ -138,8 +138,8 @@ pub(crate) fn exclusively_owned(g: &mut Tensor) -> bool {
 }
 
 /// Runs one node's formula: unpacks (and version-checks) its saved tensors, applies it and
-/// releases the saved tensors unless `retain`. `handle`: the node's own `Arc` (none for the
-/// in-place node inside a CopySlices). `grad_owned`: see [`BackwardCtx::grad_owned`].
+/// releases the saved tensors unless `retain`. `handle`: the node's own `Arc`.
+/// `grad_owned`: see [`BackwardCtx::grad_owned`].
 pub(crate) fn call_node(
     node: &Node,
     handle: Option<&Arc<Node>>,
@@ -149,7 +149,6 @@ pub(crate) fn call_node(
     retain: bool,
     grad_owned: bool,
 ) -> Result<Grads> {
-    let _span = tracing::trace_span!("backward_node", name = node.name).entered();
     let n_in = node.next.len();
     if grads.iter().all(|g| g.is_none()) && !node.is_accumulate() {
         return Ok(smallvec![None; n_in]);
@@ -161,6 +160,48 @@ pub(crate) fn call_node(
     let _serial = node
         .is_accumulate()
         .then(|| NODE_STRIPES[(key(node) >> 6) % 64].lock());
+    let parts = NodeParts {
+        name: node.name,
+        n_in,
+        saves: node.saves,
+        state: &node.state,
+        handle,
+    };
+    // (two passes running one node at once, possible with retain_graph, take turns)
+    run_formula(
+        &parts,
+        &mut *node.formula.lock(),
+        grads,
+        needs,
+        create_graph,
+        retain,
+        grad_owned,
+    )
+}
+
+/// What running a formula reads of its node besides the formula itself (which the caller has
+/// locked, or holds exclusively: the in-place node inside a CopySlices).
+pub(crate) struct NodeParts<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) n_in: usize,
+    pub(crate) saves: bool,
+    pub(crate) state: &'a parking_lot::Mutex<super::node::NodeState>,
+    /// The node's own `Arc` (none for the in-place node inside a CopySlices).
+    pub(crate) handle: Option<&'a Arc<Node>>,
+}
+
+/// [`call_node`]'s work once the formula is at hand.
+pub(crate) fn run_formula(
+    node: &NodeParts<'_>,
+    formula: &mut dyn Backward,
+    grads: Grads,
+    needs: &[bool],
+    create_graph: bool,
+    retain: bool,
+    grad_owned: bool,
+) -> Result<Grads> {
+    let _span = tracing::trace_span!("backward_node", name = node.name).entered();
+    let n_in = node.n_in;
     let mut saved: SmallVec<[Tensor; 4]> = SmallVec::new();
     if node.saves {
         let st = node.state.lock();
@@ -168,7 +209,7 @@ pub(crate) fn call_node(
             bail!(BackwardTwice, "backward", "{}", BACKWARD_TWICE);
         }
         for s in &st.saved {
-            saved.push(s.unpack(node, handle)?);
+            saved.push(s.unpack(node.name, node.handle)?);
         }
     }
     let ctx = BackwardCtx {
@@ -178,8 +219,7 @@ pub(crate) fn call_node(
         retain,
         grad_owned: grad_owned && !create_graph,
     };
-    // (two passes running one node at once, possible with retain_graph, take turns)
-    let res = node.formula.lock().apply(&ctx, grads);
+    let res = formula.apply(&ctx, grads);
     if node.saves && !retain {
         let mut st = node.state.lock();
         if !st.saved.is_empty() {

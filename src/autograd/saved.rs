@@ -139,18 +139,18 @@ impl SavedTensor {
 
     /// The saved tensor, checked against in-place modification. `owner` is the saving node's
     /// name (reported for saved outputs).
-    /// `handle` is the owner's `Arc` when it has one; the in-place node inside a CopySlices has
+    /// `owner` names the saving node; `handle` is its `Arc` when it has one; the in-place node inside a CopySlices has
     /// none, and the outputs it saved lead back through the CopySlices instead.
     pub(crate) fn unpack(
         &self,
-        owner: &super::Node,
+        owner: &'static str,
         handle: Option<&std::sync::Arc<super::Node>>,
     ) -> Result<Tensor> {
         let cur = self.tensor.version();
         if cur != self.version {
             let t = &self.tensor;
             let node = if self.is_output {
-                Some((self.output_nr, owner.name.to_string()))
+                Some((self.output_nr, owner.to_string()))
             } else {
                 let named = |t: Tensor| {
                     t.grad_fn_checked()
@@ -163,7 +163,7 @@ impl SavedTensor {
                     Some(o) => match o.tensor.upgrade() {
                         Some(live) => named(Tensor(live)),
                         // gone since; its last writer was this in-place node
-                        None if o.written_by_owner => Some((0, owner.name.to_string())),
+                        None if o.written_by_owner => Some((0, owner.to_string())),
                         None => None,
                     },
                 }

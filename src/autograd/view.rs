@@ -369,11 +369,13 @@ fn set_view_meta(
     }
 }
 
-/// Creates the strided view `layout` of `input` whose backward is `bw`: one look at the input's
+/// Creates the strided view `layout` of `input` (over `storage`, read with the input's layout)
+/// whose backward is `bw`: one look at the input's
 /// autograd fields (its view root, or its own history). A view made in grad mode keeps `bw` and
 /// its input's edge pending until its `grad_fn` is first read.
 pub(crate) fn make_strided_view(
     input: &Tensor,
+    storage: crate::storage::Storage,
     layout: Layout,
     bw: AsStridedBackward,
 ) -> Result<Tensor> {
@@ -401,7 +403,8 @@ pub(crate) fn make_strided_view(
         (true, Some((None, false))) => None,
         (true, None) => gradient_edge(input)?,
     };
-    let mut v = alias(input, layout);
+    let mut v =
+        Tensor::from_parts_with_version(storage, layout, input.dtype(), input.0.version.share());
     let version = input.version();
     match edge {
         Some(edge) if creation == CreationMeta::Default => {
@@ -562,9 +565,7 @@ impl<G: Backward> Backward for CopySlices<G> {
         // The formula reads the slice in place (PyTorch clones it first), and may even overwrite
         // it (`grad_owned`): the slice is overwritten with its result below anyway. A result for
         // another input that aliases the slice is copied out before that.
-        let res = engine::call_node(
-            &self.fnode,
-            None,
+        let res = self.run_fnode(
             smallvec![Some(slice.clone())],
             &needs,
             ctx.create_graph,
@@ -605,17 +606,56 @@ impl<G: Backward> Backward for CopySlices<G> {
 }
 
 impl<G: Backward> CopySlices<G> {
+    /// Runs the in-place op's formula: this CopySlices is borrowed exclusively (its own formula
+    /// lock is held), so the inner formula needs no lock of its own.
+    fn run_fnode(
+        &mut self,
+        grads: Grads,
+        needs: &[bool],
+        create_graph: bool,
+        retain: bool,
+        grad_owned: bool,
+    ) -> Result<Grads> {
+        let Node {
+            name,
+            next,
+            saves,
+            state,
+            formula,
+            ..
+        } = &mut self.fnode;
+        let parts = engine::NodeParts {
+            name: *name,
+            n_in: next.len(),
+            saves: *saves,
+            state,
+            handle: None,
+        };
+        engine::run_formula(
+            &parts,
+            formula.get_mut(),
+            grads,
+            needs,
+            create_graph,
+            retain,
+            grad_owned,
+        )
+    }
+
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
     /// the base is itself differentiable (grad of the view region read, replaced by what
     /// the in-place op's formula returns).
-    fn apply_differentiable(&self, ctx: &BackwardCtx<'_>, g: Tensor, n_in: usize) -> Result<Grads> {
+    fn apply_differentiable(
+        &mut self,
+        ctx: &BackwardCtx<'_>,
+        g: Tensor,
+        n_in: usize,
+    ) -> Result<Grads> {
         use crate::ops::geometry::scatter_geometry;
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
         let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
-        let res = engine::call_node(
-            &self.fnode,
-            None,
+        let res = self.run_fnode(
             smallvec![Some(g_view.clone())],
             &needs,
             true,

@@ -423,13 +423,14 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     };
     if dt == a.dtype() {
         let done = match &b {
-            Operand::Scalar(v) if alpha == Scalar::Int(1) => {
-                check_no_internal_overlap(&a.data_ref(), name)?;
-                arith_scalar_dense_inplace(op, a, *v)
-            }
+            // (a dense layout has no internal overlap: checked below only for the others)
+            Operand::Scalar(v) if alpha == Scalar::Int(1) => arith_scalar_dense_inplace(op, a, *v),
             _ => false,
         };
         if !done {
+            if matches!(b, Operand::Scalar(_)) && alpha == Scalar::Int(1) {
+                check_no_internal_overlap(&a.data_ref(), name)?;
+            }
             let tb = operand_tensor(&b, dt)?;
             arith_kernel(op, dt, alpha, Some(a), a, &tb)?;
         }

@@ -87,19 +87,40 @@ fn offset_overflow(op: &'static str, l: &Layout) -> crate::Error {
     )
 }
 
-/// Creates the view `geom(l)` of `input`, whose layout `l` the caller has read (and checked its
-/// arguments against); the view's backward scatters into the input's shape. `None` from `geom`
+/// Creates the view `geom(l)` of `input`, whose layout `l` (with its storage) the caller has
+/// read (and checked its arguments against); the view's backward scatters into the input's shape. `None` from `geom`
 /// (an offset overflowing int64) is an error naming `op`.
 pub(crate) fn strided_view(
     input: &Tensor,
-    l: Layout,
+    Geometry { layout: l, storage }: Geometry,
     geom: impl Fn(&Layout) -> Option<Layout>,
     (op, name): (&'static str, &'static str),
 ) -> Result<Tensor> {
     input.check_strided(op)?;
     let layout = geom(&l).ok_or_else(|| offset_overflow(op, &l))?;
     let (base, view) = backward_geometry(&l, &layout, geom, op)?;
-    make_strided_view(input, layout, AsStridedBackward { name, base, view })
+    make_strided_view(
+        input,
+        storage,
+        layout,
+        AsStridedBackward { name, base, view },
+    )
+}
+
+/// A tensor's layout and the storage it addresses, read together.
+pub(crate) struct Geometry {
+    pub(crate) layout: Layout,
+    storage: crate::storage::Storage,
+}
+
+impl Geometry {
+    pub(crate) fn of(t: &Tensor) -> Geometry {
+        let d = t.data_ref();
+        Geometry {
+            layout: d.layout.clone(),
+            storage: d.storage.clone(),
+        }
+    }
 }
 
 /// `n` views `piece(input's layout, i)` of one input sharing one multi-output node

@@ -1,7 +1,7 @@
 //! Views that select part of a tensor: select, narrow, slice (with step), diagonal, and the
 //! multi-output views unbind / split / split_with_sizes / chunk.
 
-use super::{multi_view, strided_view};
+use super::{Geometry, multi_view, strided_view};
 use crate::layout::{Layout, wrap_dim};
 use crate::{Result, Tensor, bail};
 
@@ -38,6 +38,19 @@ fn selected(l: &Layout, d: usize, i: usize) -> Option<Layout> {
 
 fn dim_of(t: &Tensor, dim: i64, op: &'static str) -> Result<(Layout, usize)> {
     let l = t.layout();
+    let d = dim_in(&l, dim, op)?;
+    Ok((l, d))
+}
+
+/// [`dim_of`] for a single strided view: the layout comes with the storage it views (read
+/// under one lock).
+fn viewed_dim(t: &Tensor, dim: i64, op: &'static str) -> Result<(Geometry, usize)> {
+    let g = Geometry::of(t);
+    let d = dim_in(&g.layout, dim, op)?;
+    Ok((g, d))
+}
+
+fn dim_in(l: &Layout, dim: i64, op: &'static str) -> Result<usize> {
     if l.dim() == 0 {
         bail!(
             IndexOutOfRange,
@@ -46,8 +59,7 @@ fn dim_of(t: &Tensor, dim: i64, op: &'static str) -> Result<(Layout, usize)> {
             op
         );
     }
-    let d = wrap_dim(dim, l.dim(), op)?;
-    Ok((l, d))
+    wrap_dim(dim, l.dim(), op)
 }
 
 impl Tensor {
@@ -61,7 +73,8 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
-        let (l, d) = dim_of(self, dim, "select")?;
+        let (g, d) = viewed_dim(self, dim, "select")?;
+        let l = &g.layout;
         let size = l.sizes()[d] as i64;
         if index < -size || index >= size {
             bail!(
@@ -76,7 +89,7 @@ impl Tensor {
         let i = if index < 0 { index + size } else { index } as usize;
         strided_view(
             self,
-            l,
+            g,
             |l| selected(l, d, i),
             ("select", "SelectBackward0"),
         )
@@ -92,7 +105,8 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
-        let (l, d) = dim_of(self, dim, "narrow")?;
+        let (g, d) = viewed_dim(self, dim, "narrow")?;
+        let l = &g.layout;
         let size = l.sizes()[d] as i64;
         if start < -size || start > size {
             bail!(
@@ -118,7 +132,7 @@ impl Tensor {
         }
         strided_view(
             self,
-            l,
+            g,
             |l| narrowed(l, d, s as usize, length, 1),
             ("narrow", "SliceBackward0"),
         )
@@ -140,7 +154,8 @@ impl Tensor {
         end: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
-        let (l, d) = dim_of(self, dim, "slice")?;
+        let (g, d) = viewed_dim(self, dim, "slice")?;
+        let l = &g.layout;
         if step <= 0 {
             bail!(InvalidArgument, "slice", "slice step must be positive");
         }
@@ -159,7 +174,7 @@ impl Tensor {
         };
         strided_view(
             self,
-            l,
+            g,
             |l| narrowed(l, d, s as usize, len, step as usize),
             ("slice", "SliceBackward0"),
         )
@@ -174,7 +189,8 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
-        let l = self.layout();
+        let g = Geometry::of(self);
+        let l = &g.layout;
         let a = wrap_dim(dim1, l.dim(), "diagonal")?;
         let b = wrap_dim(dim2, l.dim(), "diagonal")?;
         if a == b {
@@ -215,7 +231,7 @@ impl Tensor {
             strides.push(st);
             Some(Layout::new(sizes, strides, off))
         };
-        strided_view(self, l, geom, ("diagonal", "DiagonalBackward0"))
+        strided_view(self, g, geom, ("diagonal", "DiagonalBackward0"))
     }
 
     /// All slices along `dim` (multi-output views: in-place on them is refused under autograd).
