@@ -322,23 +322,36 @@ fn arith_scalar_dense(op: Arith, a: &Tensor, s: Scalar) -> Option<Result<Tensor>
 
 /// In-place form of [`arith_scalar_dense`]: false (nothing done) unless `a` is a non-overlapping
 /// dense f32/f64 tensor.
+/// `a op= s` for a dense f32/f64 `a` through `$kernel` (`unary_inplace` or its owned form);
+/// false when `a` is not such a tensor.
+macro_rules! scalar_dense_inplace {
+    ($kernel:ident, $op:expr, $a:expr, $s:expr) => {{
+        macro_rules! go {
+            ($T:ty) => {{
+                let v: $T = $s.to::<$T>();
+                match $op {
+                    Arith::Add => super::dense::$kernel::<$T>($a, &move |x: $T| x + v),
+                    Arith::Sub => super::dense::$kernel::<$T>($a, &move |x: $T| x - v),
+                    Arith::Mul => super::dense::$kernel::<$T>($a, &move |x: $T| x * v),
+                    Arith::Div => super::dense::$kernel::<$T>($a, &move |x: $T| x / v),
+                }
+            }};
+        }
+        match $a.dtype() {
+            DType::F32 => go!(f32),
+            DType::F64 => go!(f64),
+            _ => false,
+        }
+    }};
+}
+
 fn arith_scalar_dense_inplace(op: Arith, a: &Tensor, s: Scalar) -> bool {
-    macro_rules! go {
-        ($T:ty) => {{
-            let v: $T = s.to::<$T>();
-            match op {
-                Arith::Add => super::dense::unary_inplace::<$T>(a, &move |x: $T| x + v),
-                Arith::Sub => super::dense::unary_inplace::<$T>(a, &move |x: $T| x - v),
-                Arith::Mul => super::dense::unary_inplace::<$T>(a, &move |x: $T| x * v),
-                Arith::Div => super::dense::unary_inplace::<$T>(a, &move |x: $T| x / v),
-            }
-        }};
-    }
-    match a.dtype() {
-        DType::F32 => go!(f32),
-        DType::F64 => go!(f64),
-        _ => false,
-    }
+    scalar_dense_inplace!(unary_inplace, op, a, s)
+}
+
+/// [`arith_scalar_dense_inplace`] on a gradient the engine handed over outright (no locks).
+fn arith_scalar_dense_owned(op: Arith, a: &mut Tensor, s: Scalar) -> bool {
+    scalar_dense_inplace!(unary_inplace_owned, op, a, s)
 }
 
 fn scalar_of(o: &Operand) -> Option<Scalar> {
@@ -526,14 +539,14 @@ impl Backward for ArithBackward {
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+        let mut g = output_grad(g);
         // `g * s` / `g / s` for a scalar `s`: overwrite a gradient nobody else can see instead
         // of allocating (the dense kernel computes the same values as the out-of-place path)
         if let (Arith::Mul | Arith::Div, Some(s)) = (self.op, self.b_scalar) {
             if ctx.grad_owned
                 && ctx.needs(0)
                 && !matches!(s, Scalar::Complex(_))
-                && arith_scalar_dense_inplace(self.op, &g, s)
+                && arith_scalar_dense_owned(self.op, &mut g, s)
             {
                 return Ok(smallvec::smallvec![Some(g), None]);
             }

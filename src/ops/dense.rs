@@ -333,6 +333,32 @@ pub(crate) fn unary<T: Element, U: Element>(
     Some(Ok(wrap_output::<U>(buf, d.layout.sizes(), strides)))
 }
 
+/// [`unary_inplace`] on a tensor the caller owns outright (its only handle, its storage's only
+/// tensor: a gradient only the engine holds): its fields are reached without their locks.
+pub(crate) fn unary_inplace_owned<T: Element>(
+    t: &mut Tensor,
+    f: &(impl Fn(T) -> T + Sync),
+) -> bool {
+    let Some(imp) = std::sync::Arc::get_mut(&mut t.0) else {
+        return unary_inplace(t, f);
+    };
+    let d = imp.data.get_mut();
+    if d.layout.numel() == 0 || !d.layout.is_non_overlapping_and_dense() {
+        return false;
+    }
+    let (n, offset) = (d.layout.numel(), d.layout.offset());
+    let Some(buf) = d.storage.get_mut() else {
+        return unary_inplace(t, f);
+    };
+    // SAFETY: a dense layout covers exactly numel elements from its offset inside the storage;
+    // `buf` is borrowed exclusively for the call and input and output coincide exactly.
+    unsafe {
+        let p = (buf.as_mut_ptr() as *mut T).add(offset);
+        flat1::<T, T>(n, p, p, true, f)
+    };
+    true
+}
+
 /// In-place `t = f(t)` when `t` is non-overlapping and dense. Returns false when it is not.
 pub(crate) fn unary_inplace<T: Element>(t: &Tensor, f: &(impl Fn(T) -> T + Sync)) -> bool {
     // (the data lock is held for the call, then the storage's: the order of every lock pair)

@@ -235,6 +235,11 @@ impl Storage {
     pub(crate) fn is_unique(&self) -> bool {
         Arc::strong_count(&self.0) <= 2
     }
+
+    /// The buffer, borrowed exclusively without its lock when this is the only handle.
+    pub(crate) fn get_mut(&mut self) -> Option<&mut CpuBuffer> {
+        Arc::get_mut(&mut self.0).map(|inner| inner.buf.get_mut())
+    }
 }
 
 /// Runs `f` with mutable typed slices over the elements of several *distinct* storages, each
