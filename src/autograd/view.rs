@@ -403,24 +403,30 @@ pub(crate) fn make_strided_view(
         (true, Some((None, false))) => None,
         (true, None) => gradient_edge(input)?,
     };
-    let mut v =
-        Tensor::from_parts_with_version(storage, layout, input.dtype(), input.0.version.share());
     let version = input.version();
-    match edge {
+    let (pending, edge) = match edge {
         Some(edge) if creation == CreationMeta::Default => {
             let pending = PendingView {
                 seq: super::node::next_seq(),
                 edge,
                 formula: bw,
             };
-            set_view_meta(&mut v, root, creation, version, Some(pending));
+            (Some(pending), None)
         }
-        edge => {
-            set_view_meta(&mut v, root, creation, version, None);
-            if let Some(edge) = edge {
-                record_fresh(&mut v, smallvec![Some(edge)], Vec::new(), bw);
-            }
-        }
+        edge => (None, edge.map(|e| (e, bw))),
+    };
+    // (the view's autograd fields are filled in before the tensor exists: no lock)
+    let mut meta = super::meta::AutogradMeta::default();
+    meta.view = Some(Box::new(ViewMeta {
+        base: root,
+        creation,
+        attr_version: version,
+        pending,
+    }));
+    let dtype = input.dtype();
+    let mut v = Tensor::from_parts_with_meta(storage, layout, dtype, input.0.version.share(), meta);
+    if let Some((edge, bw)) = edge {
+        record_fresh(&mut v, smallvec![Some(edge)], Vec::new(), bw);
     }
     Ok(v)
 }

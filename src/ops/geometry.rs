@@ -166,7 +166,7 @@ pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sd
 /// fresh buffer. The slice never leaves CopySlices' non-differentiable step (it is written back
 /// or copied out, never saved), so it keeps a version counter of its own.
 pub(crate) fn base_and_slice(
-    grad: Tensor,
+    mut grad: Tensor,
     base: &Layout,
     view: &Layout,
 ) -> Result<(Tensor, Tensor)> {
@@ -178,8 +178,7 @@ pub(crate) fn base_and_slice(
         );
     }
     let rel = view.offset() - base.offset();
-    if let Some(storage) = reusable_grad_storage(&grad, base, view) {
-        let g_off = grad.data_ref().layout.offset();
+    if let Some((storage, g_off)) = reusable_grad_storage(&mut grad, base, view) {
         let slice = Tensor::from_parts(
             storage,
             Layout::new(view.sizes(), view.strides(), g_off + rel),
@@ -213,20 +212,24 @@ pub(crate) fn base_and_slice(
 /// `grad`'s storage when CopySlices may write into it: the handle and its storage are held by
 /// nobody else, it is dense with exactly the base's sizes and strides, and every element of the
 /// view maps onto an element of the base.
-fn reusable_grad_storage(grad: &Tensor, base: &Layout, view: &Layout) -> Option<Storage> {
-    if grad.0.sparse.is_some()
-        || std::sync::Arc::strong_count(&grad.0) != 1
-        || std::sync::Arc::weak_count(&grad.0) != 0
-    {
+/// Returns the storage and `grad`'s offset in it. (Held by nobody else, `grad` is read through
+/// an exclusive borrow, without its lock.)
+fn reusable_grad_storage(
+    grad: &mut Tensor,
+    base: &Layout,
+    view: &Layout,
+) -> Option<(Storage, usize)> {
+    let imp = std::sync::Arc::get_mut(&mut grad.0)?;
+    if imp.sparse.is_some() {
         return None;
     }
-    let d = grad.data_ref();
+    let d = imp.data.get_mut();
     let ok = d.storage.ref_count() == 1
         && d.layout.sizes() == base.sizes()
         && d.layout.strides() == base.strides()
         && base.is_non_overlapping_and_dense()
         && view.storage_span() <= base.offset() + base.numel();
-    ok.then(|| d.storage.clone())
+    ok.then(|| (d.storage.clone(), d.layout.offset()))
 }
 
 /// Reads `src` (any geometry) into a dense tensor whose strides keep `src`'s memory order.

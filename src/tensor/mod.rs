@@ -69,12 +69,34 @@ impl Tensor {
     }
 
     fn build(storage: Storage, layout: Layout, dtype: DType, version: TensorVersion) -> Tensor {
+        Self::build_with(storage, layout, dtype, version, AutogradMeta::default())
+    }
+
+    /// [`from_parts_with_version`](Self::from_parts_with_version) with its autograd fields
+    /// already filled in (a view's: set before anyone can lock them).
+    pub(crate) fn from_parts_with_meta(
+        storage: Storage,
+        layout: Layout,
+        dtype: DType,
+        version: VersionCounter,
+        meta: AutogradMeta,
+    ) -> Tensor {
+        Self::build_with(storage, layout, dtype, TensorVersion::shared(version), meta)
+    }
+
+    fn build_with(
+        storage: Storage,
+        layout: Layout,
+        dtype: DType,
+        version: TensorVersion,
+        meta: AutogradMeta,
+    ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
             dtype,
             device: storage.device(),
             version,
             data: RwLock::new(TensorData { storage, layout }),
-            meta: Mutex::new(AutogradMeta::default()),
+            meta: Mutex::new(meta),
             sparse: None,
         }))
     }
