@@ -3,7 +3,7 @@
 //! for one node's inputs are summed in a buffer before the node runs. `grad()` captures the
 //! gradients flowing into given tensors instead of accumulating into leaves.
 
-use super::node::{Backward, BackwardCtx, Edge, Grads, Node};
+use super::node::{Backward, BackwardCtx, Edge, Grads, Node, NodeParts};
 use super::set_grad_enabled;
 use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
@@ -137,21 +137,27 @@ pub(crate) fn exclusively_owned(g: &mut Tensor) -> bool {
     m.view.is_none() && m.grad_fn.is_none() && !m.requires_grad
 }
 
+/// How a formula runs: which inputs need gradients, whether the pass builds a differentiable
+/// graph or keeps saved tensors, and whether the incoming gradient may be overwritten
+/// ([`BackwardCtx::grad_owned`]).
+#[derive(Clone, Copy)]
+pub(crate) struct RunArgs<'a> {
+    pub(crate) needs: &'a [bool],
+    pub(crate) create_graph: bool,
+    pub(crate) retain: bool,
+    pub(crate) grad_owned: bool,
+}
+
 /// Runs one node's formula: unpacks (and version-checks) its saved tensors, applies it and
 /// releases the saved tensors unless `retain`. `handle`: the node's own `Arc`.
-/// `grad_owned`: see [`BackwardCtx::grad_owned`].
 pub(crate) fn call_node(
     node: &Node,
     handle: Option<&Arc<Node>>,
     grads: Grads,
-    needs: &[bool],
-    create_graph: bool,
-    retain: bool,
-    grad_owned: bool,
+    args: RunArgs<'_>,
 ) -> Result<Grads> {
-    let n_in = node.next.len();
     if grads.iter().all(|g| g.is_none()) && !node.is_accumulate() {
-        return Ok(smallvec![None; n_in]);
+        return Ok(smallvec![None; node.next.len()]);
     }
     // AccumulateGrad nodes are shared by every graph that reaches their leaf, so backward passes
     // on several threads may run one concurrently: serialise them (striped by node address; an
@@ -160,45 +166,17 @@ pub(crate) fn call_node(
     let _serial = node
         .is_accumulate()
         .then(|| NODE_STRIPES[(key(node) >> 6) % 64].lock());
-    let parts = NodeParts {
-        name: node.name,
-        n_in,
-        saves: node.saves,
-        state: &node.state,
-        handle,
-    };
     // (two passes running one node at once, possible with retain_graph, take turns)
-    run_formula(
-        &parts,
-        &mut *node.formula.lock(),
-        grads,
-        needs,
-        create_graph,
-        retain,
-        grad_owned,
-    )
+    run_formula(&node.parts(handle), &mut *node.formula.lock(), grads, args)
 }
 
-/// What running a formula reads of its node besides the formula itself (which the caller has
-/// locked, or holds exclusively: the in-place node inside a CopySlices).
-pub(crate) struct NodeParts<'a> {
-    pub(crate) name: &'static str,
-    pub(crate) n_in: usize,
-    pub(crate) saves: bool,
-    pub(crate) state: &'a parking_lot::Mutex<super::node::NodeState>,
-    /// The node's own `Arc` (none for the in-place node inside a CopySlices).
-    pub(crate) handle: Option<&'a Arc<Node>>,
-}
-
-/// [`call_node`]'s work once the formula is at hand.
+/// [`call_node`]'s work once the formula is at hand (locked by the caller, or held exclusively:
+/// the in-place node inside a CopySlices).
 pub(crate) fn run_formula(
     node: &NodeParts<'_>,
     formula: &mut dyn Backward,
     grads: Grads,
-    needs: &[bool],
-    create_graph: bool,
-    retain: bool,
-    grad_owned: bool,
+    args: RunArgs<'_>,
 ) -> Result<Grads> {
     let _span = tracing::trace_span!("backward_node", name = node.name).entered();
     let n_in = node.n_in;
@@ -214,13 +192,13 @@ pub(crate) fn run_formula(
     }
     let ctx = BackwardCtx {
         saved: &saved,
-        needs,
-        create_graph,
-        retain,
-        grad_owned: grad_owned && !create_graph,
+        needs: args.needs,
+        create_graph: args.create_graph,
+        retain: args.retain,
+        grad_owned: args.grad_owned && !args.create_graph,
     };
     let res = formula.apply(&ctx, grads);
-    if node.saves && !retain {
+    if node.saves && !args.retain {
         let mut st = node.state.lock();
         if !st.saved.is_empty() {
             st.saved.clear();
@@ -425,15 +403,13 @@ fn execute(
         // the engine holds the only handle of a gradient nobody else saw: the formula may reuse it
         let owned =
             !create_graph && inputs.len() == 1 && inputs[0].as_mut().is_some_and(exclusively_owned);
-        let outs = call_node(
-            node,
-            Some(node),
-            inputs,
-            &needs,
+        let args = RunArgs {
+            needs: &needs,
             create_graph,
             retain,
-            owned,
-        )?;
+            grad_owned: owned,
+        };
+        let outs = call_node(node, Some(node), inputs, args)?;
         for (e, g) in node.next.iter().zip(outs) {
             let Some(e) = e else { continue };
             let slot = slots

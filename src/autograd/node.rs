@@ -118,6 +118,50 @@ pub struct Node<F: ?Sized = dyn Backward> {
     pub(crate) formula: Mutex<F>,
 }
 
+/// What running a formula reads of its node besides the formula itself.
+pub(crate) struct NodeParts<'a> {
+    pub(crate) name: &'static str,
+    pub(crate) n_in: usize,
+    pub(crate) saves: bool,
+    pub(crate) state: &'a Mutex<NodeState>,
+    /// The node's own `Arc` (none for the in-place node inside a CopySlices).
+    pub(crate) handle: Option<&'a Arc<Node>>,
+}
+
+impl<F: ?Sized> Node<F> {
+    /// The parts a formula run reads, `handle` being this node's `Arc` if it has one.
+    pub(crate) fn parts<'a>(&'a self, handle: Option<&'a Arc<Node>>) -> NodeParts<'a> {
+        NodeParts {
+            name: self.name,
+            n_in: self.next.len(),
+            saves: self.saves,
+            state: &self.state,
+            handle,
+        }
+    }
+
+    /// The parts and the formula itself, borrowed apart from a node held exclusively (no
+    /// formula lock): the in-place node inside a CopySlices.
+    pub(crate) fn split_mut(&mut self) -> (NodeParts<'_>, &mut F) {
+        let Node {
+            name,
+            next,
+            saves,
+            state,
+            formula,
+            ..
+        } = self;
+        let parts = NodeParts {
+            name,
+            n_in: next.len(),
+            saves: *saves,
+            state,
+            handle: None,
+        };
+        (parts, formula.get_mut())
+    }
+}
+
 /// A handle to a node, for debugging (`grad_fn()`).
 #[derive(Clone)]
 pub struct NodeRef(pub(crate) Arc<Node>);

@@ -19,11 +19,8 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
         // the common case, a tensor that is not a view: one look under one lock
         let m = t.0.meta.lock();
         if m.view.is_none() {
-            if let Some(node) = &m.grad_fn {
-                return Ok(Some(Edge {
-                    node: node.clone(),
-                    input_nr: m.output_nr,
-                }));
+            if let Some(e) = history_edge(&m) {
+                return Ok(Some(e));
             }
             if !m.requires_grad {
                 return Ok(None);
@@ -322,51 +319,50 @@ pub(crate) fn view_rebase_error(
 
 /// Creates a view of `base` with `layout`, sharing storage and the root's version counter.
 pub(crate) fn make_view(base: &Tensor, layout: Layout, multi_output: bool) -> Tensor {
-    let mut v = alias(base, layout);
-    let creation = creation_in_mode(multi_output);
-    let (root, creation) = match base.view_info() {
-        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
-        None => (base.clone(), creation),
-    };
-    set_view_meta(&mut v, root, creation, base.version(), None);
-    v
-}
-
-/// A fresh tensor with `layout` over `base`'s storage, counting in its version counter.
-fn alias(base: &Tensor, layout: Layout) -> Tensor {
     let storage = base.data_ref().storage.clone();
-    Tensor::from_parts_with_version(storage, layout, base.dtype(), base.0.version.share())
+    let (root, creation) = root_and_creation(base, base.view_info(), multi_output);
+    new_view(base, storage, layout, root, creation, None)
 }
 
-/// How a view made now is marked: under no_grad, as one of several outputs, or plainly.
-fn creation_in_mode(multi_output: bool) -> CreationMeta {
-    if !is_grad_enabled() {
+/// The root and creation mark of a view of `input` made now; `view_of` is the input's own root
+/// and mark if it is a view (the mark propagates, like PyTorch's `propagate_creation_meta`).
+fn root_and_creation(
+    input: &Tensor,
+    view_of: Option<(Tensor, CreationMeta)>,
+    multi_output: bool,
+) -> (Tensor, CreationMeta) {
+    let creation = if !is_grad_enabled() {
         CreationMeta::NoGradMode
     } else if multi_output {
         CreationMeta::MultiOutputNode
     } else {
         CreationMeta::Default
+    };
+    match view_of {
+        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
+        None => (input.clone(), creation),
     }
 }
 
-/// Makes the fresh alias `v` a view of `root` (no lock: `v` is still this handle's alone).
-fn set_view_meta(
-    v: &mut Tensor,
+/// A fresh view of `input` (over `storage`, counting in the input's version counter) whose
+/// autograd fields are filled in before the tensor exists: no lock.
+fn new_view(
+    input: &Tensor,
+    storage: crate::storage::Storage,
+    layout: Layout,
     root: Tensor,
     creation: CreationMeta,
-    attr_version: u64,
     pending: Option<PendingView>,
-) {
-    let view = Some(Box::new(ViewMeta {
+) -> Tensor {
+    let mut meta = super::meta::AutogradMeta::default();
+    meta.view = Some(Box::new(ViewMeta {
         base: root,
         creation,
-        attr_version,
+        attr_version: input.version(),
         pending,
     }));
-    match Arc::get_mut(&mut v.0) {
-        Some(imp) => imp.meta.get_mut().view = view,
-        None => v.0.meta.lock().view = view,
-    }
+    let version = input.0.version.share();
+    Tensor::from_parts_with_meta(storage, layout, input.dtype(), version, meta)
 }
 
 /// Creates the strided view `layout` of `input` (over `storage`, read with the input's layout)
@@ -388,11 +384,7 @@ pub(crate) fn make_strided_view(
             None => (None, grad_mode.then(|| (history_edge(&m), m.requires_grad))),
         }
     };
-    let creation = creation_in_mode(false);
-    let (root, creation) = match view_of {
-        Some((root, prev)) => (root, CreationMeta::propagate(prev, creation)),
-        None => (input.clone(), creation),
-    };
+    let (root, creation) = root_and_creation(input, view_of, false);
     let edge = match (grad_mode, own) {
         (false, _) => None,
         (true, Some((Some(e), _))) => Some(e),
@@ -403,7 +395,6 @@ pub(crate) fn make_strided_view(
         (true, Some((None, false))) => None,
         (true, None) => gradient_edge(input)?,
     };
-    let version = input.version();
     let (pending, edge) = match edge {
         Some(edge) if creation == CreationMeta::Default => {
             let pending = PendingView {
@@ -415,16 +406,7 @@ pub(crate) fn make_strided_view(
         }
         edge => (None, edge.map(|e| (e, bw))),
     };
-    // (the view's autograd fields are filled in before the tensor exists: no lock)
-    let mut meta = super::meta::AutogradMeta::default();
-    meta.view = Some(Box::new(ViewMeta {
-        base: root,
-        creation,
-        attr_version: version,
-        pending,
-    }));
-    let dtype = input.dtype();
-    let mut v = Tensor::from_parts_with_meta(storage, layout, dtype, input.0.version.share(), meta);
+    let mut v = new_view(input, storage, layout, root, creation, pending);
     if let Some((edge, bw)) = edge {
         record_fresh(&mut v, smallvec![Some(edge)], Vec::new(), bw);
     }
@@ -571,13 +553,13 @@ impl<G: Backward> Backward for CopySlices<G> {
         // The formula reads the slice in place (PyTorch clones it first), and may even overwrite
         // it (`grad_owned`): the slice is overwritten with its result below anyway. A result for
         // another input that aliases the slice is copied out before that.
-        let res = self.run_fnode(
-            smallvec![Some(slice.clone())],
-            &needs,
-            ctx.create_graph,
-            ctx.retain,
-            true,
-        )?;
+        let args = engine::RunArgs {
+            needs: &needs,
+            create_graph: ctx.create_graph,
+            retain: ctx.retain,
+            grad_owned: true,
+        };
+        let res = self.run_fnode(smallvec![Some(slice.clone())], args)?;
         let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
         let mut out: Grads = smallvec![None; n_in];
         let mut res = res.into_iter();
@@ -614,38 +596,9 @@ impl<G: Backward> Backward for CopySlices<G> {
 impl<G: Backward> CopySlices<G> {
     /// Runs the in-place op's formula: this CopySlices is borrowed exclusively (its own formula
     /// lock is held), so the inner formula needs no lock of its own.
-    fn run_fnode(
-        &mut self,
-        grads: Grads,
-        needs: &[bool],
-        create_graph: bool,
-        retain: bool,
-        grad_owned: bool,
-    ) -> Result<Grads> {
-        let Node {
-            name,
-            next,
-            saves,
-            state,
-            formula,
-            ..
-        } = &mut self.fnode;
-        let parts = engine::NodeParts {
-            name: *name,
-            n_in: next.len(),
-            saves: *saves,
-            state,
-            handle: None,
-        };
-        engine::run_formula(
-            &parts,
-            formula.get_mut(),
-            grads,
-            needs,
-            create_graph,
-            retain,
-            grad_owned,
-        )
+    fn run_fnode(&mut self, grads: Grads, args: engine::RunArgs<'_>) -> Result<Grads> {
+        let (parts, formula) = self.fnode.split_mut();
+        engine::run_formula(&parts, formula, grads, args)
     }
 
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
@@ -661,13 +614,13 @@ impl<G: Backward> CopySlices<G> {
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
         let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
-        let res = self.run_fnode(
-            smallvec![Some(g_view.clone())],
-            &needs,
-            true,
-            ctx.retain,
-            false,
-        )?;
+        let args = engine::RunArgs {
+            needs: &needs,
+            create_graph: true,
+            retain: ctx.retain,
+            grad_owned: false,
+        };
+        let res = self.run_fnode(smallvec![Some(g_view.clone())], args)?;
         let mut out: Grads = smallvec![None; n_in];
         let cleared = g.sub(&scatter_geometry(&[(&g_view, &self.view)], &self.base)?)?;
         for (i, r) in res.into_iter().enumerate() {
