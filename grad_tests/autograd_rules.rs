@@ -561,3 +561,52 @@ fn scalar_backward_reuses_only_unobserved_gradients() -> R {
     assert_eq!(grad64(&x), vec![2., 20., 5., 0.5]);
     Ok(())
 }
+
+/// CopySlices applies an in-place scalar op's formula (`mul_(s)`, `div_(s)`, `add_(s)`) to the
+/// view's region of the base gradient in place. Its gradients must be bit for bit those of the
+/// general path (taken with a 0-dim tensor operand) for every view geometry (dense, strided,
+/// stepped, transposed), upstream gradient (broadcast from `sum`, dense from a product) and
+/// dtype (f32/f64 take the region path; f16 and complex64 fall back to the general one).
+#[test]
+fn scalar_inplace_on_views_matches_the_general_path() -> R {
+    let vals: Vec<f64> = (0..12).map(|i| 0.3 + 0.71 * i as f64).collect();
+    for dt in [DType::F32, DType::F64, DType::F16, DType::C64] {
+        for weighted in [false, true] {
+            let run = |tensor_operand: bool| -> tapegrad::Result<Tensor> {
+                let s = |v: f64| -> tapegrad::Result<tapegrad::Operand> {
+                    Ok(if tensor_operand {
+                        Tensor::full(&[], v, dt)?.into()
+                    } else {
+                        v.into()
+                    })
+                };
+                let x = Tensor::from_vec(vals.clone(), &[3, 4])?
+                    .to_dtype(dt)?
+                    .requires_grad_(true)?;
+                let y = x.copy()?;
+                y.narrow(0, 1, 1)?.mul_(s(3.0)?)?;
+                y.select(1, 2)?.div_(s(7.0)?)?;
+                y.slice(1, Some(0), None, 2)?.mul_(s(-0.3)?)?;
+                y.t()?.narrow(0, 1, 2)?.add_(s(1.5)?)?.div_(s(3.0)?)?;
+                let w = Tensor::from_vec(vals.iter().map(|v| v * v).collect(), &[3, 4])?
+                    .to_dtype(dt)?;
+                let out = if weighted { y.mul(&w)? } else { y };
+                let one = Tensor::full(&[], 1.0, dt)?;
+                out.sum()?.backward_with(Some(&one), false, false)?;
+                Ok(x.grad().expect("grad"))
+            };
+            let (fast, general) = (run(false)?, run(true)?);
+            let same = fast.eq(&general)?.all(&[], false)?.to_vec::<bool>()?;
+            assert_eq!(same, vec![true], "{dt:?} weighted={weighted}");
+        }
+    }
+    // the values themselves (f64, broadcast upstream gradient)
+    let x = leaf64(&[1., 2., 3., 4., 5., 6.], &[2, 3]);
+    let y = x.copy()?;
+    y.select(1, 1)?.mul_(4.0)?;
+    y.t()?.narrow(0, 1, 2)?.div_(2.0)?;
+    y.slice(1, Some(0), None, 2)?.add_(9.0)?;
+    y.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![1., 2., 0.5, 1., 2., 0.5]);
+    Ok(())
+}

@@ -226,6 +226,22 @@ pub(crate) fn arith_cases() -> Vec<Case> {
     inpl!("sub_alpha_", sub_alpha_, 0.5);
     inpl!("mul_", mul_);
     inpl!("div_", div_);
+    // scalar in-place ops through dense, strided and stepped views (CopySlices applies their
+    // formula to the gradient region in place), stacked on one base
+    for (name, seed) in [("mul_/scalar_views", 62), ("div_/scalar_views", 63)] {
+        out.push(Case {
+            name,
+            inputs: vec![leaf(&[3, 4], -1.0, 1.0, seed)],
+            f: Box::new(|v: &[Tensor]| {
+                let y = v[0].copy()?;
+                y.select(1, 0)?.mul_(-2.5)?;
+                y.narrow(1, 1, 2)?.div_(0.75)?;
+                y.slice(0, Some(0), None, 2)?.add_(1.5)?.sub_(0.25)?;
+                y.t()?.narrow(0, 2, 2)?.mul_(3.0)?.div_(-1.25)?;
+                y.mul(&y)
+            }),
+        });
+    }
     out
 }
 

@@ -19,6 +19,6 @@ pub use function::{GradcheckOptions, gradcheck, gradgradcheck};
 pub use grad_mode::{GradModeGuard, enable_grad, is_grad_enabled, no_grad, set_grad_enabled};
 pub(crate) use meta::AutogradMeta;
 pub use node::NodeRef;
-pub(crate) use node::{Backward, BackwardCtx, Edge, Grads, Node, output_grad};
+pub(crate) use node::{Backward, BackwardCtx, Edge, Grads, Node, ScalarGrad, output_grad};
 pub(crate) use saved::SavedTensor;
 pub(crate) use view::{check_inplace, record, record_inplace};

@@ -71,6 +71,21 @@ impl BackwardCtx<'_> {
 pub(crate) trait Backward: Send + Sync + 'static {
     fn name(&self) -> &'static str;
     fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads>;
+    /// The gradient for the only input as the output's gradient mapped by a real scalar, when
+    /// that is all `apply` computes (the in-place scalar ops: `add_(1.0)`, `mul_(2.0)`). Lets
+    /// CopySlices apply it to the view's region of a base gradient it owns, in place, with the
+    /// values `apply` would give.
+    fn scalar_grad(&self) -> Option<ScalarGrad> {
+        None
+    }
+}
+
+/// See [`Backward::scalar_grad`]: the only input's gradient is `g`, `g * s` or `g / s`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum ScalarGrad {
+    Identity,
+    Mul(crate::Scalar),
+    Div(crate::Scalar),
 }
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output

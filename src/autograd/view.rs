@@ -547,7 +547,19 @@ impl<G: Backward> Backward for CopySlices<G> {
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
         }
-        let (result, slice) = crate::ops::geometry::base_and_slice(g, &self.base, &self.view)?;
+        let (mut result, region) =
+            crate::ops::geometry::owned_base_grad(g, &self.base, &self.view)?;
+        // an in-place scalar op (`mul_(2.0)`): its formula applied to the view's region of the
+        // base gradient in place, with the values the general path below computes
+        let (parts, formula) = self.fnode.split_mut();
+        if n_in == 1 && !parts.saves {
+            if let Some(m) = formula.scalar_grad() {
+                if crate::ops::binary::scalar_grad_region(&mut result, &region, m) {
+                    return Ok(smallvec![Some(result)]);
+                }
+            }
+        }
+        let slice = crate::ops::geometry::region_of_owned(&mut result, region);
         let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
         // The formula reads the slice in place (PyTorch clones it first), and may even overwrite

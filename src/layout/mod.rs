@@ -192,6 +192,33 @@ impl Layout {
         }
         true
     }
+    /// True when no two index tuples address one storage element (a sufficient test: with
+    /// the dims of size > 1 sorted by stride, each stride exceeds the furthest offset the smaller
+    /// dims reach). Empty layouts are injective.
+    pub(crate) fn is_surely_injective(&self) -> bool {
+        if self.sizes().contains(&0) {
+            return true;
+        }
+        let mut dims: smallvec::SmallVec<[(usize, usize); 6]> = self
+            .sizes()
+            .iter()
+            .zip(self.strides())
+            .filter(|(s, _)| **s > 1)
+            .map(|(&s, &st)| (st, s))
+            .collect();
+        dims.sort_unstable();
+        let mut reach = 0usize;
+        for (st, s) in dims {
+            if st <= reach {
+                return false;
+            }
+            match (s - 1).checked_mul(st).and_then(|v| v.checked_add(reach)) {
+                Some(r) => reach = r,
+                None => return false,
+            }
+        }
+        true
+    }
     /// True if two or more index tuples map to one storage element (a stride-0 dim of size > 1,
     /// or any other internal overlap). Conservative: may say true for exotic non-overlapping
     /// geometries only when they are not dense (PyTorch's `has_internal_overlap` returns TOO_HARD

@@ -354,6 +354,39 @@ fn arith_scalar_dense_owned(op: Arith, a: &mut Tensor, s: Scalar) -> bool {
     scalar_dense_inplace!(unary_inplace_owned, op, a, s)
 }
 
+/// `g[region] = g[region] op s` for a gradient buffer CopySlices holds outright (see
+/// [`crate::ops::geometry::owned_base_grad`]), with the values [`ArithBackward`]'s `g * s` /
+/// `g / s` gives (the scalar converted to the element type first). False when not done: an
+/// element type other than f32/f64, or a region naming an element twice.
+pub(crate) fn scalar_grad_region(
+    g: &mut Tensor,
+    region: &crate::layout::Layout,
+    grad: crate::autograd::ScalarGrad,
+) -> bool {
+    use crate::autograd::ScalarGrad;
+    macro_rules! go {
+        ($T:ty) => {{
+            match grad {
+                ScalarGrad::Identity => true,
+                ScalarGrad::Mul(s) => {
+                    let v: $T = s.to::<$T>();
+                    super::dense::unary_region_owned::<$T>(g, region, &move |x: $T| x * v)
+                }
+                ScalarGrad::Div(s) => {
+                    let v: $T = s.to::<$T>();
+                    super::dense::unary_region_owned::<$T>(g, region, &move |x: $T| x / v)
+                }
+            }
+        }};
+    }
+    match g.dtype() {
+        DType::F32 => go!(f32),
+        DType::F64 => go!(f64),
+        // the gradient passes through unchanged whatever its type
+        _ => matches!(grad, ScalarGrad::Identity),
+    }
+}
+
 fn scalar_of(o: &Operand) -> Option<Scalar> {
     match o {
         Operand::Scalar(s) => Some(*s),
@@ -532,6 +565,17 @@ impl Backward for ArithBackward {
             Arith::Sub => "SubBackward0",
             Arith::Mul => "MulBackward0",
             Arith::Div => "DivBackward0",
+        }
+    }
+    fn scalar_grad(&self) -> Option<crate::autograd::ScalarGrad> {
+        use crate::autograd::ScalarGrad;
+        match self.b_scalar? {
+            Scalar::Complex(_) => None,
+            s => Some(match self.op {
+                Arith::Add | Arith::Sub => ScalarGrad::Identity,
+                Arith::Mul => ScalarGrad::Mul(s),
+                Arith::Div => ScalarGrad::Div(s),
+            }),
         }
     }
     fn apply(

@@ -375,3 +375,59 @@ pub(crate) fn unary_inplace<T: Element>(t: &Tensor, f: &(impl Fn(T) -> T + Sync)
     };
     true
 }
+
+/// In-place `x = f(x)` over the elements `region` names in the storage of a tensor the caller
+/// owns outright (its only handle, its storage's only tensor: a gradient buffer CopySlices
+/// holds). `region` must name each element at most once (checked: false otherwise, and when
+/// `t` is shared); it must lie inside the storage (an internal invariant: panics otherwise).
+pub(crate) fn unary_region_owned<T: Element>(
+    t: &mut Tensor,
+    region: &Layout,
+    f: &(impl Fn(T) -> T + Sync),
+) -> bool {
+    if !region.is_non_overlapping_and_dense() && !region.is_surely_injective() {
+        return false;
+    }
+    let Some(buf) =
+        std::sync::Arc::get_mut(&mut t.0).and_then(|imp| imp.data.get_mut().storage.get_mut())
+    else {
+        return false;
+    };
+    assert!(
+        region.storage_span() * std::mem::size_of::<T>() <= buf.len(),
+        "internal: a gradient region outside its storage"
+    );
+    let base = buf.as_mut_ptr() as *mut T;
+    if region.is_non_overlapping_and_dense() {
+        // SAFETY: a dense region covers numel elements from its offset, inside the buffer
+        // (asserted above); `buf` is borrowed exclusively and input and output coincide.
+        unsafe {
+            flat1::<T, T>(
+                region.numel(),
+                base.add(region.offset()),
+                base.add(region.offset()),
+                true,
+                f,
+            )
+        };
+        return true;
+    }
+    let istrides: smallvec::SmallVec<[isize; 4]> =
+        region.strides().iter().map(|&s| s as isize).collect();
+    crate::layout::for_each_run(
+        region.sizes(),
+        [&istrides],
+        [region.offset() as isize],
+        |[o], len, [st]| {
+            for k in 0..len as isize {
+                // SAFETY: every offset the walk yields is an element of `region`, inside the buffer
+                // (asserted above) and named once (injective); `buf` is borrowed exclusively.
+                unsafe {
+                    let p = base.offset(o + k * st);
+                    *p = f(*p);
+                }
+            }
+        },
+    );
+    true
+}

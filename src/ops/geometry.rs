@@ -160,16 +160,26 @@ pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: crate::DType, sd
     });
 }
 
-/// CopySlices' first step: `grad` with the base's geometry, and the alias of it with the view's
-/// geometry (no autograd on either). A uniquely owned dense `grad` that already has the base's
-/// geometry is reused in place (nobody else can observe it); otherwise it is copied into a
-/// fresh buffer. The slice never leaves CopySlices' non-differentiable step (it is written back
-/// or copied out, never saved), so it keeps a version counter of its own.
-pub(crate) fn base_and_slice(
+/// The tensor over `region` of a gradient buffer CopySlices holds outright (see
+/// [`owned_base_grad`]; no autograd). It never leaves CopySlices' non-differentiable step (it is
+/// written back or copied out, never saved), so it keeps a version counter of its own.
+pub(crate) fn region_of_owned(grad: &mut Tensor, region: Layout) -> Tensor {
+    let storage = match std::sync::Arc::get_mut(&mut grad.0) {
+        Some(imp) => imp.data.get_mut().storage.clone(),
+        None => unreachable!("internal: a CopySlices gradient buffer is shared"),
+    };
+    Tensor::from_parts(storage, region, grad.dtype())
+}
+
+/// `grad` with the base's geometry, held outright (its handle and its storage are nobody
+/// else's, so it is written without locks), and the view's geometry inside that buffer. A
+/// uniquely owned dense `grad` that already has the base's geometry is reused in place (nobody
+/// else can observe it); otherwise it is copied into a fresh buffer.
+pub(crate) fn owned_base_grad(
     mut grad: Tensor,
     base: &Layout,
     view: &Layout,
-) -> Result<(Tensor, Tensor)> {
+) -> Result<(Tensor, Layout)> {
     if view.offset() < base.offset() {
         bail!(
             Unsupported,
@@ -178,13 +188,9 @@ pub(crate) fn base_and_slice(
         );
     }
     let rel = view.offset() - base.offset();
-    if let Some((storage, g_off)) = reusable_grad_storage(&mut grad, base, view) {
-        let slice = Tensor::from_parts(
-            storage,
-            Layout::new(view.sizes(), view.strides(), g_off + rel),
-            grad.dtype(),
-        );
-        return Ok((grad, slice));
+    if let Some(g_off) = reusable_grad_offset(&mut grad, base, view) {
+        let region = Layout::new(view.sizes(), view.strides(), g_off + rel);
+        return Ok((grad, region));
     }
     let span = base.storage_span().max(view.storage_span()) - base.offset();
     // A dense base geometry covering its whole span is written completely by the copy below.
@@ -196,29 +202,19 @@ pub(crate) fn base_and_slice(
         Storage::zeroed(nbytes)?
     };
     let result = Tensor::from_parts(
-        storage.clone(),
+        storage,
         Layout::new(base.sizes(), base.strides(), 0),
         grad.dtype(),
     );
     copy_raw(&result.data(), &grad.data(), grad.dtype(), grad.dtype());
-    let slice = Tensor::from_parts(
-        storage,
-        Layout::new(view.sizes(), view.strides(), rel),
-        grad.dtype(),
-    );
-    Ok((result, slice))
+    Ok((result, Layout::new(view.sizes(), view.strides(), rel)))
 }
 
-/// `grad`'s storage when CopySlices may write into it: the handle and its storage are held by
-/// nobody else, it is dense with exactly the base's sizes and strides, and every element of the
-/// view maps onto an element of the base.
-/// Returns the storage and `grad`'s offset in it. (Held by nobody else, `grad` is read through
-/// an exclusive borrow, without its lock.)
-fn reusable_grad_storage(
-    grad: &mut Tensor,
-    base: &Layout,
-    view: &Layout,
-) -> Option<(Storage, usize)> {
+/// `grad`'s offset in its storage when CopySlices may write into it: the handle and its
+/// storage are held by nobody else, it is dense with exactly the base's sizes and strides, and
+/// every element of the view maps onto an element of the base. (Held by nobody else, `grad` is
+/// read through an exclusive borrow, without its lock.)
+fn reusable_grad_offset(grad: &mut Tensor, base: &Layout, view: &Layout) -> Option<usize> {
     let imp = std::sync::Arc::get_mut(&mut grad.0)?;
     if imp.sparse.is_some() {
         return None;
@@ -229,7 +225,7 @@ fn reusable_grad_storage(
         && d.layout.strides() == base.strides()
         && base.is_non_overlapping_and_dense()
         && view.storage_span() <= base.offset() + base.numel();
-    ok.then(|| (d.storage.clone(), d.layout.offset()))
+    ok.then(|| d.layout.offset())
 }
 
 /// Reads `src` (any geometry) into a dense tensor whose strides keep `src`'s memory order.

@@ -24,34 +24,6 @@ pub(crate) fn view_with(input: &Tensor, layout: Layout, bw: impl Backward) -> Re
     Ok(v)
 }
 
-/// True when no two index tuples of `l` address one storage element (a sufficient test: with
-/// the dims of size > 1 sorted by stride, each stride exceeds the furthest offset the smaller
-/// dims reach). Empty layouts are injective.
-fn surely_injective(l: &Layout) -> bool {
-    if l.sizes().contains(&0) {
-        return true;
-    }
-    let mut dims: smallvec::SmallVec<[(usize, usize); 6]> = l
-        .sizes()
-        .iter()
-        .zip(l.strides())
-        .filter(|(s, _)| **s > 1)
-        .map(|(&s, &st)| (st, s))
-        .collect();
-    dims.sort_unstable();
-    let mut reach = 0usize;
-    for (st, s) in dims {
-        if st <= reach {
-            return false;
-        }
-        match (s - 1).checked_mul(st).and_then(|v| v.checked_add(reach)) {
-            Some(r) => reach = r,
-            None => return false,
-        }
-    }
-    true
-}
-
 /// The (input, output) geometries a logical view's backward scatters between. `geom` maps an
 /// input layout to the view's layout. When the input is injective this is its own layout (the
 /// storage scatter is exact); when elements of the input alias (an expanded input) the view is
@@ -64,7 +36,7 @@ fn backward_geometry<V: Clone>(
     geom: impl Fn(&Layout) -> Option<V>,
     op: &'static str,
 ) -> Result<(Layout, V)> {
-    if surely_injective(input) {
+    if input.is_surely_injective() {
         Ok((input.clone(), out.clone()))
     } else {
         let c = Layout::contiguous(input.sizes());
