@@ -113,8 +113,8 @@ fn backward_from_many_threads_into_one_leaf_loses_nothing() {
     }
 }
 
-/// One graph, retained, run backward from 8 threads at once: each node's formula runs for one
-/// pass at a time, and every pass contributes.
+/// One graph, retained, run backward from 8 threads at once: a node's formula may run for
+/// several passes at the same time (formulas only read themselves), and every pass contributes.
 #[test]
 fn one_retained_graph_backward_from_many_threads() {
     let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0], &[3])

@@ -68,7 +68,7 @@ impl Backward for AccumulateGrad {
     fn name(&self) -> &'static str {
         "AccumulateGrad"
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
+    fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let Some(mut g) = grads.into_iter().next().flatten() else {
             return Ok(Grads::new());
         };
@@ -166,15 +166,14 @@ pub(crate) fn call_node(
     let _serial = node
         .is_accumulate()
         .then(|| NODE_STRIPES[(key(node) >> 6) % 64].lock());
-    // (two passes running one node at once, possible with retain_graph, take turns)
-    run_formula(&node.parts(handle), &mut *node.formula.lock(), grads, args)
+    run_formula(&node.parts(handle), &node.formula, grads, args)
 }
 
-/// [`call_node`]'s work once the formula is at hand (locked by the caller, or held exclusively:
-/// the in-place node inside a CopySlices).
+/// [`call_node`]'s work on a node's parts and formula (also run by CopySlices on the in-place
+/// node it holds).
 pub(crate) fn run_formula(
     node: &NodeParts<'_>,
-    formula: &mut dyn Backward,
+    formula: &dyn Backward,
     grads: Grads,
     args: RunArgs<'_>,
 ) -> Result<Grads> {

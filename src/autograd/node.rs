@@ -70,7 +70,7 @@ impl BackwardCtx<'_> {
 /// (`None` = zero); returns one optional gradient per forward input.
 pub(crate) trait Backward: Send + Sync + 'static {
     fn name(&self) -> &'static str;
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads>;
+    fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads>;
     /// The gradient for the only input as the output's gradient mapped by a real scalar, when
     /// that is all `apply` computes (the in-place scalar ops: `add_(1.0)`, `mul_(2.0)`). Lets
     /// CopySlices apply it to the view's region of a base gradient it owns, in place, with the
@@ -128,9 +128,9 @@ pub struct Node<F: ?Sized = dyn Backward> {
     /// Set once a tensor hook or `retain_grad` is added to `state` (the engine looks under the
     /// lock only then).
     pub(crate) has_hooks: AtomicBool,
-    /// The derivative formula; locked while it runs, so passes over one retained graph on
-    /// several threads take turns.
-    pub(crate) formula: Mutex<F>,
+    /// The derivative formula. `apply` takes it shared: passes over one retained graph on
+    /// several threads may run it at once (it only reads itself; saved tensors are in `state`).
+    pub(crate) formula: F,
 }
 
 /// What running a formula reads of its node besides the formula itself.
@@ -153,27 +153,6 @@ impl<F: ?Sized> Node<F> {
             state: &self.state,
             handle,
         }
-    }
-
-    /// The parts and the formula itself, borrowed apart from a node held exclusively (no
-    /// formula lock): the in-place node inside a CopySlices.
-    pub(crate) fn split_mut(&mut self) -> (NodeParts<'_>, &mut F) {
-        let Node {
-            name,
-            next,
-            saves,
-            state,
-            formula,
-            ..
-        } = self;
-        let parts = NodeParts {
-            name,
-            n_in: next.len(),
-            saves: *saves,
-            state,
-            handle: None,
-        };
-        (parts, formula.get_mut())
     }
 }
 
@@ -262,7 +241,7 @@ impl<F: Backward> Node<F> {
                 released: false,
                 hooks: None,
             }),
-            formula: Mutex::new(formula),
+            formula,
         }
     }
 }

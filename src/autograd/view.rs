@@ -497,7 +497,7 @@ impl Backward for AsStridedBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
+    fn apply(&self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let g = output_grad(grads);
         let gi = crate::ops::geometry::scatter_geometry(&[(&g, &self.view)], &self.base)?;
         Ok(smallvec![Some(gi)])
@@ -515,7 +515,7 @@ impl Backward for MultiViewBackward {
     fn name(&self) -> &'static str {
         self.name
     }
-    fn apply(&mut self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
+    fn apply(&self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let parts: Vec<(&Tensor, &Layout)> = grads
             .iter()
             .zip(&self.views)
@@ -541,7 +541,7 @@ impl<G: Backward> Backward for CopySlices<G> {
     fn name(&self) -> &'static str {
         "CopySlices"
     }
-    fn apply(&mut self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
+    fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let n_in = self.fnode.next.len();
         let g = output_grad(grads);
         if ctx.create_graph {
@@ -551,9 +551,8 @@ impl<G: Backward> Backward for CopySlices<G> {
             crate::ops::geometry::owned_base_grad(g, &self.base, &self.view)?;
         // an in-place scalar op (`mul_(2.0)`): its formula applied to the view's region of the
         // base gradient in place, with the values the general path below computes
-        let (parts, formula) = self.fnode.split_mut();
-        if n_in == 1 && !parts.saves {
-            if let Some(m) = formula.scalar_grad() {
+        if n_in == 1 && !self.fnode.saves {
+            if let Some(m) = self.fnode.formula.scalar_grad() {
                 if crate::ops::binary::scalar_grad_region(&mut result, &region, m) {
                     return Ok(smallvec![Some(result)]);
                 }
@@ -606,22 +605,15 @@ impl<G: Backward> Backward for CopySlices<G> {
 }
 
 impl<G: Backward> CopySlices<G> {
-    /// Runs the in-place op's formula: this CopySlices is borrowed exclusively (its own formula
-    /// lock is held), so the inner formula needs no lock of its own.
-    fn run_fnode(&mut self, grads: Grads, args: engine::RunArgs<'_>) -> Result<Grads> {
-        let (parts, formula) = self.fnode.split_mut();
-        engine::run_formula(&parts, formula, grads, args)
+    /// Runs the in-place op's formula (a node of its own, inside this one).
+    fn run_fnode(&self, grads: Grads, args: engine::RunArgs<'_>) -> Result<Grads> {
+        engine::run_formula(&self.fnode.parts(None), &self.fnode.formula, grads, args)
     }
 
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
     /// the base is itself differentiable (grad of the view region read, replaced by what
     /// the in-place op's formula returns).
-    fn apply_differentiable(
-        &mut self,
-        ctx: &BackwardCtx<'_>,
-        g: Tensor,
-        n_in: usize,
-    ) -> Result<Grads> {
+    fn apply_differentiable(&self, ctx: &BackwardCtx<'_>, g: Tensor, n_in: usize) -> Result<Grads> {
         use crate::ops::geometry::scatter_geometry;
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
         let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();

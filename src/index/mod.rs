@@ -640,7 +640,7 @@ impl Backward for IndexBackward {
         "IndexBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -667,7 +667,7 @@ impl Backward for IndexPutBackward {
         "IndexPutBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

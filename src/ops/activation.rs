@@ -84,7 +84,7 @@ impl Backward for GeluGradBackward {
         "GeluBackwardBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

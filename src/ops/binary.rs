@@ -537,7 +537,7 @@ impl Backward for ConjBackward {
         "ConjBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -579,7 +579,7 @@ impl Backward for ArithBackward {
         }
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

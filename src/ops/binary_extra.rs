@@ -236,7 +236,7 @@ impl Backward for BinBackward {
         self.op.backward_name()
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -211,7 +211,7 @@ impl Backward for PassBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -227,7 +227,7 @@ impl Backward for ToCopyBackward {
         "ToCopyBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -249,7 +249,7 @@ impl Backward for CopyBackwards {
         "CopyBackwards"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -277,7 +277,7 @@ impl Backward for ZeroGradBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

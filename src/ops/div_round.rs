@@ -25,7 +25,7 @@ impl Backward for DivRoundBackward {
         "DivBackward2"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

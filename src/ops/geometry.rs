@@ -44,7 +44,7 @@ impl Backward for ScatterGeometryBackward {
         "AsStridedScatterBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -18,7 +18,7 @@ impl Backward for BinaryCrossEntropyBackward {
         "BinaryCrossEntropyBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

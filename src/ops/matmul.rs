@@ -118,7 +118,7 @@ impl Backward for MmBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -189,7 +189,7 @@ impl Backward for DotBackward {
         "DotBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

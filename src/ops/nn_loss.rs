@@ -20,7 +20,7 @@ impl Backward for ConstGradBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -52,7 +52,7 @@ impl Backward for BceWithLogitsBackward {
         "BinaryCrossEntropyWithLogitsBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -152,7 +152,7 @@ impl Backward for WhereBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -211,7 +211,7 @@ impl Backward for MaskedFillBackward {
         "MaskedFillBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -312,7 +312,7 @@ impl Backward for ClampBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -436,7 +436,7 @@ impl Backward for PowBackward {
         ["PowBackward0", "PowBackward1", "PowBackward2"][self.kind as usize]
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -136,7 +136,7 @@ impl crate::autograd::Backward for WeightedBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &crate::autograd::BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -242,7 +242,7 @@ impl Backward for ScatterReduceBackward {
         "ScatterReduceBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -42,7 +42,7 @@ impl Backward for SetBackward {
         "NotImplemented"
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         _: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

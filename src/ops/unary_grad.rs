@@ -18,7 +18,7 @@ impl Backward for UnaryBackward {
         self.op.backward_name()
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -134,7 +134,7 @@ impl Backward for SparseMapBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -193,7 +193,7 @@ impl Backward for MaskBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -220,7 +220,7 @@ impl Backward for ValuesBackward {
         "ValuesBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -247,7 +247,7 @@ impl Backward for ToSparseBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

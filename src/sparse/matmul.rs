@@ -133,7 +133,7 @@ impl Backward for SpmmBackward {
         "SparseMmBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         ctx: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -15,7 +15,7 @@ impl Backward for PermuteBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {

@@ -137,7 +137,7 @@ impl Backward for ReshapeBackward {
         self.name
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
@@ -157,7 +157,7 @@ impl Backward for ExpandBackward {
         "ExpandBackward0"
     }
     fn apply(
-        &mut self,
+        &self,
         _: &BackwardCtx<'_>,
         g: crate::autograd::Grads,
     ) -> Result<crate::autograd::Grads> {
