@@ -122,21 +122,6 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Resu
 
 const BACKWARD_TWICE: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
 
-/// True if nothing but the caller can observe `g`: its only handle (no weak ones either), its
-/// storage's only tensor, no autograd identity (not a view, no history, no leaf flag). A formula
-/// handed such a gradient may overwrite it instead of allocating its result
-/// ([`BackwardCtx::grad_owned`]). (Exclusive access reads the fields without their locks.)
-pub(crate) fn exclusively_owned(g: &mut Tensor) -> bool {
-    let Some(imp) = Arc::get_mut(&mut g.0) else {
-        return false;
-    };
-    if imp.sparse.is_some() || imp.data.get_mut().storage.ref_count() != 1 {
-        return false;
-    }
-    let m = imp.meta.get_mut();
-    m.view.is_none() && m.grad_fn.is_none() && !m.requires_grad
-}
-
 /// How a formula runs: which inputs need gradients, whether the pass builds a differentiable
 /// graph or keeps saved tensors, and whether the incoming gradient may be overwritten
 /// ([`BackwardCtx::grad_owned`]).
@@ -399,9 +384,9 @@ fn execute(
                 (Some(e), Some(nd)) => nd.get(&key(&e.node)).copied().unwrap_or(false),
             });
         }
-        // the engine holds the only handle of a gradient nobody else saw: the formula may reuse it
-        let owned =
-            !create_graph && inputs.len() == 1 && inputs[0].as_mut().is_some_and(exclusively_owned);
+        // the engine hands over its gradient: the formula may reuse it if nobody else can see
+        // it (checked where it is reused: one look at the handle and storage counts)
+        let owned = !create_graph && inputs.len() == 1;
         let args = RunArgs {
             needs: &needs,
             create_graph,

@@ -60,6 +60,11 @@ pub(crate) struct AutogradMeta {
 }
 
 impl AutogradMeta {
+    /// No autograd identity: not a view, no history, no leaf flag.
+    pub(crate) fn is_plain(&self) -> bool {
+        self.view.is_none() && self.grad_fn.is_none() && !self.requires_grad
+    }
+
     /// Makes `node` (none: no history) this tensor's history as its forward output `output_nr`;
     /// a view records the version (`version`, read by the caller) its history is current for.
     pub(crate) fn set_history(&mut self, node: Option<Arc<Node>>, output_nr: usize, version: u64) {

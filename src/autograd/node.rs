@@ -55,7 +55,9 @@ pub(crate) struct BackwardCtx<'a> {
     pub(crate) create_graph: bool,
     pub(crate) retain: bool,
     /// The formula may overwrite its (single) output gradient and return it as an input's
-    /// gradient: no one else can observe that tensor (never set with `create_graph`).
+    /// gradient, provided no one else can observe that tensor: it is handed over, and the
+    /// overwriting kernel checks it is the only handle (`ops::dense::unary_inplace_owned`).
+    /// Never set with `create_graph`.
     pub(crate) grad_owned: bool,
 }
 
@@ -144,7 +146,7 @@ pub(crate) struct NodeParts<'a> {
 }
 
 impl<F: ?Sized> Node<F> {
-    /// The parts a formula run reads, `handle` being this node's `Arc` if it has one.
+    /// The parts a formula run reads, `handle` being this node's `Arc`.
     pub(crate) fn parts<'a>(&'a self, handle: Option<&'a Arc<Node>>) -> NodeParts<'a> {
         NodeParts {
             name: self.name,
@@ -152,6 +154,49 @@ impl<F: ?Sized> Node<F> {
             saves: self.saves,
             state: &self.state,
             handle,
+        }
+    }
+}
+
+/// A formula run from inside another node (the in-place op inside a CopySlices): what
+/// [`super::engine::run_formula`] reads of a node, without the fields the engine walks (edges,
+/// output shapes, sequence number), which belong to the enclosing node.
+pub(crate) struct InnerNode<F> {
+    name: &'static str,
+    n_in: usize,
+    pub(crate) saves: bool,
+    state: Mutex<NodeState>,
+    pub(crate) formula: F,
+}
+
+impl<F: Backward> InnerNode<F> {
+    /// `formula` for `n_in` inputs, with its saved tensors.
+    pub(crate) fn new(formula: F, n_in: usize, saved: Vec<SavedTensor>) -> InnerNode<F> {
+        InnerNode {
+            name: formula.name(),
+            n_in,
+            saves: !saved.is_empty(),
+            state: Mutex::new(NodeState {
+                saved,
+                released: false,
+                hooks: None,
+            }),
+            formula,
+        }
+    }
+
+    pub(crate) fn n_in(&self) -> usize {
+        self.n_in
+    }
+
+    /// What a formula run reads (no `Arc` of its own).
+    pub(crate) fn parts(&self) -> NodeParts<'_> {
+        NodeParts {
+            name: self.name,
+            n_in: self.n_in,
+            saves: self.saves,
+            state: &self.state,
+            handle: None,
         }
     }
 }
@@ -221,8 +266,8 @@ impl Node {
 }
 
 impl<F: Backward> Node<F> {
-    /// The node by value, for a formula that runs another one inside it (CopySlices).
-    pub(crate) fn inline(
+    /// The node by value (then put in its `Arc`).
+    fn inline(
         seq: u64,
         formula: F,
         next: Edges,

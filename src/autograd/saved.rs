@@ -14,7 +14,8 @@ pub(crate) struct SavedTensor {
     /// For an output of an in-place op on a view: the base's CopySlices node (weak, no cycle)
     /// and the base/view geometries, so a `create_graph` unpack leads back through the base's
     /// new history like the view's regenerated grad_fn does (PyTorch's `is_inplace_on_view`).
-    inplace_view: Option<(std::sync::Weak<super::Node>, Layout, Layout)>,
+    /// Rare, so boxed: a saved tensor stays small to build and move.
+    inplace_view: Option<Box<(std::sync::Weak<super::Node>, Layout, Layout)>>,
     /// For inputs: the original tensor, held weakly, and its gradient edge when saved. A saved
     /// input must not keep its tensor's autograd meta alive: an in-place op that later writes the
     /// tensor (or its base) makes a node downstream of the saving one its grad_fn, and a strong
@@ -95,7 +96,7 @@ impl SavedTensor {
         view: Layout,
     ) {
         if self.is_output {
-            self.inplace_view = Some((copy_slices.clone(), base, view));
+            self.inplace_view = Some(Box::new((copy_slices.clone(), base, view)));
         }
     }
 
@@ -186,7 +187,7 @@ impl SavedTensor {
         if self.is_output && super::is_grad_enabled() {
             // create_graph: the saved output must lead back to the node that produced it.
             let t = self.tensor.shallow();
-            let regenerated = self.inplace_view.as_ref().and_then(|(cs, base, view)| {
+            let regenerated = self.inplace_view.as_deref().and_then(|(cs, base, view)| {
                 let cs = cs.upgrade()?;
                 let bw = super::view::AsStridedBackward {
                     name: "AsStridedBackward0",

@@ -4,7 +4,7 @@
 
 use super::meta::{CreationMeta, PendingView, ViewMeta};
 use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
-use super::node::{next_seq, output_grad};
+use super::node::{InnerNode, output_grad};
 use super::saved::SavedTensor;
 use super::{engine, is_grad_enabled};
 use crate::layout::{Dims, Layout};
@@ -222,19 +222,16 @@ impl InplaceRecord {
                 set_grad_fn(self_, node, 0);
             }
             Some((base, base_edge)) => {
-                let mut fn_edges = self.edges;
-                let mut cs_edges: Edges = smallvec![base_edge];
-                for e in fn_edges.iter().skip(1) {
-                    cs_edges.push(e.clone());
-                }
-                fn_edges[0] = None;
+                // the base's edge replaces the view's own (never used); the others are kept
+                let mut cs_edges = self.edges;
+                let n_in = cs_edges.len();
+                cs_edges[0] = base_edge;
                 let (view_l, base_l) = (self_.layout(), base.layout());
                 let base_meta = (Dims::from_slice(base_l.sizes()), base.dtype());
-                let fn_meta = (Dims::from_slice(view_l.sizes()), self_.dtype());
                 let copy_slices = |saved, base, view| CopySlices {
                     base,
                     view,
-                    fnode: Node::inline(next_seq(), bw, fn_edges, saved, smallvec![fn_meta]),
+                    fnode: InnerNode::new(bw, n_in, saved),
                 };
                 let node = if saved.is_empty() {
                     let cs = copy_slices(saved, base_l, view_l);
@@ -534,7 +531,7 @@ impl Backward for MultiViewBackward {
 struct CopySlices<G: Backward> {
     base: Layout,
     view: Layout,
-    fnode: Node<G>,
+    fnode: InnerNode<G>,
 }
 
 impl<G: Backward> Backward for CopySlices<G> {
@@ -542,7 +539,7 @@ impl<G: Backward> Backward for CopySlices<G> {
         "CopySlices"
     }
     fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
-        let n_in = self.fnode.next.len();
+        let n_in = self.fnode.n_in();
         let g = output_grad(grads);
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
@@ -607,7 +604,7 @@ impl<G: Backward> Backward for CopySlices<G> {
 impl<G: Backward> CopySlices<G> {
     /// Runs the in-place op's formula (a node of its own, inside this one).
     fn run_fnode(&self, grads: Grads, args: engine::RunArgs<'_>) -> Result<Grads> {
-        engine::run_formula(&self.fnode.parts(None), &self.fnode.formula, grads, args)
+        engine::run_formula(&self.fnode.parts(), &self.fnode.formula, grads, args)
     }
 
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of

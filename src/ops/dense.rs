@@ -333,22 +333,27 @@ pub(crate) fn unary<T: Element, U: Element>(
     Some(Ok(wrap_output::<U>(buf, d.layout.sizes(), strides)))
 }
 
-/// [`unary_inplace`] on a tensor the caller owns outright (its only handle, its storage's only
-/// tensor: a gradient only the engine holds): its fields are reached without their locks.
+/// [`unary_inplace`] on a gradient the engine may overwrite (`BackwardCtx::grad_owned`), if
+/// nobody else can observe it: its only handle, its storage's only tensor, no autograd identity
+/// (not a view, no history, no leaf flag). False (nothing done) otherwise, or when `t` is not
+/// non-overlapping and dense. Its fields are reached through exclusive borrows, without locks.
 pub(crate) fn unary_inplace_owned<T: Element>(
     t: &mut Tensor,
     f: &(impl Fn(T) -> T + Sync),
 ) -> bool {
     let Some(imp) = std::sync::Arc::get_mut(&mut t.0) else {
-        return unary_inplace(t, f);
+        return false;
     };
+    if imp.sparse.is_some() || !imp.meta.get_mut().is_plain() {
+        return false;
+    }
     let d = imp.data.get_mut();
     if d.layout.numel() == 0 || !d.layout.is_non_overlapping_and_dense() {
         return false;
     }
     let (n, offset) = (d.layout.numel(), d.layout.offset());
     let Some(buf) = d.storage.get_mut() else {
-        return unary_inplace(t, f);
+        return false;
     };
     // SAFETY: a dense layout covers exactly numel elements from its offset inside the storage;
     // `buf` is borrowed exclusively for the call and input and output coincide exactly.
