@@ -390,7 +390,8 @@ pub(crate) fn unary_region_owned<T: Element>(
     region: &Layout,
     f: &(impl Fn(T) -> T + Sync),
 ) -> bool {
-    if !region.is_non_overlapping_and_dense() && !region.is_surely_injective() {
+    let dense = region.is_non_overlapping_and_dense();
+    if !dense && !region.is_surely_injective() {
         return false;
     }
     let Some(buf) =
@@ -403,7 +404,7 @@ pub(crate) fn unary_region_owned<T: Element>(
         "internal: a gradient region outside its storage"
     );
     let base = buf.as_mut_ptr() as *mut T;
-    if region.is_non_overlapping_and_dense() {
+    if dense {
         // SAFETY: a dense region covers numel elements from its offset, inside the buffer
         // (asserted above); `buf` is borrowed exclusively and input and output coincide.
         unsafe {
