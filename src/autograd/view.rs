@@ -122,9 +122,9 @@ pub(crate) fn record_edges(
 /// State carried across an in-place op: taken before the kernel, finished after the bump.
 pub(crate) struct InplaceRecord {
     edges: Edges,
-    /// The root base when the written tensor is a view (its history is rebased on the base),
-    /// and the base's edge (its history before this op).
-    base: Option<(Tensor, Option<Edge>)>,
+    /// The root base when the written tensor is a view (its history is rebased on the base:
+    /// its edge is moved out of it when the op is recorded, not cloned here).
+    base: Option<Tensor>,
 }
 
 /// The edge to a non-view tensor's own history, read under its lock.
@@ -156,23 +156,23 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
         (m.requires_grad, m.grad_fn.is_some(), own_edge, view)
     };
     let base = view.map(|(base, creation, pending)| {
-        let (base_rg, base_edge) = {
+        let (base_rg, base_has_fn) = {
             let m = base.0.meta.lock();
-            (m.requires_grad || m.grad_fn.is_some(), history_edge(&m))
+            (m.requires_grad || m.grad_fn.is_some(), m.grad_fn.is_some())
         };
-        (base, creation, pending || base_rg, base_edge)
+        (base, creation, pending || base_rg, base_has_fn)
     });
     let self_rg = leaf_flag || has_fn || base.as_ref().is_some_and(|b| b.2);
     if !self_rg && !others.iter().any(|t| t.requires_grad()) {
         return Ok(None);
     }
-    if let Some((_, creation, _, base_edge)) = &base {
+    if let Some((_, creation, _, base_has_fn)) = &base {
         if *creation != CreationMeta::Default {
             return Err(view_rebase_error(self_, *creation, false));
         }
         // PyTorch tests only the base's leafness: a view that requires grad (e.g. a leaf made
         // from a view with `requires_grad_`) of a base without history is refused too
-        if self_rg && base_edge.is_none() {
+        if self_rg && !base_has_fn {
             bail!(
                 LeafInplace,
                 "inplace",
@@ -202,7 +202,7 @@ pub(crate) fn check_inplace(self_: &Tensor, others: &[&Tensor]) -> Result<Option
     }
     Ok(Some(InplaceRecord {
         edges,
-        base: base.map(|(base, _, _, edge)| (base, edge)),
+        base: base.map(|(base, ..)| base),
     }))
 }
 
@@ -221,11 +221,8 @@ impl InplaceRecord {
                 let node = Node::new(bw, self.edges, saved, out);
                 set_grad_fn(self_, node, 0);
             }
-            Some((base, base_edge)) => {
-                // the base's edge replaces the view's own (never used); the others are kept
-                let mut cs_edges = self.edges;
-                let n_in = cs_edges.len();
-                cs_edges[0] = base_edge;
+            Some(base) => {
+                let n_in = self.edges.len();
                 let (view_l, base_l) = (self_.layout(), base.layout());
                 let base_meta = (Dims::from_slice(base_l.sizes()), base.dtype());
                 let copy_slices = |saved, base, view| CopySlices {
@@ -233,6 +230,15 @@ impl InplaceRecord {
                     view,
                     fnode: InnerNode::new(bw, n_in, saved),
                 };
+                let version = base.version();
+                let mut m = base.0.meta.lock();
+                // the base's history moves into the node (its edge replaces the view's own,
+                // which is never used; the other inputs' edges are kept)
+                let mut cs_edges = self.edges;
+                cs_edges[0] = m.grad_fn.take().map(|node| Edge {
+                    node,
+                    input_nr: m.output_nr,
+                });
                 let node = if saved.is_empty() {
                     let cs = copy_slices(saved, base_l, view_l);
                     Node::new(cs, cs_edges, vec![], smallvec![base_meta])
@@ -246,7 +252,8 @@ impl InplaceRecord {
                         copy_slices(saved, base_l, view_l)
                     })
                 };
-                set_grad_fn(&base, node, 0);
+                m.set_history(Some(node), 0, version);
+                drop(m);
                 // The view regenerates from the new base history when its grad_fn is next
                 // asked for (PyTorch regenerates eagerly; the result is the same node).
                 mark_stale(self_);
