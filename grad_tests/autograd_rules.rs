@@ -610,3 +610,61 @@ fn scalar_inplace_on_views_matches_the_general_path() -> R {
     assert_eq!(grad64(&x), vec![1., 2., 0.5, 1., 2., 0.5]);
     Ok(())
 }
+
+/// The in-place region update of that fast path only ever writes a gradient buffer nobody else
+/// holds: a retained `.grad`, a hook's capture and a user-supplied gradient keep their values.
+/// An empty view far past the storage's end, and a region the injectivity test cannot prove
+/// (taken by the general path), give the right gradients too.
+#[test]
+fn scalar_inplace_fast_path_leaves_observed_gradients_alone() -> R {
+    let w = Tensor::from_vec(vec![1.0f64, 2., 3., 4.], &[2, 2])?;
+    let expect = vec![1., 2., 9., 12.];
+    // retain_grad on the base after the in-place op
+    let x = leaf64(&[1., 2., 3., 4.], &[2, 2]);
+    let y = x.copy()?;
+    y.select(0, 1)?.mul_(3.0)?;
+    y.retain_grad()?;
+    y.mul(&w)?.sum()?.backward()?;
+    assert_eq!(grad64(&y), vec![1., 2., 3., 4.]);
+    assert_eq!(grad64(&x), expect);
+    // a hook keeping the gradient it saw
+    let x = leaf64(&[1., 2., 3., 4.], &[2, 2]);
+    let y = x.copy()?;
+    y.select(0, 1)?.mul_(3.0)?;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s2 = seen.clone();
+    y.register_hook(move |g| {
+        s2.lock().unwrap().push(g.detach());
+        Ok(None)
+    })?;
+    y.mul(&w)?.sum()?.backward()?;
+    assert_eq!(
+        seen.lock().unwrap()[0].to_vec::<f64>()?,
+        vec![1., 2., 3., 4.]
+    );
+    assert_eq!(grad64(&x), expect);
+    // a gradient the caller passes in
+    let x = leaf64(&[1., 2., 3., 4.], &[2, 2]);
+    let y = x.copy()?;
+    y.select(0, 1)?.mul_(3.0)?;
+    y.backward_with(Some(&w), false, false)?;
+    assert_eq!(w.to_vec::<f64>()?, vec![1., 2., 3., 4.]);
+    assert_eq!(grad64(&x), expect);
+    // an empty view whose offset lies past the end of the storage
+    let x = leaf64(&[1., 2., 3., 4.], &[2, 2]);
+    let y = x.copy()?;
+    y.as_strided(&[0], &[1], Some(1000))?.mul_(2.0)?;
+    y.sum()?.backward()?;
+    assert_eq!(grad64(&x), vec![1.; 4]);
+    // offsets 1, 4, 3, 6, 5, 8: distinct, but not provably so (general path)
+    let x = leaf64(&[1.; 12], &[12]);
+    let y = x.copy()?;
+    y.as_strided(&[3, 2], &[2, 3], Some(1))?.mul_(3.0)?;
+    y.sum()?.backward()?;
+    let mut want = vec![1.; 12];
+    for k in [1, 3, 4, 5, 6, 8] {
+        want[k] = 3.;
+    }
+    assert_eq!(grad64(&x), want);
+    Ok(())
+}

@@ -565,14 +565,15 @@ impl<G: Backward> Backward for CopySlices<G> {
         let slice = crate::ops::geometry::region_of_owned(&mut result, region);
         let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
         needs[0] = true;
-        // The formula reads the slice in place (PyTorch clones it first), and may even overwrite
-        // it (`grad_owned`): the slice is overwritten with its result below anyway. A result for
-        // another input that aliases the slice is copied out before that.
+        // The formula reads the slice in place (PyTorch clones it first). It is not handed over
+        // (`grad_owned`): it shares its buffer with the base's gradient. A result for another
+        // input that aliases the slice is copied out before the slice is overwritten with the
+        // formula's result below.
         let args = engine::RunArgs {
             needs: &needs,
             create_graph: ctx.create_graph,
             retain: ctx.retain,
-            grad_owned: true,
+            grad_owned: false,
         };
         let res = self.run_fnode(smallvec![Some(slice.clone())], args)?;
         let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
