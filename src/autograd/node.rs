@@ -107,6 +107,16 @@ pub(crate) struct NodeState {
     pub(crate) hooks: Option<Box<NodeHooks>>,
 }
 
+impl NodeState {
+    fn new(saved: Vec<SavedTensor>) -> Self {
+        NodeState {
+            saved,
+            released: false,
+            hooks: None,
+        }
+    }
+}
+
 /// Hooks keyed by forward-output number.
 #[derive(Default, Clone)]
 pub(crate) struct NodeHooks {
@@ -176,11 +186,7 @@ impl<F: Backward> InnerNode<F> {
             name: formula.name(),
             n_in,
             saves: !saved.is_empty(),
-            state: Mutex::new(NodeState {
-                saved,
-                released: false,
-                hooks: None,
-            }),
+            state: Mutex::new(NodeState::new(saved)),
             formula,
         }
     }
@@ -281,11 +287,7 @@ impl<F: Backward> Node<F> {
             outputs,
             saves: !saved.is_empty(),
             has_hooks: AtomicBool::new(false),
-            state: Mutex::new(NodeState {
-                saved,
-                released: false,
-                hooks: None,
-            }),
+            state: Mutex::new(NodeState::new(saved)),
             formula,
         }
     }

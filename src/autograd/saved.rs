@@ -139,9 +139,8 @@ impl SavedTensor {
     }
 
     /// The saved tensor, checked against in-place modification. `owner` is the saving node's
-    /// name (reported for saved outputs).
-    /// `owner` names the saving node; `handle` is its `Arc` when it has one; the in-place node inside a CopySlices has
-    /// none, and the outputs it saved lead back through the CopySlices instead.
+    /// name (reported for saved outputs); `handle` is its `Arc`, which the in-place node inside
+    /// a CopySlices does not have (the outputs it saved lead back through the CopySlices).
     pub(crate) fn unpack(
         &self,
         owner: &'static str,

@@ -557,25 +557,16 @@ impl<G: Backward> Backward for CopySlices<G> {
         // base gradient in place, with the values the general path below computes
         if n_in == 1 && !self.fnode.saves {
             if let Some(m) = self.fnode.formula.scalar_grad() {
-                if crate::ops::binary::scalar_grad_region(&mut result, &region, m) {
+                if crate::ops::arith_scalar::scalar_grad_region(&mut result, &region, m) {
                     return Ok(smallvec![Some(result)]);
                 }
             }
         }
         let slice = crate::ops::geometry::region_of_owned(&mut result, region);
-        let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
-        needs[0] = true;
-        // The formula reads the slice in place (PyTorch clones it first). It is not handed over
-        // (`grad_owned`): it shares its buffer with the base's gradient. A result for another
+        // The formula reads the slice in place (PyTorch clones it first). A result for another
         // input that aliases the slice is copied out before the slice is overwritten with the
         // formula's result below.
-        let args = engine::RunArgs {
-            needs: &needs,
-            create_graph: ctx.create_graph,
-            retain: ctx.retain,
-            grad_owned: false,
-        };
-        let res = self.run_fnode(smallvec![Some(slice.clone())], args)?;
+        let res = self.run_fnode(ctx, slice.clone(), false)?;
         let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
         let mut out: Grads = smallvec![None; n_in];
         let mut res = res.into_iter();
@@ -610,9 +601,25 @@ impl<G: Backward> Backward for CopySlices<G> {
 }
 
 impl<G: Backward> CopySlices<G> {
-    /// Runs the in-place op's formula (a node of its own, inside this one).
-    fn run_fnode(&self, grads: Grads, args: engine::RunArgs<'_>) -> Result<Grads> {
-        engine::run_formula(&self.fnode.parts(), &self.fnode.formula, grads, args)
+    /// Runs the in-place op's formula (a node of its own, inside this one) on the gradient of
+    /// the view region `g`, for the inputs `ctx` needs and always the written tensor. `g` is not
+    /// handed over (`grad_owned`): it is the base gradient's buffer or part of its graph.
+    fn run_fnode(&self, ctx: &BackwardCtx<'_>, g: Tensor, create_graph: bool) -> Result<Grads> {
+        let mut needs: smallvec::SmallVec<[bool; 4]> =
+            (0..self.fnode.n_in()).map(|i| ctx.needs(i)).collect();
+        needs[0] = true;
+        let args = engine::RunArgs {
+            needs: &needs,
+            create_graph,
+            retain: ctx.retain,
+            grad_owned: false,
+        };
+        engine::run_formula(
+            &self.fnode.parts(),
+            &self.fnode.formula,
+            smallvec![Some(g)],
+            args,
+        )
     }
 
     /// The `create_graph` form: the same result built from recorded ops, so the gradient of
@@ -621,15 +628,7 @@ impl<G: Backward> CopySlices<G> {
     fn apply_differentiable(&self, ctx: &BackwardCtx<'_>, g: Tensor, n_in: usize) -> Result<Grads> {
         use crate::ops::geometry::scatter_geometry;
         let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
-        let mut needs: smallvec::SmallVec<[bool; 4]> = (0..n_in).map(|i| ctx.needs(i)).collect();
-        needs[0] = true;
-        let args = engine::RunArgs {
-            needs: &needs,
-            create_graph: true,
-            retain: ctx.retain,
-            grad_owned: false,
-        };
-        let res = self.run_fnode(smallvec![Some(g_view.clone())], args)?;
+        let res = self.run_fnode(ctx, g_view.clone(), true)?;
         let mut out: Grads = smallvec![None; n_in];
         let cleared = g.sub(&scatter_geometry(&[(&g_view, &self.view)], &self.base)?)?;
         for (i, r) in res.into_iter().enumerate() {

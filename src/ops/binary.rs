@@ -3,6 +3,9 @@
 //! binary op uses: promotion → broadcasting → output strides that keep the inputs' memory
 //! order → a typed kernel over coalesced runs.
 
+use super::arith_scalar::{
+    arith_scalar_dense, arith_scalar_dense_inplace, arith_scalar_dense_owned,
+};
 use super::util::{
     broadcast_strides, check_no_internal_overlap, check_no_partial_overlap, with_raw,
 };
@@ -296,95 +299,6 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
         record_arith(&mut out, inputs, a, &b, bw)?;
     }
     Ok(out)
-}
-
-/// `a op s` for a float tensor `a` and a scalar that does not promote it, straight from the
-/// dense fast path (no 0-dim tensor for `s`); the same values as the general kernel (the scalar
-/// is converted to `a`'s dtype first). `None` when `a` is not canonically contiguous.
-fn arith_scalar_dense(op: Arith, a: &Tensor, s: Scalar) -> Option<Result<Tensor>> {
-    macro_rules! go {
-        ($T:ty) => {{
-            let v: $T = s.to::<$T>();
-            match op {
-                Arith::Add => super::dense::unary::<$T, $T>(a, &move |x: $T| x + v),
-                Arith::Sub => super::dense::unary::<$T, $T>(a, &move |x: $T| x - v),
-                Arith::Mul => super::dense::unary::<$T, $T>(a, &move |x: $T| x * v),
-                Arith::Div => super::dense::unary::<$T, $T>(a, &move |x: $T| x / v),
-            }
-        }};
-    }
-    match a.dtype() {
-        DType::F32 => go!(f32),
-        DType::F64 => go!(f64),
-        _ => None,
-    }
-}
-
-/// In-place form of [`arith_scalar_dense`]: false (nothing done) unless `a` is a non-overlapping
-/// dense f32/f64 tensor.
-/// `a op= s` for a dense f32/f64 `a` through `$kernel` (`unary_inplace` or its owned form);
-/// false when `a` is not such a tensor.
-macro_rules! scalar_dense_inplace {
-    ($kernel:ident, $op:expr, $a:expr, $s:expr) => {{
-        macro_rules! go {
-            ($T:ty) => {{
-                let v: $T = $s.to::<$T>();
-                match $op {
-                    Arith::Add => super::dense::$kernel::<$T>($a, &move |x: $T| x + v),
-                    Arith::Sub => super::dense::$kernel::<$T>($a, &move |x: $T| x - v),
-                    Arith::Mul => super::dense::$kernel::<$T>($a, &move |x: $T| x * v),
-                    Arith::Div => super::dense::$kernel::<$T>($a, &move |x: $T| x / v),
-                }
-            }};
-        }
-        match $a.dtype() {
-            DType::F32 => go!(f32),
-            DType::F64 => go!(f64),
-            _ => false,
-        }
-    }};
-}
-
-fn arith_scalar_dense_inplace(op: Arith, a: &Tensor, s: Scalar) -> bool {
-    scalar_dense_inplace!(unary_inplace, op, a, s)
-}
-
-/// [`arith_scalar_dense_inplace`] on a gradient the engine handed over outright (no locks).
-fn arith_scalar_dense_owned(op: Arith, a: &mut Tensor, s: Scalar) -> bool {
-    scalar_dense_inplace!(unary_inplace_owned, op, a, s)
-}
-
-/// `g[region] = g[region] op s` for a gradient buffer CopySlices holds outright (see
-/// [`crate::ops::geometry::owned_base_grad`]), with the values [`ArithBackward`]'s `g * s` /
-/// `g / s` gives (the scalar converted to the element type first). False when not done: an
-/// element type other than f32/f64, or a region naming an element twice.
-pub(crate) fn scalar_grad_region(
-    g: &mut Tensor,
-    region: &crate::layout::Layout,
-    grad: crate::autograd::ScalarGrad,
-) -> bool {
-    use crate::autograd::ScalarGrad;
-    macro_rules! go {
-        ($T:ty) => {{
-            match grad {
-                ScalarGrad::Identity => true,
-                ScalarGrad::Mul(s) => {
-                    let v: $T = s.to::<$T>();
-                    super::dense::unary_region_owned::<$T>(g, region, &move |x: $T| x * v)
-                }
-                ScalarGrad::Div(s) => {
-                    let v: $T = s.to::<$T>();
-                    super::dense::unary_region_owned::<$T>(g, region, &move |x: $T| x / v)
-                }
-            }
-        }};
-    }
-    match g.dtype() {
-        DType::F32 => go!(f32),
-        DType::F64 => go!(f64),
-        // the gradient passes through unchanged whatever its type
-        _ => matches!(grad, ScalarGrad::Identity),
-    }
 }
 
 fn scalar_of(o: &Operand) -> Option<Scalar> {

@@ -347,20 +347,14 @@ pub(crate) fn unary_inplace_owned<T: Element>(
     if imp.sparse.is_some() || !imp.meta.get_mut().is_plain() {
         return false;
     }
-    let d = imp.data.get_mut();
-    if d.layout.numel() == 0 || !d.layout.is_non_overlapping_and_dense() {
+    let TensorData { storage, layout } = imp.data.get_mut();
+    if layout.numel() == 0 || !layout.is_non_overlapping_and_dense() {
         return false;
     }
-    let (n, offset) = (d.layout.numel(), d.layout.offset());
-    let Some(buf) = d.storage.get_mut() else {
+    let Some(buf) = storage.get_mut() else {
         return false;
     };
-    // SAFETY: a dense layout covers exactly numel elements from its offset inside the storage;
-    // `buf` is borrowed exclusively for the call and input and output coincide exactly.
-    unsafe {
-        let p = (buf.as_mut_ptr() as *mut T).add(offset);
-        flat1::<T, T>(n, p, p, true, f)
-    };
+    update_region(buf, layout, true, f);
     true
 }
 
@@ -403,24 +397,33 @@ pub(crate) fn unary_region_owned<T: Element>(
     else {
         return false;
     };
+    update_region(buf, region, dense, f);
+    true
+}
+
+/// `x = f(x)` over the elements of `region` in `buf`, borrowed exclusively: a flat loop when
+/// `dense`, else a walk of its runs. `region` is non-empty and names each element once (the
+/// callers' checks); lying inside `buf` is asserted.
+#[inline]
+fn update_region<T: Element>(
+    buf: &mut CpuBuffer,
+    region: &Layout,
+    dense: bool,
+    f: &(impl Fn(T) -> T + Sync),
+) {
     assert!(
         region.storage_span() * std::mem::size_of::<T>() <= buf.len(),
-        "internal: a gradient region outside its storage"
+        "internal: a region outside its storage"
     );
     let base = buf.as_mut_ptr() as *mut T;
     if dense {
         // SAFETY: a dense region covers numel elements from its offset, inside the buffer
         // (asserted above); `buf` is borrowed exclusively and input and output coincide.
         unsafe {
-            flat1::<T, T>(
-                region.numel(),
-                base.add(region.offset()),
-                base.add(region.offset()),
-                true,
-                f,
-            )
+            let p = base.add(region.offset());
+            flat1::<T, T>(region.numel(), p, p, true, f)
         };
-        return true;
+        return;
     }
     let istrides: smallvec::SmallVec<[isize; 4]> =
         region.strides().iter().map(|&s| s as isize).collect();
@@ -439,5 +442,4 @@ pub(crate) fn unary_region_owned<T: Element>(
             }
         },
     );
-    true
 }

@@ -4,6 +4,7 @@
 //! version bump → record.
 
 pub(crate) mod activation;
+pub(crate) mod arith_scalar;
 pub(crate) mod binary;
 pub(crate) mod binary_extra;
 pub(crate) mod binary_out;
