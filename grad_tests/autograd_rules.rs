@@ -4,24 +4,16 @@
 //! (unsafe_view, reshape's copy path), detach, retain_grad, hooks, BackwardTwice, NoGradFn,
 //! shape-mismatched gradients and accumulation across backward calls.
 
+use crate::common::{R, leaf64};
 use std::sync::{Arc, Mutex};
 use tapegrad::autograd::{self, no_grad};
 use tapegrad::{DType, ErrorKind, Tensor};
-
-type R = tapegrad::Result<()>;
 
 const HINT: &str = " Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).";
 const MODIFIED: &str = "one of the variables needed for gradient computation has been modified by an inplace operation: ";
 
 fn leaf32(v: &[f32]) -> Tensor {
     Tensor::from_vec(v.to_vec(), &[v.len()])
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
-
-fn leaf64(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape)
         .unwrap()
         .requires_grad_(true)
         .unwrap()

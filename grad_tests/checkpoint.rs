@@ -8,8 +8,9 @@
 //!   with the same values;
 //! * a file written here must load in PyTorch. The ignored test `python_loads_our_file` writes one
 //!   and checks it with `tools/check_safetensors.py`; run it (needs `pip install torch safetensors`)
-//!   with `cargo test --release --test checkpoint -- --ignored`.
+//!   with `cargo test --release --test main -- checkpoint:: --ignored`.
 
+use crate::common::R;
 use half::{bf16, f16};
 use std::path::PathBuf;
 use tapegrad::checkpoint::StateDict;
@@ -17,8 +18,6 @@ use tapegrad::dtype::C64;
 use tapegrad::nn::{self, Linear, Module, Relu, Sequential, Tanh};
 use tapegrad::optim::{self, Adam, AdamConfig, Optimizer, Sgd, SgdConfig};
 use tapegrad::{DType, ErrorKind, Reduction, Tensor};
-
-type R = tapegrad::Result<()>;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
@@ -751,7 +750,7 @@ fn file_for_python_round_trips_here() -> R {
 }
 
 /// Needs python3 with torch and safetensors:
-/// `cargo test --release --test checkpoint -- --ignored`.
+/// `cargo test --release --test main -- checkpoint:: --ignored`.
 #[test]
 #[ignore = "needs python3 with torch and safetensors"]
 fn python_loads_our_file() -> R {

@@ -4,17 +4,9 @@
 //! Not covered yet: CopySlices (in-place through a view) under create_graph gives wrong second
 //! derivatives.
 
+use crate::common::{R, rg};
 use tapegrad::autograd::{gradcheck, gradgradcheck};
-use tapegrad::{DType, Tensor};
-
-type R = tapegrad::Result<()>;
-
-fn rn(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
+use tapegrad::Tensor;
 
 fn both(f: impl Fn(&[Tensor]) -> tapegrad::Result<Tensor>, inputs: &[Tensor]) -> R {
     gradcheck(&f, inputs, Default::default())?;
@@ -23,20 +15,20 @@ fn both(f: impl Fn(&[Tensor]) -> tapegrad::Result<Tensor>, inputs: &[Tensor]) ->
 
 #[test]
 fn slicing_views_are_twice_differentiable() -> R {
-    both(|v| v[0].narrow(0, 1, 2)?.pow(3.0), &[rn(&[4])])?;
-    both(|v| v[0].select(1, 2)?.pow(3.0), &[rn(&[2, 3])])?;
+    both(|v| v[0].narrow(0, 1, 2)?.pow(3.0), &[rg(&[4])])?;
+    both(|v| v[0].select(1, 2)?.pow(3.0), &[rg(&[2, 3])])?;
     both(
         |v| v[0].slice(0, Some(0), Some(5), 2)?.pow(3.0),
-        &[rn(&[5])],
+        &[rg(&[5])],
     )?;
-    both(|v| v[0].diagonal(0, 0, 1)?.pow(3.0), &[rn(&[3, 3])])?;
+    both(|v| v[0].diagonal(0, 0, 1)?.pow(3.0), &[rg(&[3, 3])])?;
     // a view of an intermediate: narrow(x * x)^2
     both(
         |v| {
             let a = v[0].mul(&v[0])?.narrow(0, 0, 2)?;
             a.mul(&a)
         },
-        &[rn(&[3])],
+        &[rg(&[3])],
     )?;
     // several views of one tensor (unbind: a multi-output view)
     both(
@@ -44,7 +36,7 @@ fn slicing_views_are_twice_differentiable() -> R {
             let p = v[0].unbind(0)?;
             p[0].mul(&p[1])?.mul(&p[2])
         },
-        &[rn(&[3, 2])],
+        &[rg(&[3, 2])],
     )?;
     Ok(())
 }
@@ -54,9 +46,9 @@ fn embedding_and_index_select_are_twice_differentiable() -> R {
     let idx = Tensor::from_vec(vec![2i64, 0, 2], &[3])?;
     both(
         |v| Tensor::embedding(&idx, &v[0])?.mul(&v[0].narrow(0, 0, 3)?),
-        &[rn(&[4, 2])],
+        &[rg(&[4, 2])],
     )?;
-    both(|v| v[0].mul(&v[0])?.index_select(0, &idx), &[rn(&[3, 2])])?;
+    both(|v| v[0].mul(&v[0])?.index_select(0, &idx), &[rg(&[3, 2])])?;
     Ok(())
 }
 

@@ -17,6 +17,7 @@ use tapegrad::{DType, ErrorKind, Tensor};
 
 #[test]
 fn quickstart_views_versions_and_grads() {
+    let _serial = crate::serial();
     let q = quickstart::run(false).expect("quickstart runs");
     // x = [[0, 1, 2], [3, 4, 5]]; column 1 has strides [3] at offset 1, and *= 10 reaches x
     assert_eq!(q.column_geometry, (vec![3], 1));
@@ -28,6 +29,7 @@ fn quickstart_views_versions_and_grads() {
 
 #[test]
 fn views_and_versions_error_and_fixes() {
+    let _serial = crate::serial();
     let o = views_and_versions::run(false).expect("example runs");
     assert_eq!(
         o.base,
@@ -53,6 +55,7 @@ fn views_and_versions_error_and_fixes() {
 
 #[test]
 fn regression_with_gradient_penalty_learns_a_smoother_fit() {
+    let _serial = crate::serial();
     let r = regression::run(300, false).expect("example runs");
     let (first, last) = (r.losses[0], *r.losses.last().unwrap());
     assert!(last < 0.25 * first, "loss {first} -> {last}");
@@ -67,6 +70,7 @@ fn regression_with_gradient_penalty_learns_a_smoother_fit() {
 /// through second derivatives: gradcheck of it checks the double backward the example relies on.
 #[test]
 fn regression_penalized_loss_gradients_are_exact() {
+    let _serial = crate::serial();
     let (x, y) = regression::data().unwrap();
     let (x, y) = (x.narrow(0, 0, 64).unwrap(), y);
     let p = |s: &[usize]| {
@@ -98,6 +102,7 @@ fn regression_penalized_loss_gradients_are_exact() {
 
 #[test]
 fn sparse_slice_grads_keep_the_pattern() {
+    let _serial = crate::serial();
     let d = sparse_slice::run(false).expect("example runs");
     // x = [[1, 2, 0, 4], [0, 5, 6, 0], [7, 0, 8, 9]]
     assert_eq!(

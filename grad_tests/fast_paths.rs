@@ -4,10 +4,9 @@
 //! element path and a plain loop, on random cases with duplicates, negative indices and
 //! non-contiguous self / values, plus errors that leave self unchanged).
 
+use crate::common::R;
 use rand::{Rng, SeedableRng, rngs::StdRng};
 use tapegrad::{DType, ErrorKind, Tensor};
-
-type R = tapegrad::Result<()>;
 
 /// A tensor of `shape` with small integer values (exact in every float sum order).
 fn ints(rng: &mut StdRng, shape: &[usize]) -> Tensor {

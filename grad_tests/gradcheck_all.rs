@@ -19,6 +19,7 @@
 //! - `sort`, `topk`, `scatter_reduce`, `masked_select`, `nonzero` are owned by another family's
 //!   tests (listed in [`ELSEWHERE`] so merging them does not break the completeness check).
 
+use crate::common::R;
 use std::collections::BTreeSet;
 use tapegrad::autograd::{GradcheckOptions, gradcheck, gradgradcheck};
 use tapegrad::dtype::C128;
@@ -27,7 +28,6 @@ use tapegrad::{
     Reduction, Scalar, Tensor, TensorIndex,
 };
 
-type R = tapegrad::Result<()>;
 type F = Box<dyn Fn(&[Tensor]) -> tapegrad::Result<Tensor>>;
 
 struct Case {
@@ -95,9 +95,7 @@ macro_rules! case {
     };
 }
 
-#[path = "gradcheck_all/elementwise.rs"]
 mod elementwise;
-#[path = "gradcheck_all/structured.rs"]
 mod structured;
 use elementwise::*;
 use structured::*;
@@ -251,6 +249,7 @@ fn public_op_names() -> BTreeSet<String> {
 
 #[test]
 fn every_public_op_is_gradchecked_or_excluded() {
+    let _serial = crate::serial();
     let public = public_op_names();
     assert!(public.len() > 150, "scan found only {} ops", public.len());
     let covered: BTreeSet<String> = cases().iter().map(|c| op_of(c.name).to_string()).collect();
@@ -279,6 +278,7 @@ fn every_public_op_is_gradchecked_or_excluded() {
 
 #[test]
 fn gradcheck_every_op() {
+    let _serial = crate::serial();
     let opts = GradcheckOptions::default();
     let mut failures = Vec::new();
     let all = cases();
@@ -325,6 +325,7 @@ const SECOND_ORDER: &[&str] = &[
 /// checked, not only ops with a non-zero second derivative.
 #[test]
 fn gradgradcheck_every_op() {
+    let _serial = crate::serial();
     let opts = GradcheckOptions::default();
     let all = cases();
     for name in SECOND_ORDER {
@@ -347,6 +348,7 @@ fn gradgradcheck_every_op() {
 
 #[test]
 fn out_variant_refuses_autograd() -> R {
+    let _serial = crate::serial();
     let a = leaf(&[2], -1.0, 1.0, 400);
     let out = Tensor::zeros(&[2], DType::F64)?;
     let e = a.add_out(&a, &out).unwrap_err();

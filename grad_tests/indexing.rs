@@ -1,5 +1,6 @@
 //! Indexing: getitem views/copies, setitem, index_put_, errors, grads (fixtures indexing.json).
 
+use crate::common::f64s;
 use tapegrad::autograd::{gradcheck, no_grad};
 use tapegrad::{DType, ErrorKind, NewAxis, Tensor, TensorIndex as I};
 
@@ -21,10 +22,6 @@ fn sl(a: Option<i64>, b: Option<i64>, s: i64) -> I {
 fn it(v: Vec<i64>, s: &[usize]) -> Tensor {
     Tensor::from_vec(v, s).unwrap()
 }
-fn f64s(t: &Tensor) -> Vec<f64> {
-    t.to_vec::<f64>().unwrap()
-}
-
 #[test]
 fn int_and_slice_views() {
     let x = ar(12, &[3, 4], DType::F32);

@@ -3,20 +3,10 @@
 //! binary_cross_entropy and functional linear. Expected values were recorded from PyTorch;
 //! every differentiable op has a gradcheck.
 
+use crate::common::{R, i64t, leaf64, t64};
 use tapegrad::autograd::{GradcheckOptions, gradcheck};
 use tapegrad::{DType, ErrorKind, Reduction, RoundingMode, ScatterReduce, Tensor};
 
-type R = tapegrad::Result<()>;
-
-fn f64s(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
-fn i64s(v: &[i64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
-fn leaf(v: &[f64], shape: &[usize]) -> Tensor {
-    f64s(v, shape).requires_grad_(true).unwrap()
-}
 fn o() -> GradcheckOptions {
     GradcheckOptions::default()
 }
@@ -34,7 +24,7 @@ fn sort_is_stable_and_orders_nan_last() -> R {
         x.argsort(0, false, true)?.to_vec::<i64>()?,
         vec![1, 4, 3, 0, 2, 5]
     );
-    let n = f64s(
+    let n = t64(
         &[3.0, f64::NAN, 1.0, f64::NEG_INFINITY, f64::INFINITY],
         &[5],
     );
@@ -44,11 +34,11 @@ fn sort_is_stable_and_orders_nan_last() -> R {
     let (_, i) = n.sort(0, true, true)?;
     assert_eq!(i.to_vec::<i64>()?, vec![1, 4, 0, 2, 3]);
     // integer matrix along dim 0, and int64 values beyond 2^53 keep their exact order
-    let m = i64s(&[2, 1, 2, 2, 0, -1], &[2, 3]);
+    let m = i64t(&[2, 1, 2, 2, 0, -1], &[2, 3]);
     let (v, i) = m.sort(0, false, true)?;
     assert_eq!(v.to_vec::<i64>()?, vec![2, 0, -1, 2, 1, 2]);
     assert_eq!(i.to_vec::<i64>()?, vec![0, 1, 1, 1, 0, 0]);
-    let big = i64s(&[(1 << 60) + 1, 1 << 60], &[2]);
+    let big = i64t(&[(1 << 60) + 1, 1 << 60], &[2]);
     assert_eq!(big.argsort(0, false, true)?.to_vec::<i64>()?, vec![1, 0]);
     // 0-dim
     let (v, i) = Tensor::scalar(3.0f64).sort(-1, false, false)?;
@@ -99,26 +89,26 @@ fn sort_and_topk_gradients() -> R {
     let v = [0.5, -1.25, 2.0, 0.75, -0.5, 1.5];
     gradcheck(
         |x| Ok(x[0].sort(1, false, false)?.0),
-        &[leaf(&v, &[2, 3])],
+        &[leaf64(&v, &[2, 3])],
         o(),
     )?;
     gradcheck(
         |x| Ok(x[0].sort(0, true, true)?.0),
-        &[leaf(&v, &[2, 3])],
+        &[leaf64(&v, &[2, 3])],
         o(),
     )?;
     gradcheck(
         |x| Ok(x[0].t()?.topk(1, 0, true, true)?.0),
-        &[leaf(&v, &[2, 3])],
+        &[leaf64(&v, &[2, 3])],
         o(),
     )?;
     gradcheck(
         |x| Ok(x[0].topk(2, -1, false, true)?.0),
-        &[leaf(&v, &[2, 3])],
+        &[leaf64(&v, &[2, 3])],
         o(),
     )?;
     // the gradient lands on the picked positions only
-    let x = leaf(&v, &[6]);
+    let x = leaf64(&v, &[6]);
     x.topk(2, 0, true, true)?.0.sum()?.backward()?;
     assert_eq!(
         x.grad().unwrap().to_vec::<f64>()?,
@@ -136,7 +126,7 @@ fn nonzero_is_column_major() -> R {
     assert_eq!(nz.dtype(), DType::I64);
     assert_eq!(nz.to_vec::<i64>()?, vec![0, 1, 1, 0, 1, 2]);
     assert!(!nz.is_view());
-    let none = i64s(&[0, 0], &[2]).nonzero()?;
+    let none = i64t(&[0, 0], &[2]).nonzero()?;
     assert_eq!((none.shape(), none.strides()), (vec![0, 1], vec![1, 0]));
     let s = Tensor::scalar(5.0f64).nonzero()?;
     assert_eq!((s.shape(), s.strides()), (vec![1, 0], vec![1, 1]));
@@ -145,14 +135,14 @@ fn nonzero_is_column_major() -> R {
 
 #[test]
 fn masked_select_broadcasts_and_differentiates() -> R {
-    let x = f64s(&[0.0, 1.5, -0.0, 4.0, 0.0, -2.0], &[2, 3]);
+    let x = t64(&[0.0, 1.5, -0.0, 4.0, 0.0, -2.0], &[2, 3]);
     let m = Tensor::from_vec(vec![true, false, true], &[3])?;
     assert_eq!(
         x.masked_select(&m)?.to_vec::<f64>()?,
         vec![0.0, -0.0, 4.0, -2.0]
     );
     // the input broadcasts against a bigger mask
-    let row = f64s(&[1.0, 2.0, 3.0], &[3]);
+    let row = t64(&[1.0, 2.0, 3.0], &[3]);
     let mm = Tensor::from_vec(vec![true, true, false, false, true, true], &[2, 3])?;
     assert_eq!(
         row.masked_select(&mm)?.to_vec::<f64>()?,
@@ -160,16 +150,16 @@ fn masked_select_broadcasts_and_differentiates() -> R {
     );
     gradcheck(
         |v| v[0].masked_select(&mm),
-        &[leaf(&[1.0, 2.0, 3.0], &[3])],
+        &[leaf64(&[1.0, 2.0, 3.0], &[3])],
         o(),
     )?;
     gradcheck(
         |v| v[0].t()?.masked_select(&mm.t()?),
-        &[leaf(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])],
+        &[leaf64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])],
         o(),
     )?;
     assert_eq!(
-        x.masked_select(&i64s(&[1, 0, 1], &[3])).unwrap_err().kind(),
+        x.masked_select(&i64t(&[1, 0, 1], &[3])).unwrap_err().kind(),
         ErrorKind::DTypeMismatch
     );
     let bad = Tensor::ones(&[2], DType::Bool)?;
@@ -187,9 +177,9 @@ const SR_S: [f64; 8] = [2.0, 3.0, 0.0, 4.0, 0.0, 5.0, 0.0, 2.0];
 #[test]
 fn scatter_reduce_values_match_pytorch() -> R {
     let (x, i, s) = (
-        f64s(&SR_X, &[2, 4]),
-        i64s(&SR_I, &[2, 4]),
-        f64s(&SR_S, &[2, 4]),
+        t64(&SR_X, &[2, 4]),
+        i64t(&SR_I, &[2, 4]),
+        t64(&SR_S, &[2, 4]),
     );
     use ScatterReduce::*;
     // recorded from torch.Tensor.scatter_reduce(1, i, s, reduce, include_self=...)
@@ -213,8 +203,8 @@ fn scatter_reduce_values_match_pytorch() -> R {
         assert_eq!((z.to_vec::<f64>()?, z.version()), (w.to_vec(), 1));
     }
     // integer mean rounds toward -inf; NaN propagates through amax
-    let xi = i64s(&[1, 2, 3, 4], &[4]);
-    let (ii, si) = (i64s(&[0, 0, 2], &[3]), i64s(&[-5, 2, 7], &[3]));
+    let xi = i64t(&[1, 2, 3, 4], &[4]);
+    let (ii, si) = (i64t(&[0, 0, 2], &[3]), i64t(&[-5, 2, 7], &[3]));
     assert_eq!(
         xi.scatter_reduce(0, &ii, &si, Mean, true)?
             .to_vec::<i64>()?,
@@ -225,8 +215,8 @@ fn scatter_reduce_values_match_pytorch() -> R {
             .to_vec::<i64>()?,
         vec![-2, 2, 7, 4]
     );
-    let n = f64s(&[5.0, f64::NAN, 7.0], &[3]);
-    let y = f64s(&[1.0, 2.0, 3.0, 4.0], &[4]).scatter_reduce(0, &ii, &n, Amax, true)?;
+    let n = t64(&[5.0, f64::NAN, 7.0], &[3]);
+    let y = t64(&[1.0, 2.0, 3.0, 4.0], &[4]).scatter_reduce(0, &ii, &n, Amax, true)?;
     assert!(y.to_vec::<f64>()?[0].is_nan());
     assert_eq!(ScatterReduce::from_name("mean"), Some(Mean));
     Ok(())
@@ -237,7 +227,7 @@ fn scatter_reduce_gradients() -> R {
     let x = [1.5, -0.5, 3.0, 2.0, 0.7, 0.2, 5.0, -1.0];
     let s = [2.0, 3.0, 0.25, 4.0, 0.5, 5.5, -0.3, 2.5];
     let s_zero = [2.0, 0.0, 0.25, 4.0, 0.5, 5.5, -0.3, 2.5];
-    let i = i64s(&SR_I, &[2, 4]);
+    let i = i64t(&SR_I, &[2, 4]);
     for r in [
         ScatterReduce::Sum,
         ScatterReduce::Prod,
@@ -248,13 +238,13 @@ fn scatter_reduce_gradients() -> R {
         for inc in [true, false] {
             gradcheck(
                 |v| v[0].scatter_reduce(1, &i, &v[1], r, inc),
-                &[leaf(&x, &[2, 4]), leaf(&s, &[2, 4])],
+                &[leaf64(&x, &[2, 4]), leaf64(&s, &[2, 4])],
                 o(),
             )?;
             if r == ScatterReduce::Prod {
                 gradcheck(
                     |v| v[0].scatter_reduce(1, &i, &v[1], r, inc),
-                    &[leaf(&x, &[2, 4]), leaf(&s_zero, &[2, 4])],
+                    &[leaf64(&x, &[2, 4]), leaf64(&s_zero, &[2, 4])],
                     o(),
                 )?;
             }
@@ -264,7 +254,7 @@ fn scatter_reduce_gradients() -> R {
                     let c = v[0].mul(1.0)?;
                     c.scatter_reduce_(1, &i, &v[1], r, inc)
                 },
-                &[leaf(&x, &[2, 4]), leaf(&s, &[2, 4])],
+                &[leaf64(&x, &[2, 4]), leaf64(&s, &[2, 4])],
                 o(),
             )?;
         }
@@ -274,8 +264,8 @@ fn scatter_reduce_gradients() -> R {
 
 #[test]
 fn div_rounding_modes() -> R {
-    let a = i64s(&[7, -7, 7, -7, 6, -1], &[6]);
-    let b = i64s(&[2, 2, -2, -2, -3, 5], &[6]);
+    let a = i64t(&[7, -7, 7, -7, 6, -1], &[6]);
+    let b = i64t(&[2, 2, -2, -2, -3, 5], &[6]);
     let t = a.div_rounding(&b, RoundingMode::Trunc)?;
     assert_eq!(
         (t.dtype(), t.to_vec::<i64>()?),
@@ -283,8 +273,8 @@ fn div_rounding_modes() -> R {
     );
     let f = a.div_rounding(&b, RoundingMode::Floor)?;
     assert_eq!(f.to_vec::<i64>()?, vec![3, -4, -4, 3, -2, -1]);
-    let x = f64s(&[7.5, -7.5, 1.0, -1.0], &[4]);
-    let z = f64s(&[2.0, 2.0, 0.0, 0.0], &[4]);
+    let x = t64(&[7.5, -7.5, 1.0, -1.0], &[4]);
+    let z = t64(&[2.0, 2.0, 0.0, 0.0], &[4]);
     let t = x.div_rounding(&z, RoundingMode::Trunc)?.to_vec::<f64>()?;
     assert_eq!(t, vec![3.0, -3.0, f64::INFINITY, f64::NEG_INFINITY]);
     let f = x.div_rounding(&z, RoundingMode::Floor)?.to_vec::<f64>()?;
@@ -297,7 +287,7 @@ fn div_rounding_modes() -> R {
     let e = a.div_rounding(0, RoundingMode::Trunc).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     // zero gradient for both operands (DivBackward2)
-    let (p, q) = (leaf(&[1.5, -2.5], &[2]), leaf(&[2.0, 2.0], &[2]));
+    let (p, q) = (leaf64(&[1.5, -2.5], &[2]), leaf64(&[2.0, 2.0], &[2]));
     let y = p.div_rounding(&q, RoundingMode::Floor)?;
     assert!(y.requires_grad());
     y.sum()?.backward()?;
@@ -308,8 +298,8 @@ fn div_rounding_modes() -> R {
 
 #[test]
 fn binary_cross_entropy_values_and_gradients() -> R {
-    let p = f64s(&[0.2, 0.9, 0.5, 0.0], &[2, 2]);
-    let t = f64s(&[1.0, 0.0, 0.25, 1.0], &[2, 2]);
+    let p = t64(&[0.2, 0.9, 0.5, 0.0], &[2, 2]);
+    let t = t64(&[1.0, 0.0, 0.25, 1.0], &[2, 2]);
     // recorded from F.binary_cross_entropy
     let none = p
         .binary_cross_entropy(&t, None, Reduction::None)?
@@ -327,7 +317,7 @@ fn binary_cross_entropy_values_and_gradients() -> R {
         .binary_cross_entropy(&t, None, Reduction::Mean)?
         .item::<f64>()?;
     assert!((mean - 26.15129254649702).abs() < 1e-12);
-    let w = f64s(&[2.0, 0.5], &[2]);
+    let w = t64(&[2.0, 0.5], &[2]);
     let sum = p
         .binary_cross_entropy(&t, Some(&w), Reduction::Sum)?
         .item::<f64>()?;
@@ -335,15 +325,21 @@ fn binary_cross_entropy_values_and_gradients() -> R {
     let pin = [0.2, 0.9, 0.5, 0.35];
     gradcheck(
         |v| v[0].binary_cross_entropy(&v[1], Some(&w), Reduction::Mean),
-        &[leaf(&pin, &[2, 2]), leaf(&[1.0, 0.0, 0.25, 0.6], &[2, 2])],
+        &[
+            leaf64(&pin, &[2, 2]),
+            leaf64(&[1.0, 0.0, 0.25, 0.6], &[2, 2]),
+        ],
         o(),
     )?;
     gradcheck(
         |v| v[0].t()?.binary_cross_entropy(&v[1], None, Reduction::None),
-        &[leaf(&pin, &[2, 2]), leaf(&[1.0, 0.0, 0.25, 0.6], &[2, 2])],
+        &[
+            leaf64(&pin, &[2, 2]),
+            leaf64(&[1.0, 0.0, 0.25, 0.6], &[2, 2]),
+        ],
         o(),
     )?;
-    let e = f64s(&[1.5], &[1]).binary_cross_entropy(&f64s(&[1.0], &[1]), None, Reduction::Mean);
+    let e = t64(&[1.5], &[1]).binary_cross_entropy(&t64(&[1.0], &[1]), None, Reduction::Mean);
     assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidArgument);
     let e = p.binary_cross_entropy(&t.to_dtype(DType::F32)?, None, Reduction::Mean);
     assert_eq!(e.unwrap_err().kind(), ErrorKind::DTypeMismatch);
@@ -352,9 +348,9 @@ fn binary_cross_entropy_values_and_gradients() -> R {
 
 #[test]
 fn linear_matches_matmul_and_differentiates() -> R {
-    let x = f64s(&[1.0, 2.0, -1.0, 0.5, 0.0, 3.0], &[2, 3]);
-    let w = f64s(&[1.0, 0.0, 2.0, -1.0, 1.0, 0.5], &[2, 3]);
-    let b = f64s(&[0.25, -1.0], &[2]);
+    let x = t64(&[1.0, 2.0, -1.0, 0.5, 0.0, 3.0], &[2, 3]);
+    let w = t64(&[1.0, 0.0, 2.0, -1.0, 1.0, 0.5], &[2, 3]);
+    let b = t64(&[0.25, -1.0], &[2]);
     let y = Tensor::linear(&x, &w, Some(&b))?;
     assert_eq!(y.to_vec::<f64>()?, vec![-0.75, -0.5, 6.75, 0.0]);
     assert_eq!(
@@ -364,13 +360,13 @@ fn linear_matches_matmul_and_differentiates() -> R {
     gradcheck(
         |v| Tensor::linear(&v[0], &v[1], Some(&v[2])),
         &[
-            leaf(&[1.0, 2.0, -1.0, 0.5, 0.0, 3.0], &[2, 3]),
-            leaf(&[1.0, 0.0, 2.0, -1.0, 1.0, 0.5], &[2, 3]),
-            leaf(&[0.25, -1.0], &[2]),
+            leaf64(&[1.0, 2.0, -1.0, 0.5, 0.0, 3.0], &[2, 3]),
+            leaf64(&[1.0, 0.0, 2.0, -1.0, 1.0, 0.5], &[2, 3]),
+            leaf64(&[0.25, -1.0], &[2]),
         ],
         o(),
     )?;
-    let e = Tensor::linear(&x, &f64s(&[1.0; 4], &[2, 2]), None).unwrap_err();
+    let e = Tensor::linear(&x, &t64(&[1.0; 4], &[2, 2]), None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
     Ok(())
 }

@@ -4,10 +4,10 @@
 //! where one is cheap, and in its gradient. Elementwise results of a permuted dense input keep
 //! its memory order (PyTorch's TensorIterator rule). Error paths leave every tensor unchanged.
 
+use crate::common::{R, close_rel};
 use tapegrad::autograd;
 use tapegrad::{DType, ErrorKind, RoundingMode, Scalar, ScatterReduce, Tensor};
 
-type R = tapegrad::Result<()>;
 type F1 = fn(&Tensor) -> tapegrad::Result<Tensor>;
 type F2 = fn(&Tensor, &Tensor) -> tapegrad::Result<Tensor>;
 
@@ -58,17 +58,16 @@ fn layouts(vals: &[f64], rg: bool) -> tapegrad::Result<Vec<(&'static str, Tensor
     ])
 }
 
-fn close(a: f64, b: f64) -> bool {
-    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-9 * (1.0 + b.abs())
-}
-
 /// Same dtype, shape and values (NaN equal to NaN).
 fn same(what: &str, got: &Tensor, want: &Tensor) -> R {
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     let (g, w) = (got.to_vec::<f64>()?, want.to_vec::<f64>()?);
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
-        assert!(close(*a, *b), "{what}: element {i}: got {a}, want {b}");
+        assert!(
+            close_rel(*a, *b, 1e-9),
+            "{what}: element {i}: got {a}, want {b}"
+        );
     }
     Ok(())
 }
@@ -77,7 +76,10 @@ fn same_vals(what: &str, got: &Tensor, want: &[f64]) -> R {
     let g = got.to_vec::<f64>()?;
     assert_eq!(g.len(), want.len(), "{what}: numel");
     for (i, (a, b)) in g.iter().zip(want).enumerate() {
-        assert!(close(*a, *b), "{what}: element {i}: got {a}, reference {b}");
+        assert!(
+            close_rel(*a, *b, 1e-9),
+            "{what}: element {i}: got {a}, reference {b}"
+        );
     }
     Ok(())
 }
@@ -243,12 +245,12 @@ fn inplace_unary_ops_on_all_layouts() -> R {
             let changed = lv
                 .iter()
                 .zip(&lv0)
-                .filter(|(a, b)| !close(**a, **b))
+                .filter(|(a, b)| !close_rel(**a, **b, 1e-9))
                 .count();
             let expect_changed = before
                 .iter()
                 .zip(&want)
-                .filter(|(a, b)| !close(**a, **b))
+                .filter(|(a, b)| !close_rel(**a, **b, 1e-9))
                 .count();
             assert_eq!(
                 changed, expect_changed,
@@ -743,5 +745,4 @@ fn data_movement_on_all_layouts() -> R {
     Ok(())
 }
 
-#[path = "layouts/errors.rs"]
 mod errors;

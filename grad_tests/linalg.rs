@@ -1,14 +1,9 @@
 //! Linear algebra: mm/bmm/matmul/dot/outer/addmm values on contiguous, transposed and
 //! stepped-slice inputs, dtypes, error paths and gradchecks.
 
+use crate::common::{R, assert_close, rg, t64};
 use tapegrad::autograd::gradcheck;
 use tapegrad::{DType, ErrorKind, Tensor};
-
-type R = tapegrad::Result<()>;
-
-fn t64(v: &[f64], s: &[usize]) -> Tensor {
-    Tensor::from_slice(v, s).unwrap()
-}
 
 fn naive_mm(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
     let mut o = vec![0.0; m * n];
@@ -20,13 +15,6 @@ fn naive_mm(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f64> {
         }
     }
     o
-}
-
-fn close(a: &[f64], b: &[f64], tol: f64) {
-    assert_eq!(a.len(), b.len());
-    for (x, y) in a.iter().zip(b) {
-        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{x} vs {y}");
-    }
 }
 
 #[test]
@@ -44,7 +32,7 @@ fn mm_matches_reference_across_layouts_and_dtypes() -> R {
         let r = a.mm(&b)?;
         assert_eq!(r.dtype(), dt);
         let refv = naive_mm(&a.to_vec()?, &b.to_vec()?, 3, 4, 5);
-        close(
+        assert_close(
             &r.to_vec::<f64>()?,
             &refv,
             if matches!(dt, DType::F16 | DType::BF16) {
@@ -61,7 +49,7 @@ fn mm_matches_reference_across_layouts_and_dtypes() -> R {
         .slice(1, Some(1), Some(9), 3)?; // [4, 3]
     let b = Tensor::randn(&[5, 3], DType::F64)?.t()?; // [3, 5]
     let r = a.mm(&b)?;
-    close(
+    assert_close(
         &r.to_vec::<f64>()?,
         &naive_mm(&a.to_vec()?, &b.to_vec()?, 4, 3, 5),
         1e-12,
@@ -69,7 +57,7 @@ fn mm_matches_reference_across_layouts_and_dtypes() -> R {
     // large enough for the parallel path
     let a = Tensor::randn(&[130, 120], DType::F32)?;
     let b = Tensor::randn(&[120, 110], DType::F32)?;
-    close(
+    assert_close(
         &a.mm(&b)?.to_vec::<f64>()?,
         &naive_mm(&a.to_vec()?, &b.to_vec()?, 130, 120, 110),
         1e-4,
@@ -113,7 +101,7 @@ fn matmul_shape_rules() -> R {
     for i in 0..2 {
         for j in 0..5 {
             let refv = naive_mm(&av[i * 12..i * 12 + 12], &bv[j * 6..j * 6 + 6], 4, 3, 2);
-            close(&rv[(i * 5 + j) * 8..(i * 5 + j) * 8 + 8], &refv, 1e-12);
+            assert_close(&rv[(i * 5 + j) * 8..(i * 5 + j) * 8 + 8], &refv, 1e-12);
         }
     }
     assert_eq!(a.matmul(&v)?.shape(), vec![2, 1, 4]);
@@ -172,13 +160,6 @@ fn addmm_outer_dot_values() -> R {
     let d = u.dot(&u)?;
     assert_eq!((d.dtype(), d.item::<i64>()?), (DType::I64, 14));
     Ok(())
-}
-
-fn rg(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
 }
 
 #[test]

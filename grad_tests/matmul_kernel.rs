@@ -4,11 +4,10 @@
 //! bmm/matmul batches, non-finite values, and the PyTorch gradient layouts of `mm` backward
 //! for column-major inputs (as in `linear`).
 
+use crate::common::R;
 use tapegrad::autograd::{GradcheckOptions, gradcheck};
 use tapegrad::nn::{Linear, Module};
 use tapegrad::{DType, Tensor};
-
-type R = tapegrad::Result<()>;
 
 /// Small integers, so every product sum is exact in f32 and f64 alike.
 fn val(i: usize, salt: usize) -> f64 {

@@ -1,33 +1,11 @@
 //! NN functions: values vs PyTorch fixtures, errors, gradchecks.
 
+use crate::common::{R, assert_close_abs, i64t, rg, t64};
 use tapegrad::autograd::{gradcheck, gradgradcheck};
 use tapegrad::{
     BceWithLogitsOptions, CrossEntropyOptions, DType, ErrorKind, NllLossOptions, Reduction, Tensor,
 };
 
-type R = tapegrad::Result<()>;
-
-fn t64(v: &[f64], s: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), s).unwrap()
-}
-fn rnd(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
-fn i64t(v: &[i64], s: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), s).unwrap()
-}
-fn close(a: &[f64], b: &[f64]) {
-    assert_eq!(a.len(), b.len());
-    for (x, y) in a.iter().zip(b) {
-        assert!(
-            (x - y).abs() < 1e-9 || (x.is_nan() && y.is_nan()),
-            "{a:?} vs {b:?}"
-        );
-    }
-}
 const X: [f64; 12] = [
     2.0, -1.0, 0.5, 0.0, 1.0, 3.0, 1.5, 1.5, -2.0, -0.5, 2.0, 0.25,
 ];
@@ -39,8 +17,8 @@ fn cross_entropy_fixture_values() -> R {
     let ce = |t: &Tensor, o: CrossEntropyOptions| {
         x.cross_entropy(t, o).unwrap().to_vec::<f64>().unwrap()
     };
-    close(&ce(&y, Default::default()), &[0.33677752305667125]);
-    close(
+    assert_close_abs(&ce(&y, Default::default()), &[0.33677752305667125], 1e-9);
+    assert_close_abs(
         &ce(
             &y,
             CrossEntropyOptions {
@@ -49,8 +27,9 @@ fn cross_entropy_fixture_values() -> R {
             },
         ),
         &[1.347110092226685],
+        1e-9,
     );
-    close(
+    assert_close_abs(
         &ce(
             &y,
             CrossEntropyOptions {
@@ -64,10 +43,11 @@ fn cross_entropy_fixture_values() -> R {
             0.7081330215398184,
             0.22781975447342392,
         ],
+        1e-9,
     );
     let w = t64(&[1.0, 2.0, 0.5], &[3]);
     let yi = i64t(&[0, 2, -100, 1], &[4]);
-    close(
+    assert_close_abs(
         &ce(
             &yi,
             CrossEntropyOptions {
@@ -76,8 +56,9 @@ fn cross_entropy_fixture_values() -> R {
             },
         ),
         &[0.22339251868061363],
+        1e-9,
     );
-    close(
+    assert_close_abs(
         &ce(
             &yi,
             CrossEntropyOptions {
@@ -92,8 +73,9 @@ fn cross_entropy_fixture_values() -> R {
             0.0,
             0.45563950894684785,
         ],
+        1e-9,
     );
-    close(
+    assert_close_abs(
         &ce(
             &i64t(&[0, 2, 2, 1], &[4]),
             CrossEntropyOptions {
@@ -102,6 +84,7 @@ fn cross_entropy_fixture_values() -> R {
             },
         ),
         &[0.23456552556529048],
+        1e-9,
     );
     let all = x
         .slice(0, None, Some(1), 1)?
@@ -111,37 +94,41 @@ fn cross_entropy_fixture_values() -> R {
     let x3 = t64(&X[..9], &[3, 3]);
     let y3 = i64t(&[0, 2, 1], &[3]);
     let ce3 = |o: CrossEntropyOptions| x3.cross_entropy(&y3, o).unwrap().to_vec::<f64>().unwrap();
-    close(
+    assert_close_abs(
         &ce3(CrossEntropyOptions {
             label_smoothing: 0.1,
             ..Default::default()
         }),
         &[0.5175412236955315],
+        1e-9,
     );
-    close(
+    assert_close_abs(
         &ce3(CrossEntropyOptions {
             label_smoothing: 0.3,
             reduction: Reduction::None,
             ..Default::default()
         }),
         &[0.691311296657157, 0.6698460195562856, 1.0581330215398181],
+        1e-9,
     );
-    close(
+    assert_close_abs(
         &ce3(CrossEntropyOptions {
             weight: Some(&w),
             label_smoothing: 0.2,
             ..Default::default()
         }),
         &[0.7681432452631554],
+        1e-9,
     );
     // probabilities
     let x2 = t64(&X[..6], &[2, 3]);
     let p = t64(&[0.5, 0.25, 0.25, 0.0, 0.0, 1.0], &[2, 3]);
-    close(
+    assert_close_abs(
         &x2.cross_entropy(&p, Default::default())?.to_vec::<f64>()?,
         &[0.7680786581067214],
+        1e-9,
     );
-    close(
+    assert_close_abs(
         &x2.cross_entropy(
             &p,
             CrossEntropyOptions {
@@ -152,9 +139,10 @@ fn cross_entropy_fixture_values() -> R {
         )?
         .to_vec::<f64>()?,
         &[1.4038112966571572, 0.33651268622295233],
+        1e-9,
     );
     let w2 = t64(&[2.0, 1.0, 0.5], &[3]);
-    close(
+    assert_close_abs(
         &x2.cross_entropy(
             &p,
             CrossEntropyOptions {
@@ -164,13 +152,15 @@ fn cross_entropy_fixture_values() -> R {
         )?
         .to_vec::<f64>()?,
         &[0.6771130213408669],
+        1e-9,
     );
     // k-dim
     let k = Tensor::arange_dtype(0.0, 12.0, 1.0, DType::F64)?.view(&[2, 3, 2])?;
-    close(
+    assert_close_abs(
         &k.cross_entropy(&i64t(&[0, 2, 1, 1], &[2, 2]), Default::default())?
             .to_vec::<f64>()?,
         &[2.142931628499899],
+        1e-9,
     );
     // errors
     let e = x
@@ -241,31 +231,34 @@ fn nll_bce_fixture_values() -> R {
             .to_vec::<f64>()
             .unwrap()
     };
-    close(
+    assert_close_abs(
         &b(BceWithLogitsOptions {
             reduction: Reduction::None,
             ..Default::default()
         }),
         &[100.0, 100.0, 0.8490769841801067, 2.1269280110429727],
+        1e-9,
     );
-    close(&b(Default::default()), &[50.744001248805766]);
+    assert_close_abs(&b(Default::default()), &[50.744001248805766], 1e-9);
     let pw = t64(&[2.0, 2.0, 3.0, 0.5], &[4]);
-    close(
+    assert_close_abs(
         &b(BceWithLogitsOptions {
             pos_weight: Some(&pw),
             reduction: Reduction::None,
             ..Default::default()
         }),
         &[100.0, 200.0, 1.0861154762701601, 1.0634640055214863],
+        1e-9,
     );
     let wt = t64(&[1.0, 0.0, 2.0, 1.0], &[4]);
-    close(
+    assert_close_abs(
         &b(BceWithLogitsOptions {
             weight: Some(&wt),
             reduction: Reduction::Sum,
             ..Default::default()
         }),
         &[103.8250819794032],
+        1e-9,
     );
     Ok(())
 }
@@ -279,7 +272,7 @@ fn softmax_values_and_grads() -> R {
     );
     let l = x.t()?.log_softmax(0)?.to_vec::<f64>()?;
     assert!((l[1] + 3f64.ln()).abs() < 1e-12);
-    let a = rnd(&[3, 4]);
+    let a = rg(&[3, 4]);
     gradcheck(|v| v[0].softmax(1), &[a.clone()], Default::default())?;
     gradcheck(|v| v[0].t()?.softmax(-1), &[a.clone()], Default::default())?;
     gradcheck(|v| v[0].log_softmax(0), &[a.clone()], Default::default())?;
@@ -302,7 +295,7 @@ fn softmax_values_and_grads() -> R {
 
 #[test]
 fn loss_grads() -> R {
-    let a = rnd(&[4, 3]);
+    let a = rg(&[4, 3]);
     let y = i64t(&[0, 2, -100, 1], &[4]);
     let w = t64(&[1.0, 2.0, 0.5], &[3]);
     for o in [
@@ -367,7 +360,7 @@ fn loss_grads() -> R {
             .name(),
         "NllLossBackward0"
     );
-    let b = rnd(&[4, 3]);
+    let b = rg(&[4, 3]);
     gradcheck(
         |v| v[0].mse_loss(&v[1].t()?.t()?, Reduction::Mean),
         &[a.clone(), b.clone()],
@@ -395,7 +388,7 @@ fn loss_grads() -> R {
         Default::default(),
     )?;
     // k-dim cross entropy
-    let k = rnd(&[2, 3, 2]);
+    let k = rg(&[2, 3, 2]);
     gradcheck(
         |v| {
             v[0].cross_entropy(
@@ -420,7 +413,7 @@ fn dropout_embedding_layer_norm() -> R {
     let kept = d.iter().filter(|&&v| v != 0.0).count();
     assert!((600..800).contains(&kept));
     assert!(d.iter().all(|&v| v == 0.0 || (v - 1.0 / 0.7).abs() < 1e-6));
-    let w = rnd(&[5, 3]);
+    let w = rg(&[5, 3]);
     let idx = i64t(&[4, 0, 4, 1], &[2, 2]);
     let e = Tensor::embedding(&idx, &w)?;
     assert_eq!(e.shape(), vec![2, 2, 3]);
@@ -434,9 +427,9 @@ fn dropout_embedding_layer_norm() -> R {
         Tensor::embedding(&i64t(&[5], &[1]), &w).unwrap_err().kind(),
         ErrorKind::IndexOutOfRange
     );
-    let a = rnd(&[2, 3, 4]);
-    let g = rnd(&[3, 4]);
-    let bb = rnd(&[3, 4]);
+    let a = rg(&[2, 3, 4]);
+    let g = rg(&[3, 4]);
+    let bb = rg(&[3, 4]);
     gradcheck(
         |v| v[0].layer_norm(&[3, 4], Some(&v[1]), Some(&v[2]), 1e-5),
         &[a.clone(), g, bb],
@@ -448,7 +441,7 @@ fn dropout_embedding_layer_norm() -> R {
         Default::default(),
     )?;
     let y = t64(&[1.0, 3.0, 5.0, 5.0], &[2, 2]).layer_norm(&[2], None, None, 0.0)?;
-    close(&y.to_vec::<f64>()?[..2], &[-1.0, 1.0]);
+    assert_close_abs(&y.to_vec::<f64>()?[..2], &[-1.0, 1.0], 1e-9);
     assert_eq!(
         a.layer_norm(&[4, 3], None, None, 1e-5).unwrap_err().kind(),
         ErrorKind::ShapeMismatch
@@ -549,25 +542,25 @@ fn embedding_padding_idx_gradchecks() -> R {
         Tensor::cat(&[&v[0].narrow(0, 0, 1)?, &pad, &v[0].narrow(0, 1, 3)?], 0)
     };
     let f = |v: &[Tensor]| Tensor::embedding_with(&idx, &table(v)?, Some(1));
-    gradcheck(f, &[rnd(&[4, 3])], Default::default())?;
+    gradcheck(f, &[rg(&[4, 3])], Default::default())?;
     gradgradcheck(
         |v| {
             let w = table(v)?;
             Tensor::embedding_with(&idx, &w, Some(1))?.mul(&w.narrow(0, 0, 4)?.view(&[1, 4, 3])?)
         },
-        &[rnd(&[4, 3])],
+        &[rg(&[4, 3])],
         Default::default(),
     )?;
     // indices that never hit the padding row: the whole table is checked, padding row included
     let idx2 = i64t(&[3, 1, 1, 2], &[4]);
     gradcheck(
         |v| Tensor::embedding_with(&idx2, &v[0], Some(-4)),
-        &[rnd(&[4, 2])],
+        &[rg(&[4, 2])],
         Default::default(),
     )?;
     gradgradcheck(
         |v| Tensor::embedding_with(&idx2, &v[0], Some(0))?.mul(&v[0]),
-        &[rnd(&[4, 2])],
+        &[rg(&[4, 2])],
         Default::default(),
     )?;
     Ok(())

@@ -4,13 +4,12 @@
 //! The seeded generator is process-global and tests run on parallel threads, so no test here
 //! depends on a particular seed: statistics use large samples and loose (≥ 5 sigma) bounds.
 
+use crate::common::R;
 use tapegrad::autograd::gradcheck;
 use tapegrad::nn::{
     Dropout, Embedding, Gelu, LayerNorm, Linear, Module, Relu, Sequential, Sigmoid, Tanh, init,
 };
 use tapegrad::{DType, ErrorKind, Tensor};
-
-type R = tapegrad::Result<()>;
 
 fn stats(t: &Tensor) -> (f64, f64) {
     let v = t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap();

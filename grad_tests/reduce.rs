@@ -1,21 +1,9 @@
 //! Reductions: values vs references on contiguous/transposed/stepped inputs, dtypes, NaN and
 //! tie rules, error paths and gradchecks.
 
+use crate::common::{R, rg, t64};
 use tapegrad::autograd::gradcheck;
 use tapegrad::{DType, ErrorKind, NormOrd, Tensor};
-
-type R = tapegrad::Result<()>;
-
-fn t64(v: &[f64], s: &[usize]) -> Tensor {
-    Tensor::from_slice(v, s).unwrap()
-}
-
-fn rg(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
 
 #[test]
 fn mean_var_std() -> R {

@@ -3,6 +3,7 @@
 //! sequence and parameters bit for bit), PyTorch's StepLR / CosineAnnealingLR lr sequences are
 //! reproduced across a save/load, and bad states or files are errors that change nothing.
 
+use crate::common::R;
 use std::path::PathBuf;
 use tapegrad::checkpoint::StateDict;
 use tapegrad::nn::{self, Linear, Module, Sequential, Tanh};
@@ -11,8 +12,6 @@ use tapegrad::optim::{
     SchedulerState, Sgd, SgdConfig, StepLr,
 };
 use tapegrad::{DType, ErrorKind, Reduction, Tensor};
-
-type R = tapegrad::Result<()>;
 
 fn tmp(name: &str) -> PathBuf {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));

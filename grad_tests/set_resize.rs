@@ -1,6 +1,7 @@
 //! set_ / resize_: storage sharing, geometry, versions, errors, autograd (fixtures set_resize.json),
 //! plus a proptest against a byte-vector reference model.
 
+use crate::common::f64s;
 use proptest::prelude::*;
 use tapegrad::autograd::no_grad;
 use tapegrad::{DType, ErrorKind, ResizeFill, Storage, Tensor};
@@ -8,10 +9,6 @@ use tapegrad::{DType, ErrorKind, ResizeFill, Storage, Tensor};
 fn f(v: Vec<f64>, s: &[usize]) -> Tensor {
     Tensor::from_vec(v, s).unwrap()
 }
-fn f64s(t: &Tensor) -> Vec<f64> {
-    t.to_vec::<f64>().unwrap()
-}
-
 #[test]
 fn set_empty_and_views() {
     let x = Tensor::from_vec(vec![1.0f32, 2., 3., 4.], &[2, 2]).unwrap();
@@ -351,7 +348,7 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(64))]
+    #![proptest_config(crate::common::proptest_config(64))]
     #[test]
     fn set_resize_model(ops in proptest::collection::vec(op(), 1..20)) {
         // reference model: storages as Vec<i32>, x = (storage id, offset, sizes, strides)

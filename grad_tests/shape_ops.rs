@@ -1,19 +1,8 @@
 //! Shape / data-movement / index ops: values, dtypes, errors, gradchecks.
 
+use crate::common::{R, i64t, rg};
 use tapegrad::autograd::gradcheck;
 use tapegrad::{DType, ErrorKind, Tensor};
-
-type R = tapegrad::Result<()>;
-
-fn rnd(s: &[usize]) -> Tensor {
-    Tensor::randn(s, DType::F64)
-        .unwrap()
-        .requires_grad_(true)
-        .unwrap()
-}
-fn i64t(v: &[i64], s: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), s).unwrap()
-}
 
 #[test]
 fn cat_values_promotion_errors() -> R {
@@ -40,7 +29,7 @@ fn cat_values_promotion_errors() -> R {
 
 #[test]
 fn cat_stack_grad() -> R {
-    let (a, b) = (rnd(&[2, 3]), rnd(&[3, 2]));
+    let (a, b) = (rg(&[2, 3]), rg(&[3, 2]));
     gradcheck(
         |x| Tensor::cat(&[&x[0], &x[1].t()?], 0)?.mul(&Tensor::cat(&[&x[0], &x[0]], 1)?.sum()?),
         &[a.clone(), b.clone()],
@@ -74,7 +63,7 @@ fn flip_roll_repeat_tri() -> R {
     );
     assert_eq!(x.triu(0)?.to_vec::<i64>()?, vec![1, 2, 3, 0, 5, 6]);
     assert_eq!(x.tril(-1)?.to_vec::<i64>()?, vec![0, 0, 0, 4, 0, 0]);
-    let a = rnd(&[3, 4]);
+    let a = rg(&[3, 4]);
     for f in [
         |t: &Tensor| t.flip(&[0, 1]),
         |t: &Tensor| t.t()?.roll(&[2, -1], &[0, 1]),
@@ -135,7 +124,7 @@ fn gather_index_select_scatter() -> R {
 
 #[test]
 fn gather_scatter_grads() -> R {
-    let a = rnd(&[3, 4]);
+    let a = rg(&[3, 4]);
     let idx = i64t(&[0, 3, 3, 1, 2, 2], &[3, 2]);
     gradcheck(|x| x[0].gather(1, &idx), &[a.clone()], Default::default())?;
     gradcheck(
@@ -143,7 +132,7 @@ fn gather_scatter_grads() -> R {
         &[a.clone()],
         Default::default(),
     )?;
-    let src = rnd(&[3, 3]);
+    let src = rg(&[3, 3]);
     gradcheck(
         |x| x[0].scatter_add(1, &idx, &x[1]),
         &[a.clone(), src.clone()],

@@ -210,7 +210,7 @@ fn check(c: &Case) -> Result<()> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(512))]
+    #![proptest_config(crate::common::proptest_config(512))]
     #[test]
     fn slice_matches_dense(c in case()) {
         check(&c).unwrap();

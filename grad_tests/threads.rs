@@ -4,6 +4,7 @@
 //! PyTorch's results. Every potentially blocking scenario runs under a watchdog, so a deadlock
 //! fails the test instead of hanging CI.
 
+use crate::common::f64s;
 use std::sync::mpsc;
 use std::sync::{Arc, Barrier, RwLock};
 use std::thread;
@@ -46,10 +47,6 @@ fn at_once<R: Send + 'static>(n: usize, f: impl Fn(usize) -> R + Send + Sync + '
         })
         .collect();
     hs.into_iter().map(|h| h.join().unwrap()).collect()
-}
-
-fn f64s(t: &Tensor) -> Vec<f64> {
-    t.to_vec().unwrap()
 }
 
 /// One small training-like graph; returns (loss, grad of x, grad of w).

@@ -1,13 +1,8 @@
 //! Elementwise unary, comparison, where/masked_fill, clamp, pow and extra binary ops.
 
+use crate::common::{R, close_abs_rel, t64};
 use tapegrad::autograd::gradcheck;
 use tapegrad::{DType, ErrorKind, Scalar, Tensor};
-
-type R = tapegrad::Result<()>;
-
-fn t64(v: &[f64], shape: &[usize]) -> Tensor {
-    Tensor::from_vec(v.to_vec(), shape).unwrap()
-}
 
 /// The same logical [3, 4] f64 values in four layouts: contiguous, transposed, stepped slice and
 /// expanded (rows equal), each with the flat logical values.
@@ -33,10 +28,6 @@ fn layouts(lo: f64, hi: f64) -> Vec<(Tensor, Vec<f64>)> {
             (t, f)
         })
         .collect()
-}
-
-fn close(a: f64, b: f64) -> bool {
-    (a.is_nan() && b.is_nan()) || a == b || (a - b).abs() <= 1e-12 + 1e-9 * b.abs()
 }
 
 type UnaryCase = (
@@ -122,7 +113,11 @@ fn unary_values_on_all_layouts() -> R {
             assert_eq!(y.shape(), vec![3, 4], "{name}");
             let got = y.contiguous()?.to_vec::<f64>()?;
             for (g, x) in got.iter().zip(&flat) {
-                assert!(close(*g, r(*x)), "{name}({x}) = {g}, want {}", r(*x));
+                assert!(
+                    close_abs_rel(*g, r(*x), 1e-12, 1e-9),
+                    "{name}({x}) = {g}, want {}",
+                    r(*x)
+                );
             }
         }
     }

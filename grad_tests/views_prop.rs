@@ -187,7 +187,7 @@ fn op_strategy() -> impl Strategy<Value = Op> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(256))]
+    #![proptest_config(crate::common::proptest_config(256))]
     #[test]
     fn view_chains_match_reference(shape in prop::collection::vec(1..5usize, 1..4), ops in prop::collection::vec(op_strategy(), 1..6)) {
         let n: usize = shape.iter().product();

@@ -89,7 +89,7 @@ fn expect_unchanged(
         assert_eq!(a.1, b.1, "{what}: version of tensor {i} changed");
         assert_eq!(a.0.len(), b.0.len());
         for (x, y) in a.0.iter().zip(&b.0) {
-            assert!(close(*x, *y), "{what}: tensor {i} changed");
+            assert!(close_rel(*x, *y, 1e-9), "{what}: tensor {i} changed");
         }
     }
 }

@@ -1,8 +1,7 @@
 //! Core data model: views, versions, storage sharing, copies and errors.
 
+use crate::common::R;
 use tapegrad::{DType, ErrorKind, Tensor};
-
-type R = tapegrad::Result<()>;
 
 #[test]
 fn view_shares_storage_and_version() -> R {

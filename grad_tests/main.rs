@@ -1,0 +1,34 @@
+//! The main integration-test crate: one module per family, sharing the helpers of [`common`].
+//!
+//! Run one family with a filter on its module path, e.g.
+//! `cargo test --release --test main -- sparse_slice::`. The other test targets are separate
+//! processes for a reason: `conformance` is a harness of its own (`harness = false`), `memcheck`
+//! re-runs its own binary under valgrind, `no_leaks` counts every allocation of its process,
+//! `seeded` holds the tests that depend on the process-global seeded generator, and
+//! `reliability` is the small crate CI also builds with overflow checks (`release-checked`).
+
+mod common;
+
+mod autograd_rules;
+mod checkpoint;
+mod data_model;
+mod double_backward;
+mod fast_paths;
+mod indexing;
+mod kernels;
+mod layouts;
+mod linalg;
+mod matmul_kernel;
+mod nn;
+mod nn_modules;
+mod optim;
+mod reduce;
+mod sched_checkpoint;
+mod set_resize;
+mod shape_ops;
+mod sparse;
+mod sparse_prop;
+mod sparse_slice;
+mod threads;
+mod unary;
+mod views_prop;
