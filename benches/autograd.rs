@@ -70,7 +70,7 @@ fn overhead(c: &mut Criterion) {
             loss.backward().unwrap();
             let _ng = tapegrad::autograd::no_grad();
             for p in &params {
-                p.add_alpha_(&p.grad().unwrap(), -0.01).unwrap();
+                p.add_alpha_(p.grad().unwrap(), -0.01).unwrap();
             }
         })
     });

@@ -176,8 +176,11 @@ fn w_index_put_accumulate_1m() -> f64 {
     t * 1e3
 }
 
+/// A workload: its name, unit and one timed run.
+type Workload = (&'static str, &'static str, fn() -> f64);
+
 /// (name, unit, workload): the registration table, in output order.
-const WORKLOADS: &[(&str, &str, fn() -> f64)] = &[
+const WORKLOADS: &[Workload] = &[
     ("matmul_f32_256", "GFLOP/s", w_matmul_f32_256),
     ("matmul_f32_512", "GFLOP/s", w_matmul_f32_512),
     ("matmul_f32_1024", "GFLOP/s", w_matmul_f32_1024),
@@ -282,8 +285,8 @@ fn sparse_workload(name: &str) -> f64 {
         .expect("seed");
         median(11, || {
             tapegrad::autograd::grad(
-                &[out.clone()],
-                &[x.clone()],
+                std::slice::from_ref(&out),
+                std::slice::from_ref(&x),
                 &[Some(seed.clone())],
                 true,
                 false,

@@ -420,8 +420,16 @@ fn backward_twice_errors_unless_retained() -> R {
         "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
     );
     let y = x.exp()?.sum()?;
-    autograd::grad(&[y.clone()], &[x.clone()], &[None], false, false, false)?;
-    let e = autograd::grad(&[y], &[x.clone()], &[None], false, false, false).unwrap_err();
+    autograd::grad(
+        std::slice::from_ref(&y),
+        std::slice::from_ref(&x),
+        &[None],
+        false,
+        false,
+        false,
+    )?;
+    let e =
+        autograd::grad(&[y], std::slice::from_ref(&x), &[None], false, false, false).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BackwardTwice);
     // retained: the second pass works
     let s = x.mul(&x)?.sum()?;
@@ -485,7 +493,14 @@ fn grads_accumulate_across_backward_calls() -> R {
         .backward_with(None, false, true)?;
     let gz = z.grad().unwrap();
     assert!(gz.requires_grad());
-    let h = autograd::grad(&[gz.sum()?], &[z.clone()], &[None], false, false, false)?;
+    let h = autograd::grad(
+        &[gz.sum()?],
+        std::slice::from_ref(&z),
+        &[None],
+        false,
+        false,
+        false,
+    )?;
     assert_eq!(h[0].as_ref().unwrap().to_vec::<f64>()?, vec![6.0 * 1.5]);
     Ok(())
 }
@@ -496,7 +511,14 @@ fn double_backward_through_inplace_on_view() -> R {
     let x = leaf64(&[0.1, 0.2, 0.3, 0.4], &[4]);
     let y = x.copy()?;
     y.slice(0, None, None, 2)?.exp_()?;
-    let g = autograd::grad(&[y.sum()?], &[x.clone()], &[None], true, true, false)?;
+    let g = autograd::grad(
+        &[y.sum()?],
+        std::slice::from_ref(&x),
+        &[None],
+        true,
+        true,
+        false,
+    )?;
     let g = g[0].clone().unwrap();
     assert_eq!(
         g.to_vec::<f64>()?,

@@ -80,7 +80,7 @@ fn to_i64(v: &Value) -> CallResult<i64> {
 fn to_usize(v: &Value) -> CallResult<usize> {
     let i = to_i64(v)?;
     // The Rust API takes `usize` here, so PyTorch's negative-argument error is unrepresentable.
-    usize::try_from(i).or_else(|_| Err(CallErr::Missing(format!("(negative int arg {i})"))))
+    usize::try_from(i).map_err(|_| CallErr::Missing(format!("(negative int arg {i})")))
 }
 
 fn to_bool(v: &Value) -> CallResult<bool> {
@@ -572,18 +572,18 @@ fn compare(
         return Err(fail("dtype", s("dtype"), dtype_name(t.dtype())));
     }
     let shape = t.shape();
-    if let Some(es) = e.get("shape") {
-        if json_usizes(es).as_deref() != Some(shape.as_slice()) {
-            return Err(fail("shape", es, fmt_list(&shape)));
-        }
+    if let Some(es) = e.get("shape")
+        && json_usizes(es).as_deref() != Some(shape.as_slice())
+    {
+        return Err(fail("shape", es, fmt_list(&shape)));
     }
     if let Some(v) = e.get("values") {
         compare_values(t, v, tol)?;
     }
-    if let Some(v) = e.get("requires_grad") {
-        if v.as_bool() != Some(t.requires_grad()) {
-            return Err(fail("requires_grad", v, t.requires_grad()));
-        }
+    if let Some(v) = e.get("requires_grad")
+        && v.as_bool() != Some(t.requires_grad())
+    {
+        return Err(fail("requires_grad", v, t.requires_grad()));
     }
     let leaf = t.try_is_leaf();
     let leaf_str = match &leaf {
@@ -609,15 +609,15 @@ fn compare(
             return Err(fail("grad_fn_error", want, leaf_str));
         }
     }
-    if let Some(v) = e.get("version") {
-        if v.as_u64() != Some(t.version()) {
-            return Err(fail("version", v, t.version()));
-        }
+    if let Some(v) = e.get("version")
+        && v.as_u64() != Some(t.version())
+    {
+        return Err(fail("version", v, t.version()));
     }
-    if let Some(v) = e.get("is_view") {
-        if v.as_bool() != Some(t.is_view()) {
-            return Err(fail("is_view", v, t.is_view()));
-        }
+    if let Some(v) = e.get("is_view")
+        && v.as_bool() != Some(t.is_view())
+    {
+        return Err(fail("is_view", v, t.is_view()));
     }
     if let Some(v) = e.get("storage_of") {
         let so = candidates
@@ -667,7 +667,7 @@ struct Replayer<'a> {
 
 thread_local! {
     /// The step being replayed (index and label), for reporting panics.
-    static CURRENT: RefCell<(usize, String)> = RefCell::new((0, String::new()));
+    static CURRENT: RefCell<(usize, String)> = const { RefCell::new((0, String::new())) };
 }
 
 fn step_label(st: &Value) -> String {

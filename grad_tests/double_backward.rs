@@ -5,8 +5,8 @@
 //! derivatives.
 
 use crate::common::{R, rg};
-use tapegrad::autograd::{gradcheck, gradgradcheck};
 use tapegrad::Tensor;
+use tapegrad::autograd::{gradcheck, gradgradcheck};
 
 fn both(f: impl Fn(&[Tensor]) -> tapegrad::Result<Tensor>, inputs: &[Tensor]) -> R {
     gradcheck(&f, inputs, Default::default())?;
@@ -63,10 +63,17 @@ fn saved_intermediates_dropped_by_the_user_stay_differentiable() -> R {
         let b = x.mul(&x)?;
         a.mul(&b)?.sum()?
     };
-    let g = tapegrad::autograd::grad(&[y], &[x.clone()], &[None], true, true, false)?;
+    let g = tapegrad::autograd::grad(&[y], std::slice::from_ref(&x), &[None], true, true, false)?;
     let g = g[0].clone().unwrap();
     assert_eq!(g.to_vec::<f64>()?, vec![9.0 * 0.25, 9.0 * 4.0]);
-    let gg = tapegrad::autograd::grad(&[g.sum()?], &[x.clone()], &[None], false, false, false)?;
+    let gg = tapegrad::autograd::grad(
+        &[g.sum()?],
+        std::slice::from_ref(&x),
+        &[None],
+        false,
+        false,
+        false,
+    )?;
     assert_eq!(
         gg[0].clone().unwrap().to_vec::<f64>()?,
         vec![18.0 * 0.5, 18.0 * -2.0]

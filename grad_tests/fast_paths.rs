@@ -61,7 +61,7 @@ fn inplace_and_out_fast_paths_handle_aliasing_and_versions() -> R {
         x.mul_(&b)?;
         let want: Vec<f32> = want.iter().zip(&vb).map(|(&v, &y)| v * y).collect();
         assert_eq!((x.to_vec::<f32>()?, x.version()), (want.clone(), 2));
-        x.sub_(1.5)?.div_(&Tensor::scalar(2.0f32))?;
+        x.sub_(1.5)?.div_(Tensor::scalar(2.0f32))?;
         let want: Vec<f32> = want.iter().map(|&v| (v - 1.5) / 2.0).collect();
         assert_eq!((x.to_vec::<f32>()?, x.version()), (want, 4));
         // add_out into a fresh tensor, into an input, and with every operand the same tensor
@@ -97,7 +97,7 @@ fn permuted_dense_operands_keep_their_layout() -> R {
         let e = a.exp()?;
         assert_eq!(e.strides(), a.strides());
         assert_eq!(e.to_vec::<f32>()?, ac.exp()?.to_vec::<f32>()?);
-        let m = a.mul(&Tensor::scalar(3.0f32))?;
+        let m = a.mul(Tensor::scalar(3.0f32))?;
         assert_eq!(m.strides(), a.strides());
         assert_eq!(m.to_vec::<f32>()?, ac.mul(3.0)?.to_vec::<f32>()?);
         // a permuted view with a size-1 dim keeps the general path's strides

@@ -10,6 +10,17 @@ use tapegrad::{DType, ErrorKind, RoundingMode, Scalar, ScatterReduce, Tensor};
 
 type F1 = fn(&Tensor) -> tapegrad::Result<Tensor>;
 type F2 = fn(&Tensor, &Tensor) -> tapegrad::Result<Tensor>;
+/// A unary op, its scalar reference and whether it is checked away from zero.
+type UnaryRow = (&'static str, F1, fn(f64) -> f64, bool);
+/// A unary op and its scalar reference.
+type RefRow = (&'static str, F1, fn(f64) -> f64);
+/// A comparison and its scalar reference.
+type CmpRow = (&'static str, F2, fn(f64, f64) -> bool);
+/// A named op given as a closure.
+type OpRow<'a> = (
+    &'static str,
+    Box<dyn Fn(&Tensor) -> tapegrad::Result<Tensor> + 'a>,
+);
 
 const ROWS: usize = 3;
 const COLS: usize = 4;
@@ -99,7 +110,15 @@ fn grad_through(
     let w = Tensor::arange_dtype(1, n as i64 + 1, 1, y.dtype())?
         .reshape(&y.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
     let loss = y.mul(&w)?.sum()?;
-    Ok(autograd::grad(&[loss], &[leaf.clone()], &[None], false, false, false)?[0].clone())
+    Ok(autograd::grad(
+        &[loss],
+        std::slice::from_ref(leaf),
+        &[None],
+        false,
+        false,
+        false,
+    )?[0]
+        .clone())
 }
 
 /// Runs `op` on every layout: compares with the op on a contiguous copy (values, dtype,
@@ -145,7 +164,7 @@ fn expect_elementwise_strides(what: &str, lname: &str, y: &Tensor) {
 
 #[test]
 fn unary_ops_on_all_layouts() -> R {
-    let table: Vec<(&str, F1, fn(f64) -> f64, bool)> = vec![
+    let table: Vec<UnaryRow> = vec![
         ("neg", Tensor::neg, |x| -x, false),
         ("abs", Tensor::abs, f64::abs, false),
         ("exp", Tensor::exp, f64::exp, false),
@@ -209,7 +228,7 @@ fn unary_ops_on_all_layouts() -> R {
 
 #[test]
 fn inplace_unary_ops_on_all_layouts() -> R {
-    let table: Vec<(&str, F1, fn(f64) -> f64)> = vec![
+    let table: Vec<RefRow> = vec![
         ("exp_", Tensor::exp_, f64::exp),
         ("neg_", Tensor::neg_, |x| -x),
         ("sin_", Tensor::sin_, f64::sin),
@@ -332,7 +351,7 @@ fn binary_ops_on_all_layout_pairs() -> R {
 
 #[test]
 fn comparison_and_logical_ops_on_all_layouts() -> R {
-    let table: Vec<(&str, F2, fn(f64, f64) -> bool)> = vec![
+    let table: Vec<CmpRow> = vec![
         ("eq", |a, b| a.eq(b), |x, y| x == y),
         ("ne", |a, b| a.ne(b), |x, y| x != y),
         ("lt", |a, b| a.lt(b), |x, y| x < y),
@@ -562,7 +581,7 @@ fn matmul_family_on_all_layout_pairs() -> R {
     for (la, a, _) in layouts(&va, false)? {
         let a2 = a.clone();
         // b is [3, 4] in each layout; a @ b^T is [3, 3]
-        let ops: Vec<(&str, Box<dyn Fn(&Tensor) -> tapegrad::Result<Tensor>>)> = vec![
+        let ops: Vec<OpRow<'_>> = vec![
             ("matmul", Box::new(move |b: &Tensor| a2.matmul(&b.t()?))),
             (
                 "mm",
@@ -636,7 +655,7 @@ fn data_movement_on_all_layouts() -> R {
     let idx_cols = Tensor::from_vec(vec![3i64, 0, 0, 2, 1, 1], &[3, 2])?;
     let idx_rows = Tensor::from_vec(vec![2i64, 0, 2], &[3])?;
     let scat = Tensor::from_vec(vec![0i64, 1, 2, 3, 3, 2, 1, 0, 1, 1, 0, 0], &[3, 4])?;
-    let table: Vec<(&str, Box<dyn Fn(&Tensor) -> tapegrad::Result<Tensor>>)> = vec![
+    let table: Vec<OpRow<'_>> = vec![
         ("contiguous", Box::new(|t| t.contiguous())),
         ("copy", Box::new(|t| t.copy())),
         ("to_f32", Box::new(|t| t.to_dtype(DType::F32))),

@@ -147,7 +147,7 @@ mod subset {
             .view(&[4, 4])
             .unwrap();
         x.add_(&x).unwrap();
-        x.mul_(&x.flip(&[0]).unwrap()).unwrap();
+        x.mul_(x.flip(&[0]).unwrap()).unwrap();
         assert!(x.copy_(&x.t().unwrap()).is_err());
         x.copy_(&x).unwrap();
         x.copy_(&x.to_dtype(DType::F32).unwrap()).unwrap();
@@ -158,7 +158,7 @@ mod subset {
             .unwrap();
         x.select(0, 0)
             .unwrap()
-            .add_(&x.select(0, 3).unwrap())
+            .add_(x.select(0, 3).unwrap())
             .unwrap();
         x.addcmul_(&x, &x, 0.5).unwrap();
         assert!(x.version() >= 7);

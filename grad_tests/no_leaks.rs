@@ -79,10 +79,13 @@ fn leaf() -> Tensor {
         .unwrap()
 }
 
+/// A named graph builder.
+type Case = (&'static str, Box<dyn Fn() -> tapegrad::Result<()>>);
+
 #[test]
 fn graphs_with_in_place_writes_of_saved_tensors_are_freed() {
     COUNTED.with(|c| c.set(true));
-    let cases: Vec<(&str, Box<dyn Fn() -> tapegrad::Result<()>>)> = vec![
+    let cases: Vec<Case> = vec![
         (
             "y.mul_(y)",
             Box::new(|| {

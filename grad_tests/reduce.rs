@@ -106,7 +106,7 @@ fn prod_cumsum_cumprod_logical() -> R {
     let s = big.slice(1, Some(0), Some(4), 2)?; // [3,2] stepped
     assert_eq!(
         s.prod(&[0], false)?.to_vec::<f64>()?,
-        vec![-3.0 * 1.0 * 5.0, -1.0 * 3.0 * 7.0]
+        vec![-3.0 * 1.0 * 5.0, -3.0 * 7.0]
     );
     assert_eq!(
         s.cumsum(0, None)?.to_vec::<f64>()?,

@@ -72,7 +72,7 @@ fn flip_roll_repeat_tri() -> R {
         |t: &Tensor| t.tril(1),
         |t: &Tensor| t.t()?.triu(-1),
     ] {
-        gradcheck(|x| f(&x[0]), &[a.clone()], Default::default())?;
+        gradcheck(|x| f(&x[0]), std::slice::from_ref(&a), Default::default())?;
     }
     assert_eq!(a.flip(&[0])?.grad_fn().unwrap().name(), "FlipBackward0");
     let oh = i64t(&[0, 2, 1], &[3]).one_hot(-1)?;
@@ -126,10 +126,14 @@ fn gather_index_select_scatter() -> R {
 fn gather_scatter_grads() -> R {
     let a = rg(&[3, 4]);
     let idx = i64t(&[0, 3, 3, 1, 2, 2], &[3, 2]);
-    gradcheck(|x| x[0].gather(1, &idx), &[a.clone()], Default::default())?;
+    gradcheck(
+        |x| x[0].gather(1, &idx),
+        std::slice::from_ref(&a),
+        Default::default(),
+    )?;
     gradcheck(
         |x| x[0].t()?.index_select(1, &i64t(&[2, 2, 0], &[3])),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         Default::default(),
     )?;
     let src = rg(&[3, 3]);
@@ -146,7 +150,7 @@ fn gather_scatter_grads() -> R {
     )?;
     gradcheck(
         |x| x[0].scatter_value(1, &uidx, 2.0),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         Default::default(),
     )?;
     gradcheck(

@@ -235,17 +235,20 @@ fn dense_ops_reject_sparse() -> Result<()> {
 #[test]
 fn conversions_gradcheck() -> Result<()> {
     let x = xe()?.to_sparse()?.requires_grad_(true)?;
-    gc(|v| v[0].to_dense(), &[x.clone()])?;
-    gc(|v| v[0].to_sparse_csr(), &[x.clone()])?;
-    gc(|v| v[0].to_sparse_csr()?.to_sparse_coo(2), &[x.clone()])?;
+    gc(|v| v[0].to_dense(), std::slice::from_ref(&x))?;
+    gc(|v| v[0].to_sparse_csr(), std::slice::from_ref(&x))?;
+    gc(
+        |v| v[0].to_sparse_csr()?.to_sparse_coo(2),
+        std::slice::from_ref(&x),
+    )?;
     let r = xe()?.to_sparse_csr()?.requires_grad_(true)?;
-    gc(|v| v[0].to_dense(), &[r.clone()])?;
+    gc(|v| v[0].to_dense(), std::slice::from_ref(&r))?;
     gc(|v| v[0].to_sparse(), &[r])?;
     // dense -> sparse: the gradient is masked to the pattern, so check on a dense input without
     // zeros (a zero element would enter the pattern under a finite-difference perturbation)
     let d = xe()?.add(10.0)?.requires_grad_(true)?;
-    gc(|v| v[0].to_sparse(), &[d.clone()])?;
-    gc(|v| v[0].to_sparse_csr(), &[d.clone()])?;
+    gc(|v| v[0].to_sparse(), std::slice::from_ref(&d))?;
+    gc(|v| v[0].to_sparse_csr(), std::slice::from_ref(&d))?;
     gc(|v| v[0].to_sparse_coo(1), &[d])?;
     // uncoalesced input through coalesce
     let u = Tensor::sparse_coo(
@@ -257,7 +260,7 @@ fn conversions_gradcheck() -> Result<()> {
     let c = u.coalesce()?;
     assert_eq!(c.indices()?.to_vec::<i64>()?, vec![0, 1, 2]);
     assert_eq!(c.values()?.to_vec::<f64>()?, vec![2., 9., 10.]);
-    gc(|v| v[0].coalesce(), &[u.clone()])?;
+    gc(|v| v[0].coalesce(), std::slice::from_ref(&u))?;
     gc(
         |v| v[0].to_sparse_csr(),
         &[Tensor::sparse_coo(
@@ -303,7 +306,7 @@ fn values_constructor_is_differentiable() -> Result<()> {
                 .to_dense()?
                 .mul(&xe()?.narrow(1, 0, 3)?.contiguous()?)
         },
-        &[v.clone()],
+        std::slice::from_ref(&v),
     )?;
     let crow = Tensor::from_vec(vec![0i64, 1, 3], &[3])?;
     let col = Tensor::from_vec(vec![1i64, 0, 2], &[3])?;
@@ -411,15 +414,15 @@ fn sum_mul_add_transpose() -> Result<()> {
     // gradients
     let xs = x.detach().requires_grad_(true)?;
     let wd = w.detach().requires_grad_(true)?;
-    gc(|v| v[0].sum(), &[xs.clone()])?;
-    gc(|v| v[0].mul(3.0), &[xs.clone()])?;
+    gc(|v| v[0].sum(), std::slice::from_ref(&xs))?;
+    gc(|v| v[0].mul(3.0), std::slice::from_ref(&xs))?;
     gc(|v| v[0].mul(&v[1]), &[xs.clone(), wd])?;
     gc(
         |v| v[0].add(&v[1]),
         &[xs.clone(), y.to_sparse()?.requires_grad_(true)?],
     )?;
-    gc(|v| v[0].add(&v[0]), &[xs.clone()])?;
-    gc(|v| v[0].transpose(0, 1), &[xs.clone()])?;
+    gc(|v| v[0].add(&v[0]), std::slice::from_ref(&xs))?;
+    gc(|v| v[0].transpose(0, 1), std::slice::from_ref(&xs))?;
     gc(|v| v[0].t()?.to_sparse_csr(), &[xs])?;
     Ok(())
 }

@@ -66,7 +66,7 @@ fn graph(seed: usize) -> (f64, Vec<f64>, Vec<f64>) {
         .requires_grad_(true)
         .unwrap();
     let h = x.matmul(&w).unwrap().tanh().unwrap();
-    let y = h.mul(&h).unwrap().add(&x.narrow(1, 0, 2).unwrap()).unwrap();
+    let y = h.mul(&h).unwrap().add(x.narrow(1, 0, 2).unwrap()).unwrap();
     let loss = y.sum().unwrap();
     loss.backward().unwrap();
     (
@@ -194,7 +194,7 @@ fn readers_during_locked_optimizer_steps() {
             guard[0]
                 .sum()
                 .unwrap()
-                .add(&guard[1].sum().unwrap())
+                .add(guard[1].sum().unwrap())
                 .unwrap()
                 .backward()
                 .unwrap();
@@ -293,7 +293,7 @@ fn self_aliasing_inplace_ops_match_pytorch() {
         assert_eq!((f64s(&x), x.version()), (vec![0.0, 2.0, 4.0, 6.0], 1));
         // a.mul_(a.flip(0)) (flip is a copy): [0*3, 1*2, 2*1, 3*0]
         let a = Tensor::from_vec(vec![0.0f64, 1.0, 2.0, 3.0], &[4]).unwrap();
-        a.mul_(&a.flip(&[0]).unwrap()).unwrap();
+        a.mul_(a.flip(&[0]).unwrap()).unwrap();
         assert_eq!(f64s(&a), vec![0.0, 2.0, 2.0, 0.0]);
         // x.copy_(x.t()): PyTorch refuses the partial overlap; x is unchanged
         let m = Tensor::from_vec(vec![0.0f64, 1.0, 2.0, 3.0], &[2, 2]).unwrap();
@@ -305,12 +305,12 @@ fn self_aliasing_inplace_ops_match_pytorch() {
         );
         assert_eq!((f64s(&m), m.version()), (vec![0.0, 1.0, 2.0, 3.0], 0));
         // same for m.add_(m.t())
-        assert!(m.add_(&m.t().unwrap()).is_err());
+        assert!(m.add_(m.t().unwrap()).is_err());
         assert_eq!((f64s(&m), m.version()), (vec![0.0, 1.0, 2.0, 3.0], 0));
         // full overlap is fine: copy_ onto itself, a view of itself, a detached alias
         m.copy_(&m).unwrap();
         m.copy_(&m.detach()).unwrap();
-        m.view(&[4]).unwrap().mul_(&m.view(&[4]).unwrap()).unwrap();
+        m.view(&[4]).unwrap().mul_(m.view(&[4]).unwrap()).unwrap();
         assert_eq!((f64s(&m), m.version()), (vec![0.0, 1.0, 4.0, 9.0], 3));
         // addcmul_ with every operand aliasing self: x + 1 * x * x
         let y = Tensor::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();

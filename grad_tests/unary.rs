@@ -501,16 +501,20 @@ fn pointwise_gradchecks() -> R {
     let o = Default::default;
     gradcheck(
         |v| v[0].clamp(Some((-0.5).into()), Some(1.0.into()))?.sum(),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         o(),
     )?;
-    gradcheck(|v| v[0].clamp_min(0.5)?.sum(), &[a.clone()], o())?;
-    gradcheck(|v| v[0].pow(3)?.sum(), &[a.clone()], o())?;
-    gradcheck(|v| v[0].pow(2.5)?.sum(), &[pos.clone()], o())?;
+    gradcheck(
+        |v| v[0].clamp_min(0.5)?.sum(),
+        std::slice::from_ref(&a),
+        o(),
+    )?;
+    gradcheck(|v| v[0].pow(3)?.sum(), std::slice::from_ref(&a), o())?;
+    gradcheck(|v| v[0].pow(2.5)?.sum(), std::slice::from_ref(&pos), o())?;
     gradcheck(|v| v[0].pow(&v[1])?.sum(), &[pos.clone(), b.clone()], o())?;
     gradcheck(
         |v| Tensor::pow_scalar_base(1.7, &v[0])?.sum(),
-        &[b.clone()],
+        std::slice::from_ref(&b),
         o(),
     )?;
     gradcheck(
@@ -520,7 +524,7 @@ fn pointwise_gradchecks() -> R {
     )?;
     gradcheck(
         |v| Tensor::where_(&cond, 2.0, &v[0])?.mul(&v[0])?.sum(),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         o(),
     )?;
     let val = Tensor::scalar(0.7f64).requires_grad_(true)?;
@@ -557,13 +561,13 @@ fn pointwise_gradchecks() -> R {
     )?;
     gradcheck(
         |v| v[0].nan_to_num(0.0, None, None)?.sum(),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         o(),
     )?;
     // in-place forms through a non-leaf copy
     gradcheck(
         |v| v[0].mul(1.0)?.clamp_(Some(0.0.into()), None)?.sum(),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         o(),
     )?;
     gradcheck(
@@ -578,7 +582,7 @@ fn pointwise_gradchecks() -> R {
     )?;
     gradcheck(
         |v| v[0].mul(1.0)?.masked_fill_(&m, 0.0)?.sum(),
-        &[a.clone()],
+        std::slice::from_ref(&a),
         o(),
     )?;
     gradcheck(
@@ -586,7 +590,11 @@ fn pointwise_gradchecks() -> R {
         &[a.clone(), b.clone()],
         o(),
     )?;
-    gradcheck(|v| v[0].mul(1.0)?.tanh_()?.sum(), &[a.clone()], o())?;
+    gradcheck(
+        |v| v[0].mul(1.0)?.tanh_()?.sum(),
+        std::slice::from_ref(&a),
+        o(),
+    )?;
     Ok(())
 }
 

@@ -20,7 +20,7 @@ fn index_entry(inp: &mut Input) -> TensorIndex {
         0 | 1 => TensorIndex::Int(inp.geom()),
         2 | 3 => {
             let mut o = || {
-                if inp.u8() % 3 == 0 {
+                if inp.u8().is_multiple_of(3) {
                     None
                 } else {
                     Some(inp.geom())
@@ -41,7 +41,7 @@ fn index_entry(inp: &mut Input) -> TensorIndex {
             let n: usize = shape.iter().product();
             let v: Vec<i64> = (0..n).map(|_| (inp.u8() % 11) as i64 - 5).collect();
             let t = Tensor::from_vec(v, &shape).unwrap();
-            TensorIndex::Tensor(if inp.u8() % 4 == 0 {
+            TensorIndex::Tensor(if inp.u8().is_multiple_of(4) {
                 t.to_dtype(DType::I32).unwrap()
             } else {
                 t
@@ -52,7 +52,7 @@ fn index_entry(inp: &mut Input) -> TensorIndex {
             let n: usize = shape.iter().product();
             let v: Vec<bool> = (0..n).map(|_| inp.bool()).collect();
             let t = Tensor::from_vec(v, &shape).unwrap();
-            TensorIndex::Tensor(if inp.u8() % 4 == 0 {
+            TensorIndex::Tensor(if inp.u8().is_multiple_of(4) {
                 t.to_dtype(DType::U8).unwrap()
             } else {
                 t

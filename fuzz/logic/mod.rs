@@ -11,8 +11,11 @@ pub mod set_resize;
 pub mod sparse;
 pub mod views;
 
+/// A fuzz target: its name and entry point.
+pub type Target = (&'static str, fn(&[u8]));
+
 /// Every target by name, as `(name, entry point)`.
-pub const TARGETS: &[(&str, fn(&[u8]))] = &[
+pub const TARGETS: &[Target] = &[
     ("views", views::run),
     ("index", index::run),
     ("set_resize", set_resize::run),

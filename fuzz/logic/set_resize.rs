@@ -201,7 +201,7 @@ pub fn run(data: &[u8]) {
                 let sz = sizes(&mut inp);
                 let st: Option<Vec<usize>> = if inp.bool() {
                     let mut s: Vec<usize> = (0..sz.len()).map(|_| inp.size()).collect();
-                    if inp.u8() % 8 == 0 {
+                    if inp.u8().is_multiple_of(8) {
                         s.push(1);
                     }
                     Some(s)
@@ -287,11 +287,11 @@ pub fn run(data: &[u8]) {
                 } else {
                     guarded(&pool, &ctx, || t.view(&[-1]))
                 };
-                if let Some(v) = r {
-                    if m.tensors.len() < 8 {
-                        let vl = v.layout();
-                        m.tensors.push((v, si, vl));
-                    }
+                if let Some(v) = r
+                    && m.tensors.len() < 8
+                {
+                    let vl = v.layout();
+                    m.tensors.push((v, si, vl));
                 }
             }
             _ => {

@@ -75,11 +75,10 @@ fn entries(x: &Tensor) -> Entries {
         LayoutKind::Strided => unreachable!(),
     }
     assert_eq!(coords.len(), nnz, "nnz disagrees with the stored pattern");
-    let row = if nnz == 0 {
-        numel(&x.values().unwrap().shape()[1..]).unwrap_or(0)
-    } else {
-        vals.len() / nnz
-    };
+    let row = vals
+        .len()
+        .checked_div(nnz)
+        .unwrap_or_else(|| numel(&x.values().unwrap().shape()[1..]).unwrap_or(0));
     assert_eq!(vals.len(), nnz * row, "values disagree with nnz");
     Entries {
         kind,
@@ -100,8 +99,8 @@ fn dense_of(e: &Entries) -> Option<Vec<f64>> {
     let sd = e.coords.first().map_or(0, |c| c.len());
     for (k, c) in e.coords.iter().enumerate() {
         let mut lin = 0usize;
-        for d in 0..sd {
-            lin = lin * e.shape[d] + c[d];
+        for (&size, &i) in e.shape[..sd].iter().zip(&c[..sd]) {
+            lin = lin * size + i;
         }
         for q in 0..e.row {
             out[lin * e.row + q] += e.vals[k * e.row + q];
@@ -229,7 +228,7 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
         _ => 1 + inp.below(rank.max(1)),
     };
     let nnz = inp.small(7);
-    let sorted = inp.u8() % 3 == 0;
+    let sorted = inp.u8().is_multiple_of(3);
     let mut cols: Vec<Vec<i64>> = (0..nnz)
         .map(|_| {
             (0..sd)
@@ -250,7 +249,7 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
     }
     // a transposed shape: the constructor reads the same data as `ishape[0]` sparse dims of
     // `ishape[1]` entries, which the model below follows (valid or not on its own terms)
-    let transposed = inp.u8() % 32 == 0;
+    let transposed = inp.u8().is_multiple_of(32);
     let ishape = if transposed { [nnz, sd] } else { [sd, nnz] };
     let indices = index_tensor(inp, ix.clone(), &ishape);
     let (sd, nnz) = (ishape[0], ishape[1]);
@@ -272,7 +271,7 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
     let dense: Vec<usize> = shape.iter().skip(sd).copied().collect();
     let mut vshape = vec![nnz];
     vshape.extend(&dense);
-    if inp.u8() % 32 == 0 {
+    if inp.u8().is_multiple_of(32) {
         vshape[0] += 1;
     }
     let vn = numel(&vshape).filter(|&n| n <= MAX_DENSE)?;
@@ -285,7 +284,7 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
             return None;
         }
     };
-    let values = if inp.u8() % 8 == 0 {
+    let values = if inp.u8().is_multiple_of(8) {
         values.to_dtype(DType::F32).unwrap()
     } else {
         values
@@ -298,7 +297,7 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
         && cols
             .iter()
             .all(|c| (0..sd).all(|d| c[d] >= 0 && (c[d] as u64) < shape[d] as u64));
-    let unchecked = valid && inp.u8() % 4 == 0;
+    let unchecked = valid && inp.u8().is_multiple_of(4);
     let pool = [indices.clone(), values.clone()];
     let ctx = format!(
         "sparse_coo(indices {ix:?} {ishape:?} {:?}, values {vshape:?}, shape {shape:?}, unchecked {unchecked})",
@@ -357,6 +356,7 @@ fn build_csr(inp: &mut Input) -> Option<Tensor> {
     let sorted = inp.bool();
     let mut crow: Vec<i64> = Vec::new();
     let mut col: Vec<i64> = Vec::new();
+    #[allow(clippy::same_item_push)] // each batch's crow_indices start at 0
     for _ in 0..b {
         crow.push(0);
         let mut n = 0i64;
@@ -389,19 +389,26 @@ fn build_csr(inp: &mut Input) -> Option<Tensor> {
     let nnz = col.len();
     let crow_t = index_tensor(inp, crow.clone(), &[crow.len()]);
     // (a reshape needs int64 sizes: b may be 0 with r + 1 above i64::MAX)
-    let crow_t =
-        if rank == 3 && crow.len() == b * (r + 1) && r < i64::MAX as usize && inp.u8() % 4 == 0 {
-            crow_t.reshape(&[b as i64, (r + 1) as i64]).unwrap()
-        } else {
-            crow_t
-        };
+    let crow_t = if rank == 3
+        && crow.len() == b * (r + 1)
+        && r < i64::MAX as usize
+        && inp.u8().is_multiple_of(4)
+    {
+        crow_t.reshape(&[b as i64, (r + 1) as i64]).unwrap()
+    } else {
+        crow_t
+    };
     let col_t = Tensor::from_vec(col.clone(), &[nnz]).unwrap();
-    let col_t = if crow_t.dtype() == DType::I32 && inp.u8() % 8 != 0 {
+    let col_t = if crow_t.dtype() == DType::I32 && !inp.u8().is_multiple_of(8) {
         col_t.to_dtype(DType::I32).unwrap()
     } else {
         col_t
     };
-    let vn = if inp.u8() % 32 == 0 { nnz + 1 } else { nnz };
+    let vn = if inp.u8().is_multiple_of(32) {
+        nnz + 1
+    } else {
+        nnz
+    };
     let vals: Vec<f64> = (0..vn).map(|_| value(inp)).collect();
     let values = Tensor::from_vec(vals.clone(), &[vn]).unwrap();
     // validity by the CSR rules, independently of the library, on what the constructor reads
@@ -461,7 +468,7 @@ fn build_csr(inp: &mut Input) -> Option<Tensor> {
         }
         valid &= base == nnz;
     }
-    let unchecked = valid && inp.u8() % 4 == 0;
+    let unchecked = valid && inp.u8().is_multiple_of(4);
     let pool = [crow_t.clone(), col_t.clone(), values.clone()];
     let ctx = format!(
         "sparse_csr(crow {crow:?} {:?}, col {col:?}, values {vn}, shape {shape:?}, unchecked {unchecked})",
@@ -506,12 +513,12 @@ fn build_from_dense(inp: &mut Input) -> Option<Tensor> {
     let d = Tensor::from_vec(v.clone(), &shape).unwrap();
     let ctx = format!("dense {shape:?} -> sparse");
     let x = match inp.below(3) {
-        0 => guarded(&[d.clone()], &ctx, || d.to_sparse()),
+        0 => guarded(std::slice::from_ref(&d), &ctx, || d.to_sparse()),
         1 => {
             let k = inp.small(3);
-            guarded(&[d.clone()], &ctx, || d.to_sparse_coo(k))
+            guarded(std::slice::from_ref(&d), &ctx, || d.to_sparse_coo(k))
         }
-        _ => guarded(&[d.clone()], &ctx, || d.to_sparse_csr()),
+        _ => guarded(std::slice::from_ref(&d), &ctx, || d.to_sparse_csr()),
     }?;
     check_dense(&x, &Some(v), &ctx);
     Some(x)
@@ -687,8 +694,15 @@ fn do_slice(inp: &mut Input, x: &Tensor) -> Option<Tensor> {
         let n = yv.numel();
         let w = Tensor::from_vec((0..n).map(|i| 1.0 + i as f64).collect(), &yv.shape()).unwrap();
         let loss = yv.mul(&w).unwrap().sum().unwrap();
-        let g = tapegrad::autograd::grad(&[loss], &[x.clone()], &[None], false, false, false)
-            .unwrap_or_else(|e| panic!("{ctx}: backward failed: {e}"));
+        let g = tapegrad::autograd::grad(
+            &[loss],
+            std::slice::from_ref(x),
+            &[None],
+            false,
+            false,
+            false,
+        )
+        .unwrap_or_else(|e| panic!("{ctx}: backward failed: {e}"));
         let g = g[0].clone().unwrap_or_else(|| panic!("{ctx}: no gradient"));
         let ge = entries(&g);
         assert_eq!(ge.kind, xe.kind, "{ctx}: gradient layout");
@@ -719,7 +733,7 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
         let m = bshape.len();
         bshape[m - 2] = kdim;
     }
-    if inp.u8() % 16 == 0 && !bshape.is_empty() {
+    if inp.u8().is_multiple_of(16) && !bshape.is_empty() {
         bshape[0] += 1;
     }
     let Some(bn) = numel(&bshape).filter(|&v| v <= MAX_DENSE) else {
@@ -743,7 +757,7 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
             return;
         }
     };
-    let b = if inp.u8() % 16 == 0 {
+    let b = if inp.u8().is_multiple_of(16) {
         b.to_dtype(DType::F32).unwrap()
     } else {
         b.requires_grad_(true).unwrap()

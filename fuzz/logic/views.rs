@@ -34,7 +34,7 @@ fn i64_list(inp: &mut Input, max_len: usize) -> Vec<i64> {
 }
 
 fn opt(inp: &mut Input) -> Option<i64> {
-    if inp.u8() % 4 == 0 {
+    if inp.u8().is_multiple_of(4) {
         None
     } else {
         Some(inp.geom())
@@ -48,8 +48,8 @@ pub fn run(data: &[u8]) {
     let storage: Vec<f64> = (0..n).map(|i| i as f64).collect();
     let base = Tensor::from_vec(storage.clone(), &[n]).unwrap();
     let base = match inp.u8() % 3 {
-        0 if n % 2 == 0 && n > 0 => base.view(&[2, -1]).unwrap(),
-        1 if n % 6 == 0 && n > 0 => base.view(&[-1, 2, 3]).unwrap(),
+        0 if n.is_multiple_of(2) && n > 0 => base.view(&[2, -1]).unwrap(),
+        1 if n.is_multiple_of(6) && n > 0 => base.view(&[-1, 2, 3]).unwrap(),
         _ => base,
     };
     let needs_grad = inp.bool();
@@ -77,7 +77,7 @@ pub fn run(data: &[u8]) {
             0 => {
                 let sizes = i64_list(&mut inp, 4);
                 let mut strides = i64_list(&mut inp, 4);
-                if inp.u8() % 4 != 0 {
+                if !inp.u8().is_multiple_of(4) {
                     strides.resize(sizes.len(), 1);
                 }
                 let off = opt(&mut inp);
@@ -115,7 +115,7 @@ pub fn run(data: &[u8]) {
                 for i in (1..p.len()).rev() {
                     p.swap(i, inp.below(i + 1));
                 }
-                if inp.u8() % 4 == 0 {
+                if inp.u8().is_multiple_of(4) {
                     p = i64_list(&mut inp, 4);
                 }
                 guarded(&tensors, &ctx, || src.permute(&p)).map(|t| vec![t])

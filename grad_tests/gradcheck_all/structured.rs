@@ -486,30 +486,30 @@ pub(crate) fn complex_cases() -> Vec<Case> {
     let mut out = Vec::new();
     let [a, b] = xs(320);
     out.push(case!("mul/complex", [a, b], |v| to_c(&v[0], &v[1])?
-        .mul(&c())?
+        .mul(c())?
         .abs()));
     let [a, b] = xs(322);
     out.push(case!("mul/complex_both", [a, b], |v| {
         let z = to_c(&v[0], &v[1])?;
-        z.mul(&z)?.add(&c())?.abs()
+        z.mul(&z)?.add(c())?.abs()
     }));
     let [a, b] = xs(324);
     out.push(case!("div/complex", [a, b], |v| c()
-        .div(&to_c(&v[0], &v[1])?.add(&c())?)?
+        .div(&to_c(&v[0], &v[1])?.add(c())?)?
         .abs()));
     let [a, b] = xs(326);
     out.push(case!("exp/complex", [a, b], |v| to_c(&v[0], &v[1])?
         .exp()?
-        .mul(&c())?
+        .mul(c())?
         .to_dtype(DType::F64)));
     let [a, b] = xs(328);
     out.push(case!("neg/complex", [a, b], |v| to_c(&v[0], &v[1])?
         .neg()?
-        .mul(&c())?
+        .mul(c())?
         .abs()));
     let [a, b] = xs(330);
     out.push(case!("sub/complex", [a, b], |v| to_c(&v[0], &v[1])?
-        .sub(&c())?
+        .sub(c())?
         .abs()));
     let [a, b] = xs(332);
     out.push(case!("dot/complex", [a, b], |v| to_c(&v[0], &v[1])?
@@ -522,7 +522,7 @@ pub(crate) fn complex_cases() -> Vec<Case> {
     }));
     let [a, b] = xs(336);
     out.push(case!("sum/complex", [a, b], |v| to_c(&v[0], &v[1])?
-        .mul(&c())?
+        .mul(c())?
         .sum()?
         .abs()));
     out

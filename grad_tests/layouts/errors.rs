@@ -6,6 +6,13 @@ use super::*;
 use tapegrad::Reduction;
 use tapegrad::autograd::no_grad;
 
+/// A failing call: its name, the error kind it must raise and the call.
+type ErrRow<'a> = (
+    &'static str,
+    ErrorKind,
+    Box<dyn Fn() -> tapegrad::Result<Tensor> + 'a>,
+);
+
 #[test]
 fn loss_functions_on_all_layouts() -> R {
     let probs: Vec<f64> = values(10, true).iter().map(|v| v / 3.0).collect();
@@ -17,7 +24,7 @@ fn loss_functions_on_all_layouts() -> R {
         &[ROWS, COLS],
     )?;
     let cls = Tensor::from_vec(vec![3i64, 0, 2], &[ROWS])?;
-    let table: Vec<(&str, Box<dyn Fn(&Tensor) -> tapegrad::Result<Tensor>>)> = vec![
+    let table: Vec<OpRow<'_>> = vec![
         (
             "bce",
             Box::new({
@@ -101,7 +108,7 @@ fn errors_leave_every_tensor_unchanged() -> R {
         let bad_idx = Tensor::from_vec(vec![0i64, 1, 2, 0, 1, 1, 2, 3, 0, 0, 9, 0], &[3, 4])?;
         let src = Tensor::ones(&[3, 4], DType::F64)?;
         let ts = [&x, &leaf, &i64s, &src];
-        let cases: Vec<(&str, ErrorKind, Box<dyn Fn() -> tapegrad::Result<Tensor>>)> = vec![
+        let cases: Vec<ErrRow<'_>> = vec![
             (
                 "add_ broadcast",
                 ErrorKind::ShapeMismatch,
