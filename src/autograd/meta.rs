@@ -1,7 +1,7 @@
 //! Per-tensor autograd metadata (PyTorch's AutogradMeta / DifferentiableViewMeta).
 
+use super::builtin::AsStridedBackward;
 use super::node::{Edge, Hook, Node};
-use super::view::AsStridedBackward;
 use crate::Tensor;
 use std::sync::{Arc, Weak};
 
