@@ -309,7 +309,8 @@ fn execute(
             });
         }
         // the engine hands over its gradient: the formula may reuse it if nobody else can see
-        // it (checked where it is reused: one look at the handle and storage counts)
+        // it (checked where it is reused: one look at the handle and storage counts; fast path
+        // F3 of `builtin/mod.rs`)
         let owned = !create_graph && inputs.len() == 1;
         let args = RunArgs {
             needs: &needs,

@@ -53,13 +53,13 @@ fn lock_pair<'a>(
 /// `l` read with `sizes` (which it broadcasts to: stride 0 on new and size-1 dims).
 fn broadcast_to(l: &Layout, sizes: &[usize]) -> Layout {
     let (nd, ld) = (sizes.len(), l.dim());
-    let strides: Vec<usize> = (0..nd)
+    let strides: smallvec::SmallVec<[usize; 6]> = (0..nd)
         .map(|i| match (i + ld).checked_sub(nd) {
             Some(j) if !(l.sizes()[j] == 1 && sizes[i] != 1) => l.strides()[j],
             _ => 0,
         })
         .collect();
-    Layout::new(sizes.to_vec(), strides, l.offset())
+    Layout::new(sizes, &strides[..], l.offset())
 }
 
 /// Copies `src` into `dst`, converting dtypes: the strided copy behind `copy_`, `contiguous`,

@@ -58,6 +58,8 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Resu
     let _acc = STRIPES[stripe].lock();
     let existing = t.0.meta.lock().grad.clone();
     let new = match existing {
+        // (fast path F4 of `builtin/mod.rs`: the first gradient is kept without a copy when
+        // nobody else can see it)
         None => {
             if create_graph {
                 g

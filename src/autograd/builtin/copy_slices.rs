@@ -57,9 +57,10 @@ impl<G: Backward> Backward for CopySlices<G> {
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
         }
+        // (fast path F1 of `builtin/mod.rs`: the base gradient is taken over when it can be)
         let (mut result, region) = owned_base_grad(g, &self.base, &self.view)?;
-        // an in-place scalar op (`mul_(2.0)`): its formula applied to the view's region of the
-        // base gradient in place, with the values the general path below computes
+        // fast path F2: an in-place scalar op (`mul_(2.0)`): its formula applied to the view's
+        // region of the base gradient in place, with the values the general path below computes
         if n_in == 1 && !self.fnode.saves {
             if let Some(m) = self.fnode.formula.scalar_grad() {
                 if scalar_grad_region(&mut result, &region, m) {

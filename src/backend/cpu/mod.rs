@@ -44,7 +44,8 @@ impl Backend for Cpu {
             Source::Same => (dp as *const u8, None),
         };
         // same dtype, both contiguous, different buffers: one memcpy (the common case in
-        // CopySlices, where the per-call bookkeeping of the strided path dominates small copies)
+        // CopySlices, where the per-call bookkeeping of the strided path dominates small copies:
+        // fast path F7 of `autograd/builtin/mod.rs`)
         if let Some(src_len) = other {
             if ddt == sdt && dl.is_contiguous() && sl.is_contiguous() && dl.numel() == sl.numel() {
                 let esz = ddt.size();
