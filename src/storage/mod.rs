@@ -103,6 +103,9 @@ impl Storage {
         Ok(Self::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
     }
 
+    /// A storage over a filled CPU buffer (inlined: building the storage in place keeps the
+    /// buffer's inline bytes from being moved through an extra copy on every op's output).
+    #[inline]
     pub(crate) fn from_buffer(buf: CpuBuffer) -> Storage {
         Storage(Arc::new(StorageInner {
             id: STORAGE_IDS.next(&LOCAL_STORAGE_IDS),
