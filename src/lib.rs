@@ -20,6 +20,23 @@
 //! file, each backward beside its forward), [`autograd`] (graph, engine, views + in-place),
 //! `backend` (raw kernels), [`nn`] (modules), [`optim`] (optimizers), [`checkpoint`]
 //! (safetensors files).
+//!
+//! ## Devices: the backend floor
+//!
+//! A `Storage` holds its bytes as an enum by device (`Cpu` today). Kernels are written against
+//! the `Backend` trait (`src/backend/mod.rs`): they see device buffers and `Layout`s, never a
+//! `Tensor` or autograd, and are reached through one front door whose single `match` on the
+//! device picks the implementation. What a device implements, one method per kernel family
+//! entry point: strided copy with dtype conversion, fill, ordered accumulation and element
+//! reads (migrated), the in-place scalar update of a region (migrated), and, family by family
+//! as their loops move under `backend/`: elementwise maps with broadcasting (unary, binary,
+//! ternary), reductions, scans, gather/scatter/index, row-wise ops (softmax-like), matmul and
+//! the sparse kernels. A second device (CUDA through `cudarc`) is a folder beside
+//! `backend/cpu/` implementing the trait, plus one variant and one dispatch arm; op files do
+//! not change. The autograd core (`autograd/`) knows no op: the built-in functions that need
+//! kernels (AccumulateGrad, CopySlices, the strided-view backward, view regeneration) sit in
+//! `autograd/builtin/`, whose header also lists the performance fast paths with the figures
+//! that justify them.
 
 pub mod autograd;
 mod backend;

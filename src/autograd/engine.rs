@@ -3,13 +3,14 @@
 //! for one node's inputs are summed in a buffer before the node runs. `grad()` captures the
 //! gradients flowing into given tensors instead of accumulating into leaves.
 
+use super::builtin::accumulate_into;
 use super::node::{Backward, BackwardCtx, Edge, Grads, Node, NodeParts};
 use super::set_grad_enabled;
 use super::view::gradient_edge;
 use crate::{Result, Tensor, bail};
 use smallvec::{SmallVec, smallvec};
 use std::collections::{BinaryHeap, HashMap};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 /// A node's address (thin: the formula's vtable pointer is not part of its identity).
 type Key = usize;
@@ -41,83 +42,6 @@ type NodeMap<V> = HashMap<Key, V, std::hash::BuildHasherDefault<AddrHasher>>;
 
 fn key(n: &Node) -> Key {
     (n as *const Node).cast::<u8>() as Key
-}
-
-/// The AccumulateGrad node of a leaf requiring grad (weakly cached on the tensor, like PyTorch).
-pub(crate) fn grad_accumulator(t: &Tensor) -> Arc<Node> {
-    let mut m = t.0.meta.lock();
-    if let Some(n) = m.grad_accumulator.as_ref().and_then(Weak::upgrade) {
-        return n;
-    }
-    let n = Node::new(
-        AccumulateGrad { leaf: t.clone() },
-        smallvec::SmallVec::new(),
-        vec![],
-        smallvec::smallvec![super::node::output_meta(t)],
-    );
-    m.grad_accumulator = Some(Arc::downgrade(&n));
-    n
-}
-
-/// Accumulates incoming gradients into a leaf's `.grad`.
-pub(crate) struct AccumulateGrad {
-    leaf: Tensor,
-}
-
-impl Backward for AccumulateGrad {
-    fn name(&self) -> &'static str {
-        "AccumulateGrad"
-    }
-    fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
-        let Some(mut g) = grads.into_iter().next().flatten() else {
-            return Ok(Grads::new());
-        };
-        let hooks = self.leaf.0.meta.lock().hooks.clone();
-        for h in hooks {
-            if let Some(ng) = h(&g)? {
-                g = ng;
-            }
-        }
-        accumulate_into(&self.leaf, g, ctx.create_graph)?;
-        Ok(Grads::new())
-    }
-}
-
-/// `t.grad += g` with PyTorch's rules: the first gradient is stored (copied unless this is the
-/// only handle), later ones are added (in place unless building a higher-order graph).
-pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Result<()> {
-    // read-modify-write of `.grad` under a per-leaf lock: two threads running backward into the
-    // same leaf must not both see "no gradient yet" and drop one contribution. The lock is a
-    // stripe chosen by address and is never held while another stripe is taken.
-    static STRIPES: [parking_lot::Mutex<()>; 64] = [const { parking_lot::Mutex::new(()) }; 64];
-    let stripe = (Arc::as_ptr(&t.0) as usize >> 6) % STRIPES.len();
-    let _acc = STRIPES[stripe].lock();
-    let existing = t.0.meta.lock().grad.clone();
-    let new = match existing {
-        None => {
-            if create_graph {
-                g
-            } else if Arc::strong_count(&g.0) == 1
-                && g.0.meta.lock().view.is_none()
-                && g.storage_unique()
-            {
-                g
-            } else {
-                g.detach().copy()?
-            }
-        }
-        Some(old) => {
-            if create_graph || old.is_sparse() || g.is_sparse() {
-                old.add(&g)?
-            } else {
-                let _ng = set_grad_enabled(false);
-                old.add_(&g)?;
-                old
-            }
-        }
-    };
-    t.0.meta.lock().grad = Some(new);
-    Ok(())
 }
 
 const BACKWARD_TWICE: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
@@ -385,7 +309,8 @@ fn execute(
             });
         }
         // the engine hands over its gradient: the formula may reuse it if nobody else can see
-        // it (checked where it is reused: one look at the handle and storage counts)
+        // it (checked where it is reused: one look at the handle and storage counts; fast path
+        // F3 of `builtin/mod.rs`)
         let owned = !create_graph && inputs.len() == 1;
         let args = RunArgs {
             needs: &needs,

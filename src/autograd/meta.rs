@@ -1,7 +1,7 @@
 //! Per-tensor autograd metadata (PyTorch's AutogradMeta / DifferentiableViewMeta).
 
+use super::builtin::AsStridedBackward;
 use super::node::{Edge, Hook, Node};
-use super::view::AsStridedBackward;
 use crate::Tensor;
 use std::sync::{Arc, Weak};
 
@@ -33,7 +33,8 @@ pub(crate) struct ViewMeta {
     pub(crate) attr_version: u64,
     /// The view's own history while no one has asked for it: a view that is written in place
     /// right away (`y.narrow(..).mul_(2)`) never needs it, so its node is only built when its
-    /// `grad_fn` is first read at the same version (see `view::grad_fn_of`).
+    /// `grad_fn` is first read at the same version (see `view::grad_fn_of`; fast path F5 of
+    /// `builtin/mod.rs`).
     pub(crate) pending: Option<PendingView>,
 }
 

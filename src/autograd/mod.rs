@@ -5,6 +5,7 @@
 //! Ops talk to this module through [`record`] (out-of-place ops), [`inplace`] (in-place ops) and
 //! [`view`] (view ops). The engine knows no specific op.
 
+mod builtin;
 mod engine;
 mod function;
 mod grad_mode;
@@ -14,11 +15,12 @@ mod saved;
 mod tensor_api;
 pub(crate) mod view;
 
+pub(crate) use builtin::{AsStridedBackward, MultiViewBackward, ScalarGrad};
 pub use engine::{backward, grad};
 pub use function::{GradcheckOptions, gradcheck, gradgradcheck};
 pub use grad_mode::{GradModeGuard, enable_grad, is_grad_enabled, no_grad, set_grad_enabled};
 pub(crate) use meta::AutogradMeta;
 pub use node::NodeRef;
-pub(crate) use node::{Backward, BackwardCtx, Edge, Grads, Node, ScalarGrad, output_grad};
+pub(crate) use node::{Backward, BackwardCtx, Edge, Grads, Node, output_grad};
 pub(crate) use saved::SavedTensor;
 pub(crate) use view::{check_inplace, record, record_inplace};

@@ -4,6 +4,7 @@
 //! nodes (an edge, a tensor's `grad_fn`) is let go through [`release_node`], so a chain of a
 //! million nodes drops without recursion, whichever way its links run.
 
+use super::builtin::ScalarGrad;
 use super::saved::SavedTensor;
 use crate::layout::Dims;
 use crate::{DType, Result, Tensor};
@@ -56,7 +57,7 @@ pub(crate) struct BackwardCtx<'a> {
     pub(crate) retain: bool,
     /// The formula may overwrite its (single) output gradient and return it as an input's
     /// gradient, provided no one else can observe that tensor: it is handed over, and the
-    /// overwriting kernel checks it is the only handle (`ops::dense::unary_inplace_owned`).
+    /// overwriting kernel checks it is the only handle (fast path F3 of `builtin/mod.rs`).
     /// Never set with `create_graph`.
     pub(crate) grad_owned: bool,
 }
@@ -76,18 +77,10 @@ pub(crate) trait Backward: Send + Sync + 'static {
     /// The gradient for the only input as the output's gradient mapped by a real scalar, when
     /// that is all `apply` computes (the in-place scalar ops: `add_(1.0)`, `mul_(2.0)`). Lets
     /// CopySlices apply it to the view's region of a base gradient it owns, in place, with the
-    /// values `apply` would give.
+    /// values `apply` would give (fast path F2 of `builtin/mod.rs`).
     fn scalar_grad(&self) -> Option<ScalarGrad> {
         None
     }
-}
-
-/// See [`Backward::scalar_grad`]: the only input's gradient is `g`, `g * s` or `g / s`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum ScalarGrad {
-    Identity,
-    Mul(crate::Scalar),
-    Div(crate::Scalar),
 }
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output

@@ -188,7 +188,7 @@ impl SavedTensor {
             let t = self.tensor.shallow();
             let regenerated = self.inplace_view.as_deref().and_then(|(cs, base, view)| {
                 let cs = cs.upgrade()?;
-                let bw = super::view::AsStridedBackward {
+                let bw = super::builtin::AsStridedBackward {
                     name: "AsStridedBackward0",
                     base: base.clone(),
                     view: view.clone(),

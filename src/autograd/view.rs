@@ -1,12 +1,13 @@
 //! Recording ops into the graph, and the view + in-place rules: `check_inplace` (leaf / view
-//! checks with PyTorch's messages), CopySlices (an in-place op on a view rewrites the base's
-//! history) and lazy regeneration of a view's `grad_fn` after its base or a sibling changed.
+//! checks with PyTorch's messages), rebasing a base's history on a CopySlices when one of its
+//! views is written in place, and lazy regeneration of a view's `grad_fn` after its base or a
+//! sibling changed (the built-in nodes themselves are in `builtin/`).
 
+use super::builtin::{AsStridedBackward, CopySlices, grad_accumulator, regenerate};
+use super::is_grad_enabled;
 use super::meta::{CreationMeta, PendingView, ViewMeta};
-use super::node::{Backward, BackwardCtx, Edge, Edges, Grads, Node, OutputMeta, output_meta};
-use super::node::{InnerNode, output_grad};
+use super::node::{Backward, Edge, Edges, Node, OutputMeta, output_meta};
 use super::saved::SavedTensor;
-use super::{engine, is_grad_enabled};
 use crate::layout::{Dims, Layout};
 use crate::{Result, Tensor, bail};
 use smallvec::smallvec;
@@ -35,7 +36,7 @@ pub(crate) fn gradient_edge(t: &Tensor) -> Result<Option<Edge>> {
     }
     if t.requires_grad() {
         return Ok(Some(Edge {
-            node: engine::grad_accumulator(t),
+            node: grad_accumulator(t),
             input_nr: 0,
         }));
     }
@@ -225,11 +226,7 @@ impl InplaceRecord {
                 let n_in = self.edges.len();
                 let (view_l, base_l) = (self_.layout(), base.layout());
                 let base_meta = (Dims::from_slice(base_l.sizes()), base.dtype());
-                let copy_slices = |saved, base, view| CopySlices {
-                    base,
-                    view,
-                    fnode: InnerNode::new(bw, n_in, saved),
-                };
+                let copy_slices = |saved, base, view| CopySlices::new(bw, n_in, saved, base, view);
                 let version = base.version();
                 let mut m = base.0.meta.lock();
                 // the base's history moves into the node (its edge replaces the view's own,
@@ -393,7 +390,7 @@ pub(crate) fn make_strided_view(
         (false, _) => None,
         (true, Some((Some(e), _))) => Some(e),
         (true, Some((None, true))) => Some(Edge {
-            node: engine::grad_accumulator(input),
+            node: grad_accumulator(input),
             input_nr: 0,
         }),
         (true, Some((None, false))) => None,
@@ -469,180 +466,6 @@ fn mark_stale(t: &Tensor) {
     };
     // (the old history, often the view's own node, is dropped outside the lock)
     drop(old);
-}
-
-/// Replaces a view's grad_fn by `AsStridedBackward0` on its base's current history.
-fn regenerate(t: &Tensor) -> Result<()> {
-    let (base, _) = t.view_info().expect("internal: regenerate on a non-view");
-    let edge = gradient_edge(&base)?;
-    let version = t.version();
-    let node = edge.map(|e| {
-        let bw = AsStridedBackward {
-            name: "AsStridedBackward0",
-            base: base.layout(),
-            view: t.layout(),
-        };
-        Node::new(bw, smallvec![Some(e)], vec![], smallvec![output_meta(t)])
-    });
-    t.0.meta.lock().set_history(node, 0, version);
-    Ok(())
-}
-
-/// Gradient of a strided view w.r.t. the tensor it was taken from: scatter-add `grad` (view
-/// geometry) into zeros of the input geometry (PyTorch's `as_strided_backward`). Used by every
-/// view op whose geometry is not a plain reshape/permute, and by view regeneration.
-pub(crate) struct AsStridedBackward {
-    pub(crate) name: &'static str,
-    pub(crate) base: Layout,
-    pub(crate) view: Layout,
-}
-
-impl Backward for AsStridedBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(&self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
-        let g = output_grad(grads);
-        let gi = crate::ops::geometry::scatter_geometry(&[(&g, &self.view)], &self.base)?;
-        Ok(smallvec![Some(gi)])
-    }
-}
-
-/// Multi-output view backward (unbind/split/chunk): sums the scatters of every output's grad.
-pub(crate) struct MultiViewBackward {
-    pub(crate) name: &'static str,
-    pub(crate) base: Layout,
-    pub(crate) views: Vec<Layout>,
-}
-
-impl Backward for MultiViewBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(&self, _ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
-        let parts: Vec<(&Tensor, &Layout)> = grads
-            .iter()
-            .zip(&self.views)
-            .filter_map(|(g, l)| g.as_ref().map(|g| (g, l)))
-            .collect();
-        if parts.is_empty() {
-            return Ok(smallvec::smallvec![None]);
-        }
-        let gi = crate::ops::geometry::scatter_geometry(&parts, &self.base)?;
-        Ok(smallvec![Some(gi)])
-    }
-}
-
-/// PyTorch's CopySlices: the base's new history after an in-place op `fnode` on one of its views.
-/// The op's node lives inside it (one allocation; it is only ever run from here).
-struct CopySlices<G: Backward> {
-    base: Layout,
-    view: Layout,
-    fnode: InnerNode<G>,
-}
-
-impl<G: Backward> Backward for CopySlices<G> {
-    fn name(&self) -> &'static str {
-        "CopySlices"
-    }
-    fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
-        let n_in = self.fnode.n_in();
-        let g = output_grad(grads);
-        if ctx.create_graph {
-            return self.apply_differentiable(ctx, g, n_in);
-        }
-        let (mut result, region) =
-            crate::ops::geometry::owned_base_grad(g, &self.base, &self.view)?;
-        // an in-place scalar op (`mul_(2.0)`): its formula applied to the view's region of the
-        // base gradient in place, with the values the general path below computes
-        if n_in == 1 && !self.fnode.saves {
-            if let Some(m) = self.fnode.formula.scalar_grad() {
-                if crate::ops::arith_scalar::scalar_grad_region(&mut result, &region, m) {
-                    return Ok(smallvec![Some(result)]);
-                }
-            }
-        }
-        let slice = crate::ops::geometry::region_of_owned(&mut result, region);
-        // The formula reads the slice in place (PyTorch clones it first). A result for another
-        // input that aliases the slice is copied out before the slice is overwritten with the
-        // formula's result below.
-        let res = self.run_fnode(ctx, slice.clone(), false)?;
-        let aliases = |t: &Tensor| t.data_ref().storage.same(&slice.data_ref().storage);
-        let mut out: Grads = smallvec![None; n_in];
-        let mut res = res.into_iter();
-        let first = res.next().flatten();
-        for (i, r) in res.enumerate() {
-            out[i + 1] = match r {
-                Some(r) if aliases(&r) => Some(r.detach().copy()?),
-                r => r,
-            };
-        }
-        let _g = super::no_grad();
-        match first {
-            // the formula passed the slice through (or updated it in place): already there
-            Some(r) if r.is_same(&slice) => {}
-            Some(r)
-                if aliases(&r)
-                    && r.dtype() == slice.dtype()
-                    && r.data_ref().layout == slice.data_ref().layout => {}
-            Some(r) if r.shape() == slice.shape() && !aliases(&r) => {
-                crate::ops::geometry::copy_raw(&slice.data(), &r.data(), slice.dtype(), r.dtype());
-            }
-            Some(r) => {
-                slice.copy_(&r.detach().copy()?)?;
-            }
-            None => {
-                slice.zero_()?;
-            }
-        }
-        out[0] = Some(result);
-        Ok(out)
-    }
-}
-
-impl<G: Backward> CopySlices<G> {
-    /// Runs the in-place op's formula (a node of its own, inside this one) on the gradient of
-    /// the view region `g`, for the inputs `ctx` needs and always the written tensor. `g` is not
-    /// handed over (`grad_owned`): it is the base gradient's buffer or part of its graph.
-    fn run_fnode(&self, ctx: &BackwardCtx<'_>, g: Tensor, create_graph: bool) -> Result<Grads> {
-        let mut needs: smallvec::SmallVec<[bool; 4]> =
-            (0..self.fnode.n_in()).map(|i| ctx.needs(i)).collect();
-        needs[0] = true;
-        let args = engine::RunArgs {
-            needs: &needs,
-            create_graph,
-            retain: ctx.retain,
-            grad_owned: false,
-        };
-        engine::run_formula(
-            &self.fnode.parts(),
-            &self.fnode.formula,
-            smallvec![Some(g)],
-            args,
-        )
-    }
-
-    /// The `create_graph` form: the same result built from recorded ops, so the gradient of
-    /// the base is itself differentiable (grad of the view region read, replaced by what
-    /// the in-place op's formula returns).
-    fn apply_differentiable(&self, ctx: &BackwardCtx<'_>, g: Tensor, n_in: usize) -> Result<Grads> {
-        use crate::ops::geometry::scatter_geometry;
-        let g_view = scatter_geometry(&[(&g, &self.base)], &self.view)?;
-        let res = self.run_fnode(ctx, g_view.clone(), true)?;
-        let mut out: Grads = smallvec![None; n_in];
-        let cleared = g.sub(&scatter_geometry(&[(&g_view, &self.view)], &self.base)?)?;
-        for (i, r) in res.into_iter().enumerate() {
-            if i == 0 {
-                out[0] = Some(match r {
-                    Some(r) => cleared.add(&scatter_geometry(&[(&r, &self.view)], &self.base)?)?,
-                    None => cleared.clone(),
-                });
-            } else {
-                out[i] = r;
-            }
-        }
-        Ok(out)
-    }
 }
 
 impl InplaceRecord {

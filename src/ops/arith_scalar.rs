@@ -1,13 +1,11 @@
 //! Arithmetic of a dense f32/f64 tensor with a Rust scalar that does not promote it, straight
-//! on the dense fast path (no 0-dim tensor for the scalar): out of place, in place, on a
-//! gradient the engine handed over, and on a region of a gradient CopySlices holds. One table
-//! of closures serves all four, so they compute the values of the general kernel (the scalar
-//! is converted to the element type first).
+//! on the dense fast path (no 0-dim tensor for the scalar): out of place, in place, and on a
+//! gradient the engine handed over. One table of closures serves all three, so they compute the
+//! values of the general kernel (the scalar is converted to the element type first); the fourth
+//! form, on a region of a gradient CopySlices holds, is the backend's `scalar_update`.
 
 use super::binary::Arith;
 use super::dense;
-use crate::autograd::ScalarGrad;
-use crate::layout::Layout;
 use crate::{DType, Result, Scalar, Tensor};
 
 /// Evaluates `$call` with `$f` bound to `&|x: $T| x op v` (`v`: `$s` converted to `$T`) and
@@ -71,19 +69,4 @@ pub(super) fn arith_scalar_dense_owned(op: Arith, a: &mut Tensor, s: Scalar) -> 
         false,
         |f: T| dense::unary_inplace_owned::<T>(a, f)
     )
-}
-
-/// `g[region] = g[region] op s` for a gradient buffer CopySlices holds outright (see
-/// [`crate::ops::geometry::owned_base_grad`]), with the values `ArithBackward`'s `g * s` /
-/// `g / s` gives. False when not done: an element type other than f32/f64 (unless the
-/// gradient passes through unchanged), or a region naming an element twice.
-pub(crate) fn scalar_grad_region(g: &mut Tensor, region: &Layout, grad: ScalarGrad) -> bool {
-    let (op, s) = match grad {
-        ScalarGrad::Identity => return true,
-        ScalarGrad::Mul(s) => (Arith::Mul, s),
-        ScalarGrad::Div(s) => (Arith::Div, s),
-    };
-    with_scalar_op!(g.dtype(), op, s, false, |f: T| {
-        dense::unary_region_owned::<T>(g, region, f)
-    })
 }

@@ -417,7 +417,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         let ao = Operand::Tensor(a.clone());
         let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
         let tmp = arith_kernel(op, dt, alpha, None, &ta, &tb)?;
-        super::geometry::copy_raw(&a.data(), &tmp.data(), a.dtype(), dt);
+        crate::backend::copy_raw(&a.data(), &tmp.data(), a.dtype(), dt);
     }
     a.0.version.bump();
     let bw = ArithBackward {

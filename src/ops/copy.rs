@@ -1,13 +1,13 @@
 //! Copies and fills: `copy` (PyTorch `clone`), `contiguous`, `to_dtype`, and the in-place
 //! `copy_`, `fill_`, `zero_`. Backward formulas sit beside them.
 
-use super::geometry::{copy_raw, materialize};
-use super::util::{Overlap, check_no_internal_overlap, check_no_partial_overlap, with_raw};
+use super::util::{Overlap, check_no_internal_overlap, check_no_partial_overlap};
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
-use crate::backend::cpu::copy::fill;
+use crate::backend::{copy_raw, fill};
 use crate::layout::broadcast_shapes;
-use crate::{DType, Result, Scalar, Tensor, bail, dispatch};
+use crate::tensor::materialize;
+use crate::{DType, Result, Scalar, Tensor, bail};
 
 impl Tensor {
     /// A copy with its own storage and version counter (PyTorch `clone()`); keeps the memory
@@ -173,33 +173,16 @@ impl Tensor {
 
     fn fill_impl(&self, v: Scalar, name: &'static str) -> Result<Tensor> {
         let rec = check_inplace(self, &[])?;
-        let d = self.data();
-        let shape = d.layout.sizes().to_vec();
-        with_raw(&d, &shape, &[], |out, _| {
-            dispatch!(self.dtype(), T => {
-                // SAFETY: the tensor's own geometry lies inside its storage; fill tolerates
-                // internal overlap (every write stores the same value).
-                unsafe { fill::<T>(&shape, out, v.to::<T>()) }
-            })
-        });
+        fill(&self.data(), self.dtype(), v);
         self.0.version.bump();
         record_inplace(rec, self, Vec::new, ZeroGradBackward { name })?;
         Ok(self.clone())
     }
 }
 
+/// `dst = src` (broadcast to `dst`'s shape; partial overlap already rejected).
 fn copy_raw_broadcast(dst: &crate::tensor::TensorData, src: &Tensor, ddt: DType) {
-    let sd = src.data();
-    if sd.layout.sizes() == dst.layout.sizes() {
-        copy_raw(dst, &sd, ddt, src.dtype());
-        return;
-    }
-    let shape = dst.layout.sizes().to_vec();
-    with_raw(dst, &shape, &[&sd], |out, ins| {
-        // SAFETY: tensor geometries lie inside their storages; src broadcast strides are 0 on
-        // broadcast dims; partial overlap was rejected.
-        unsafe { crate::backend::cpu::copy::copy_cast(&shape, out, ddt, ins[0], src.dtype()) }
-    });
+    copy_raw(dst, &src.data(), ddt, src.dtype());
 }
 
 /// Gradient passes through unchanged (clone, contiguous, alias).

@@ -375,32 +375,6 @@ pub(crate) fn unary_inplace<T: Element>(t: &Tensor, f: &(impl Fn(T) -> T + Sync)
     true
 }
 
-/// In-place `x = f(x)` over the elements `region` names in the storage of a tensor the caller
-/// owns outright (its only handle, its storage's only tensor: a gradient buffer CopySlices
-/// holds). `region` must name each element at most once (checked: false otherwise, and when
-/// `t` is shared); it must lie inside the storage (an internal invariant: panics otherwise).
-pub(crate) fn unary_region_owned<T: Element>(
-    t: &mut Tensor,
-    region: &Layout,
-    f: &(impl Fn(T) -> T + Sync),
-) -> bool {
-    if region.numel() == 0 {
-        // (its offset may lie anywhere: no pointer is formed from it)
-        return true;
-    }
-    let dense = region.is_non_overlapping_and_dense();
-    if !dense && !region.is_surely_injective() {
-        return false;
-    }
-    let Some(buf) =
-        std::sync::Arc::get_mut(&mut t.0).and_then(|imp| imp.data.get_mut().storage.get_mut())
-    else {
-        return false;
-    };
-    update_region(buf, region, dense, f);
-    true
-}
-
 /// `x = f(x)` over the elements of `region` in `buf`, borrowed exclusively: a flat loop when
 /// `dense`, else a walk of its runs. `region` is non-empty and names each element once (the
 /// callers' checks); lying inside `buf` is asserted.

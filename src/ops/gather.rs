@@ -424,7 +424,7 @@ fn scatter_impl(
         inputs.push(t);
     }
     if inplace {
-        super::geometry::copy_raw(&x.data(), &result.data(), x.dtype(), x.dtype());
+        crate::backend::copy_raw(&x.data(), &result.data(), x.dtype(), x.dtype());
         x.0.version.bump();
         record_inplace(rec, x, Vec::new, bw)?;
         Ok(x.clone())

@@ -13,7 +13,6 @@ pub(crate) mod copy;
 pub(crate) mod dense;
 pub mod div_round;
 pub(crate) mod gather;
-pub(crate) mod geometry;
 pub(crate) mod loss;
 pub(crate) mod matmul;
 pub mod nn;

@@ -104,7 +104,7 @@ pub(crate) fn write_back(
         None
     };
     let before = a.version();
-    super::geometry::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
+    crate::backend::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
     a.0.version.bump();
     let saved = || {
         saved(orig, a)

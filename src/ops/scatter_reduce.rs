@@ -353,7 +353,7 @@ impl Tensor {
         } else {
             None
         };
-        super::geometry::copy_raw(&self.data(), &result.data(), self.dtype(), self.dtype());
+        crate::backend::copy_raw(&self.data(), &result.data(), self.dtype(), self.dtype());
         self.0.version.bump();
         let bw = ScatterReduceBackward {
             dim,

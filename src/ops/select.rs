@@ -47,7 +47,7 @@ impl Tensor {
         }
         let out = Tensor::empty_strided(&[n, nd], &[1, n], DType::I64)?;
         let src = Tensor::from_vec(data, &[nd, n])?.t()?;
-        super::geometry::copy_raw(&out.data(), &src.data(), DType::I64, DType::I64);
+        crate::backend::copy_raw(&out.data(), &src.data(), DType::I64, DType::I64);
         Ok(out)
     }
 

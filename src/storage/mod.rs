@@ -6,6 +6,13 @@
 //! New bytes are always zero-filled or fully overwritten by the kernel that asked for them:
 //! tapegrad never exposes uninitialised (or recycled) memory.
 //!
+//! Devices: the bytes are a [`DeviceBuffer`], an enum with one variant per device (only `Cpu`
+//! today). Code outside `backend/` never matches on it: the device kernels are reached through
+//! `crate::backend`'s front door, which holds the only match. The CPU accessors below
+//! ([`Storage::read`], [`Storage::write`], [`WriteLocks`], [`Storage::get_mut`]) hand out the
+//! CPU variant's [`CpuBuffer`]; they serve the CPU backend and the op families whose loops have
+//! not moved into it yet.
+//!
 //! Locking: the buffer sits behind a `parking_lot::RwLock`. Kernels take read locks on inputs and
 //! a write lock on the output, in ascending storage-id order, and read inputs that share the
 //! output's storage through the write guard ([`lock_for_write`]), so `x.add_(&x)` never deadlocks.
@@ -17,7 +24,9 @@ pub(crate) use buffer::CpuBuffer;
 pub use pool::release_cached_memory;
 
 use crate::{Device, Result};
-use parking_lot::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use parking_lot::{
+    MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
+};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -26,11 +35,50 @@ thread_local! {
     static LOCAL_STORAGE_IDS: crate::ids::LocalBlock = const { std::cell::Cell::new((0, 0)) };
 }
 
+/// The bytes of a storage, by device. Adding a device adds a variant here, an arm to
+/// `crate::backend`'s `on_device!` and a folder beside `backend/cpu/`.
+pub(crate) enum DeviceBuffer {
+    /// Host memory.
+    Cpu(CpuBuffer),
+}
+
+impl DeviceBuffer {
+    /// Current size in bytes.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            DeviceBuffer::Cpu(b) => b.len(),
+        }
+    }
+    /// Grows to `nbytes` bytes, keeping the old bytes and zero-filling the rest.
+    fn grow(&mut self, nbytes: usize) -> Result<()> {
+        match self {
+            DeviceBuffer::Cpu(b) => b.grow(nbytes),
+        }
+    }
+    /// The CPU variant's buffer (the only variant today).
+    fn cpu(&self) -> &CpuBuffer {
+        match self {
+            DeviceBuffer::Cpu(b) => b,
+        }
+    }
+    /// The CPU variant's buffer, mutably.
+    fn cpu_mut(&mut self) -> &mut CpuBuffer {
+        match self {
+            DeviceBuffer::Cpu(b) => b,
+        }
+    }
+}
+
+/// A read guard on the CPU variant's buffer (see [`Storage::read`]).
+pub(crate) type CpuRead<'a> = MappedRwLockReadGuard<'a, CpuBuffer>;
+/// A write guard on the CPU variant's buffer (see [`Storage::write`]).
+pub(crate) type CpuWrite<'a> = MappedRwLockWriteGuard<'a, CpuBuffer>;
+
 struct StorageInner {
     id: u64,
     device: Device,
     resizable: AtomicBool,
-    buf: RwLock<CpuBuffer>,
+    buf: RwLock<DeviceBuffer>,
 }
 
 /// A reference-counted handle to a storage. Cloning the handle aliases the same bytes.
@@ -55,12 +103,15 @@ impl Storage {
         Ok(Self::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
     }
 
+    /// A storage over a filled CPU buffer (inlined: building the storage in place keeps the
+    /// buffer's inline bytes from being moved through an extra copy on every op's output).
+    #[inline]
     pub(crate) fn from_buffer(buf: CpuBuffer) -> Storage {
         Storage(Arc::new(StorageInner {
             id: STORAGE_IDS.next(&LOCAL_STORAGE_IDS),
             device: Device::Cpu,
             resizable: AtomicBool::new(true),
-            buf: RwLock::new(buf),
+            buf: RwLock::new(DeviceBuffer::Cpu(buf)),
         }))
     }
 
@@ -116,22 +167,31 @@ impl Storage {
         g.grow(nbytes)
     }
 
-    /// Read access to the bytes.
-    pub(crate) fn read(&self) -> RwLockReadGuard<'_, CpuBuffer> {
+    /// Read access to the device buffer (the backend front door's accessor).
+    pub(crate) fn read_device(&self) -> RwLockReadGuard<'_, DeviceBuffer> {
         self.0.buf.read_recursive()
     }
-    /// Write access to the bytes.
-    pub(crate) fn write(&self) -> RwLockWriteGuard<'_, CpuBuffer> {
+    /// Write access to the device buffer (the backend front door's accessor).
+    pub(crate) fn write_device(&self) -> RwLockWriteGuard<'_, DeviceBuffer> {
         self.0.buf.write()
+    }
+    /// Read access to the bytes of the CPU variant: the CPU backend's accessor, also used by
+    /// op families whose loops have not moved under `backend/` yet.
+    pub(crate) fn read(&self) -> CpuRead<'_> {
+        RwLockReadGuard::map(self.0.buf.read_recursive(), DeviceBuffer::cpu)
+    }
+    /// Write access to the bytes of the CPU variant (see [`read`](Self::read)).
+    pub(crate) fn write(&self) -> CpuWrite<'_> {
+        RwLockWriteGuard::map(self.0.buf.write(), DeviceBuffer::cpu_mut)
     }
 }
 
-/// Locks for one kernel call: the written storage under a write lock, every other distinct input
+/// Locks for one kernel call on the CPU variant: the written storage under a write lock, every other distinct input
 /// storage under a read lock, acquired in ascending id order (a fixed global order, so two threads
 /// never deadlock). Pointers to inputs that alias the output come from the write guard.
 pub(crate) struct WriteLocks<'a> {
-    out: RwLockWriteGuard<'a, CpuBuffer>,
-    reads: smallvec::SmallVec<[(u64, RwLockReadGuard<'a, CpuBuffer>); 4]>,
+    out: CpuWrite<'a>,
+    reads: smallvec::SmallVec<[(u64, CpuRead<'a>); 4]>,
     out_id: u64,
 }
 
@@ -236,9 +296,14 @@ impl Storage {
         Arc::strong_count(&self.0) <= 2
     }
 
-    /// The buffer, borrowed exclusively without its lock when this is the only handle.
-    pub(crate) fn get_mut(&mut self) -> Option<&mut CpuBuffer> {
+    /// The device buffer, borrowed exclusively without its lock when this is the only handle.
+    pub(crate) fn get_mut_device(&mut self) -> Option<&mut DeviceBuffer> {
         Arc::get_mut(&mut self.0).map(|inner| inner.buf.get_mut())
+    }
+
+    /// [`get_mut_device`](Self::get_mut_device) for the CPU variant's buffer.
+    pub(crate) fn get_mut(&mut self) -> Option<&mut CpuBuffer> {
+        self.get_mut_device().map(DeviceBuffer::cpu_mut)
     }
 }
 
@@ -260,7 +325,7 @@ pub(crate) fn with_distinct_slices_mut<T: crate::Element, R>(
             );
         }
     }
-    let mut guards: Vec<(usize, RwLockWriteGuard<'_, CpuBuffer>)> =
+    let mut guards: Vec<(usize, CpuWrite<'_>)> =
         order.iter().map(|&i| (i, parts[i].0.write())).collect();
     guards.sort_by_key(|(i, _)| *i);
     let mut slices: Vec<&mut [T]> = Vec::with_capacity(parts.len());

@@ -1,9 +1,8 @@
 //! Read access: geometry, dtype/device, version, view/storage relations and element reads.
 
 use super::Tensor;
-use crate::dtype::cast;
 use crate::storage::Storage;
-use crate::{DType, Device, Element, Result, bail, dispatch};
+use crate::{DType, Device, Element, Result, bail};
 
 impl Tensor {
     /// Sizes of every dim.
@@ -160,26 +159,7 @@ impl Tensor {
     /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.check_strided("to_vec")?;
-        let d = self.data();
-        let g = d.storage.read();
-        let dtype = self.dtype();
-        if d.layout.storage_span() * dtype.size() > g.len() {
-            bail!(
-                InvalidArgument,
-                "to_vec",
-                "tensor geometry lies outside its storage"
-            );
-        }
-        let mut out = crate::storage::try_vec(d.layout.numel(), "to_vec")?;
-        dispatch!(dtype, S => {
-            let p = g.as_ptr() as *const S;
-            for off in d.layout.offsets() {
-                // SAFETY: off < storage_span <= storage elements, checked above; the storage is
-                // read-locked for the whole loop.
-                out.push(cast::<S, T>(unsafe { *p.add(off) }));
-            }
-        });
-        Ok(out)
+        crate::backend::read_vec(&self.data(), self.dtype())
     }
 
     /// The single element of a one-element tensor.

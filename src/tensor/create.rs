@@ -1,10 +1,9 @@
 //! Factories: from Rust data, constant fills, ranges, identity, seeded random tensors, `*_like`.
 
 use super::Tensor;
-use crate::backend::cpu::copy::{Raw, fill};
 use crate::layout::{Layout, check_numel};
 use crate::storage::Storage;
-use crate::{DType, Element, Result, Scalar, bail, dispatch};
+use crate::{DType, Element, Result, Scalar, bail};
 use parking_lot::Mutex;
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -20,6 +19,15 @@ pub fn manual_seed(seed: u64) {
 pub(crate) fn with_rng<R>(f: impl FnOnce(&mut StdRng) -> R) -> R {
     let mut g = RNG.lock();
     f(g.get_or_insert_with(|| StdRng::seed_from_u64(0)))
+}
+
+/// Reads `src` (any geometry) into a fresh dense tensor of dtype `dtype` with `strides` (which
+/// keep `src`'s memory order): the materialising copy of `reshape`, `contiguous` and `clone`.
+pub(crate) fn materialize(src: &Tensor, dtype: DType, strides: &[usize]) -> Result<Tensor> {
+    src.check_strided("copy")?;
+    let out = Tensor::empty_strided(&src.shape(), strides, dtype)?;
+    crate::backend::copy_raw(&out.data(), &src.data(), dtype, src.dtype());
+    Ok(out)
 }
 
 impl Tensor {
@@ -145,13 +153,7 @@ impl Tensor {
         let t = Self::zeros(shape, dtype)?;
         let v = value.into();
         if !v.is_zero_bits() {
-            let d = t.data();
-            let mut g = d.storage.write();
-            let n = d.layout.numel() as isize;
-            dispatch!(dtype, T => {
-                // SAFETY: a contiguous layout of n elements inside a storage of n elements.
-                unsafe { fill::<T>(&[n as usize], Raw { ptr: g.as_mut_ptr(), strides: &[1], offset: 0 }, v.to::<T>()) }
-            });
+            crate::backend::fill(&t.data(), dtype, v);
         }
         Ok(t)
     }

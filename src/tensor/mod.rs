@@ -15,7 +15,7 @@ mod literal;
 pub(crate) mod version;
 
 pub use create::manual_seed;
-pub(crate) use create::with_rng;
+pub(crate) use create::{materialize, with_rng};
 pub use literal::Nested;
 use version::TensorVersion;
 pub use version::VersionCounter;

@@ -7,10 +7,8 @@
 mod dims;
 mod slicing;
 
-use crate::autograd::view::{
-    AsStridedBackward, MultiViewBackward, grad_edges, make_strided_view, make_view, record_fresh,
-};
-use crate::autograd::{Backward, BackwardCtx, record};
+use crate::autograd::view::{grad_edges, make_strided_view, make_view, record_fresh};
+use crate::autograd::{AsStridedBackward, Backward, BackwardCtx, MultiViewBackward, record};
 use crate::layout::{Layout, compute_stride, infer_size};
 use crate::{Result, Tensor, bail};
 
@@ -233,7 +231,7 @@ impl Tensor {
     }
 
     fn copy_contiguous_for_reshape(&self) -> Result<Tensor> {
-        let out = crate::ops::geometry::materialize(
+        let out = crate::tensor::materialize(
             self,
             self.dtype(),
             &crate::layout::contiguous_strides(&self.shape()),

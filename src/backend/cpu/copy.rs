@@ -1,10 +1,11 @@
-//! Strided copy with dtype conversion: the kernel behind `copy_`, `contiguous`, `to_dtype`,
-//! `clone` and every materialisation. Unit-stride runs of the same dtype become `memcpy`;
+//! Strided copy with dtype conversion (the kernel behind `copy_`, `contiguous`, `to_dtype`,
+//! `clone` and every materialisation), fill, accumulation and element reads. Unit-stride runs of the same dtype become `memcpy`;
 //! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool.
 
 use crate::dtype::{Element, cast};
-use crate::layout::{PAR_MIN_ELEMS, for_each_run, par_for_each_run};
-use crate::{DType, dispatch};
+use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run};
+use crate::storage::CpuBuffer;
+use crate::{DType, Result, dispatch};
 
 /// Geometry of one operand of a raw kernel: base pointer, strides (elements; 0 = broadcast) and
 /// element offset.
@@ -270,4 +271,26 @@ pub(crate) unsafe fn accumulate<T: Element>(
             }
         });
     })
+}
+
+/// The elements of `l` (dtype `dt`) in logical order, cast to `T`. Errors if `l` lies outside
+/// `buf` or the result cannot be allocated.
+pub(crate) fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<T>> {
+    if l.storage_span() * dt.size() > buf.len() {
+        crate::bail!(
+            InvalidArgument,
+            "to_vec",
+            "tensor geometry lies outside its storage"
+        );
+    }
+    let mut out = crate::storage::try_vec(l.numel(), "to_vec")?;
+    dispatch!(dt, S => {
+        let p = buf.as_ptr() as *const S;
+        for off in l.offsets() {
+            // SAFETY: off < storage_span <= buffer elements (checked above); the caller holds
+            // the buffer's lock for the whole loop.
+            out.push(cast::<S, T>(unsafe { *p.add(off) }));
+        }
+    });
+    Ok(out)
 }

@@ -1,11 +1,131 @@
-//! CPU kernels. The strided ones (`copy`, `matmul`) are `unsafe` at the boundary: callers pass
-//! base pointers of locked storages plus geometry that has already been bounds-checked against
-//! those storages. The flat ones (`elementwise`, `sum`) work on slices.
+//! The CPU backend: [`Cpu`] implements [`Backend`] over [`CpuBuffer`]s. The strided kernels
+//! (`copy`, `matmul`) are `unsafe` at the boundary: callers pass base pointers of locked buffers
+//! plus geometry that lies inside them. The flat ones (`elementwise`, `sum`) work on slices.
+//! `team` is the persistent worker team of the parallel kernels.
 
 pub(crate) mod copy;
 pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 pub(crate) mod matmul;
+mod scalar;
 pub(crate) mod sum;
 pub(crate) mod team;
+
+use super::{Backend, ScalarArith, Source};
+use crate::layout::Layout;
+use crate::storage::CpuBuffer;
+use crate::{DType, Element, Result, Scalar, dispatch};
+use copy::Raw;
+use smallvec::SmallVec;
+
+/// The CPU device's kernels.
+pub(crate) struct Cpu;
+
+/// `l`'s strides as the signed strides of a raw operand.
+fn istrides(l: &Layout) -> SmallVec<[isize; 6]> {
+    l.strides().iter().map(|&s| s as isize).collect()
+}
+
+impl Backend for Cpu {
+    type Buffer = CpuBuffer;
+
+    unsafe fn copy(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        ddt: DType,
+        src: Source<'_, CpuBuffer>,
+        sl: &Layout,
+        sdt: DType,
+    ) {
+        let dp = dst.as_mut_ptr();
+        let (sp, other) = match src {
+            Source::Other(b) => (b.as_ptr(), Some(b.len())),
+            Source::Same => (dp as *const u8, None),
+        };
+        // same dtype, both contiguous, different buffers: one memcpy (the common case in
+        // CopySlices, where the per-call bookkeeping of the strided path dominates small copies:
+        // fast path F7 of `autograd/builtin/mod.rs`)
+        if let Some(src_len) = other {
+            if ddt == sdt && dl.is_contiguous() && sl.is_contiguous() && dl.numel() == sl.numel() {
+                let esz = ddt.size();
+                let n = dl.numel() * esz;
+                let (d0, s0) = (dl.offset() * esz, sl.offset() * esz);
+                // (a geometry outside a buffer shrunk by `set_`/`resize_` takes the general path)
+                if d0 + n <= dst.len() && s0 + n <= src_len {
+                    // SAFETY: both byte ranges lie inside their buffers (checked just above) and
+                    // the buffers are distinct, so the ranges do not overlap.
+                    unsafe { std::ptr::copy_nonoverlapping(sp.add(s0), dp.add(d0), n) };
+                    return;
+                }
+            }
+        }
+        let (ds, ss) = (istrides(dl), istrides(sl));
+        let d = Raw {
+            ptr: dp,
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        let s = Raw {
+            ptr: sp,
+            strides: &ss,
+            offset: sl.offset() as isize,
+        };
+        // SAFETY: forwarded contract (geometries inside the buffers; `dst` without internal
+        // overlap; a source in the same buffer is disjoint from it or identical).
+        unsafe { copy::copy_cast(dl.sizes(), d, ddt, s, sdt) }
+    }
+
+    unsafe fn fill(dst: &mut CpuBuffer, dl: &Layout, dt: DType, v: Scalar) {
+        let ds = istrides(dl);
+        let d = Raw {
+            ptr: dst.as_mut_ptr(),
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        dispatch!(dt, T => {
+            // SAFETY: forwarded contract (`dl` inside the buffer; fill tolerates self-overlap:
+            // every write stores the same value).
+            unsafe { copy::fill::<T>(dl.sizes(), d, v.to::<T>()) }
+        })
+    }
+
+    unsafe fn accumulate(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        ddt: DType,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+    ) {
+        let (ds, ss) = (istrides(dl), istrides(sl));
+        let d = Raw {
+            ptr: dst.as_mut_ptr(),
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        let s = Raw {
+            ptr: src.as_ptr(),
+            strides: &ss,
+            offset: sl.offset() as isize,
+        };
+        dispatch!(ddt, T => {
+            // SAFETY: forwarded contract (geometries inside distinct buffers).
+            unsafe { copy::accumulate::<T>(dl.sizes(), d, s, sdt) }
+        })
+    }
+
+    fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<T>> {
+        copy::read(buf, l, dt)
+    }
+
+    fn scalar_update(
+        buf: &mut CpuBuffer,
+        region: &Layout,
+        dt: DType,
+        op: ScalarArith,
+        s: Scalar,
+    ) -> bool {
+        scalar::update_region(buf, region, dt, op, s)
+    }
+}

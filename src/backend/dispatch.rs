@@ -1,0 +1,156 @@
+//! The backend's front door: takes the storages' locks, matches the device buffers' variants in
+//! one place ([`on_device!`]) and calls that device's [`Backend`] method. Callers pass a tensor's
+//! strided data (a storage and a layout; no autograd) and get no device type back.
+
+use super::cpu::Cpu;
+use super::{Backend, ScalarArith, Source};
+use crate::layout::Layout;
+use crate::storage::{DeviceBuffer, Storage};
+use crate::tensor::TensorData;
+use crate::{DType, Element, Result, Scalar};
+use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
+
+/// Binds `$B` to the backend of a buffer's device and `$b` to its payload, then evaluates
+/// `$body` (the pair form binds two buffers of one device). The only match on `DeviceBuffer`:
+/// a second device adds its arms here (and an error arm for buffers on different devices).
+macro_rules! on_device {
+    ($buf:expr, |$B:ident, $b:ident| $body:expr) => {
+        match $buf {
+            DeviceBuffer::Cpu($b) => {
+                type $B = Cpu;
+                $body
+            }
+        }
+    };
+    ($dst:expr, $src:expr, |$B:ident, $d:ident, $s:ident| $body:expr) => {
+        match ($dst, $src) {
+            (DeviceBuffer::Cpu($d), DeviceBuffer::Cpu($s)) => {
+                type $B = Cpu;
+                $body
+            }
+        }
+    };
+}
+
+/// The write lock of `dst` and the read lock of a distinct `src`, taken in ascending storage id
+/// order (the global lock order of `storage`).
+fn lock_pair<'a>(
+    dst: &'a Storage,
+    src: &'a Storage,
+) -> (
+    RwLockWriteGuard<'a, DeviceBuffer>,
+    RwLockReadGuard<'a, DeviceBuffer>,
+) {
+    if dst.id() < src.id() {
+        let w = dst.write_device();
+        (w, src.read_device())
+    } else {
+        let r = src.read_device();
+        (dst.write_device(), r)
+    }
+}
+
+/// `l` read with `sizes` (which it broadcasts to: stride 0 on new and size-1 dims).
+fn broadcast_to(l: &Layout, sizes: &[usize]) -> Layout {
+    let (nd, ld) = (sizes.len(), l.dim());
+    let strides: smallvec::SmallVec<[usize; 6]> = (0..nd)
+        .map(|i| match (i + ld).checked_sub(nd) {
+            Some(j) if !(l.sizes()[j] == 1 && sizes[i] != 1) => l.strides()[j],
+            _ => 0,
+        })
+        .collect();
+    Layout::new(sizes, &strides[..], l.offset())
+}
+
+/// Copies `src` into `dst`, converting dtypes: the strided copy behind `copy_`, `contiguous`,
+/// `to_dtype` and every materialisation. `src`'s sizes equal `dst`'s or broadcast to them. Both
+/// are tensor geometries (inside their storages); `dst` has no internal overlap and does not
+/// partially overlap `src` (the callers' overlap checks).
+pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: DType, sdt: DType) {
+    if dst.layout.numel() == 0 {
+        // nothing to copy; an empty geometry may carry any offset (its byte offset can overflow)
+        return;
+    }
+    let bcast;
+    let sl = if src.layout.sizes() == dst.layout.sizes() {
+        &src.layout
+    } else {
+        bcast = broadcast_to(&src.layout, dst.layout.sizes());
+        &bcast
+    };
+    if dst.storage.same(&src.storage) {
+        let mut w = dst.storage.write_device();
+        on_device!(&mut *w, |B, d| {
+            // SAFETY: tensor geometries lie inside their storage; the caller rejected internal
+            // and partial overlap, so the geometries are disjoint or identical.
+            unsafe { B::copy(d, &dst.layout, ddt, Source::Same, sl, sdt) }
+        });
+    } else {
+        let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+        on_device!(&mut *w, &*r, |B, d, s| {
+            // SAFETY: tensor geometries lie inside their storages, which are distinct; `dst`
+            // has no internal overlap (caller contract).
+            unsafe { B::copy(d, &dst.layout, ddt, Source::Other(s), sl, sdt) }
+        });
+    }
+}
+
+/// Fills `dst` (any tensor geometry, overlapping itself or not) with `v` converted to `dt`.
+pub(crate) fn fill(dst: &TensorData, dt: DType, v: Scalar) {
+    if dst.layout.numel() == 0 {
+        return;
+    }
+    let mut w = dst.storage.write_device();
+    on_device!(&mut *w, |B, d| {
+        // SAFETY: a tensor geometry lies inside its storage.
+        unsafe { B::fill(d, &dst.layout, dt, v) }
+    });
+}
+
+/// `dst += src` element by element in logical order (repeated locations of `dst` accumulate
+/// every contribution). `src`'s sizes equal or broadcast to `dst`'s; the two lie in distinct storages
+/// (asserted); both are tensor geometries.
+pub(crate) fn accumulate(dst: &TensorData, ddt: DType, src: &TensorData, sdt: DType) {
+    assert!(
+        !dst.storage.same(&src.storage),
+        "internal: accumulating a storage into itself"
+    );
+    if dst.layout.numel() == 0 {
+        return;
+    }
+    let bcast;
+    let sl = if src.layout.sizes() == dst.layout.sizes() {
+        &src.layout
+    } else {
+        bcast = broadcast_to(&src.layout, dst.layout.sizes());
+        &bcast
+    };
+    let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    on_device!(&mut *w, &*r, |B, d, s| {
+        // SAFETY: tensor geometries lie inside their (distinct) storages.
+        unsafe { B::accumulate(d, &dst.layout, ddt, s, sl, sdt) }
+    })
+}
+
+/// The elements of `src` (dtype `dt`) in logical order, cast to `T` (`to_vec`). Errors if the
+/// geometry lies outside the storage (one shrunk by `set_`/`resize_`).
+pub(crate) fn read_vec<T: Element>(src: &TensorData, dt: DType) -> Result<Vec<T>> {
+    let r = src.storage.read_device();
+    on_device!(&*r, |B, b| B::read::<T>(b, &src.layout, dt))
+}
+
+/// `x = x op s` over `region` of a storage held by nobody else (borrowed without its lock):
+/// [`Backend::scalar_update`]. False (nothing done) when the storage is shared or the kernel
+/// declines.
+pub(crate) fn scalar_update_owned(
+    storage: &mut Storage,
+    region: &Layout,
+    dt: DType,
+    op: ScalarArith,
+    s: Scalar,
+) -> bool {
+    let Some(buf) = storage.get_mut_device() else {
+        return false;
+    };
+    on_device!(buf, |B, b| B::scalar_update(b, region, dt, op, s))
+}
