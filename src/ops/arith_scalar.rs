@@ -4,8 +4,8 @@
 //! of closures serves all four, so they compute the values of the general kernel (the scalar
 //! is converted to the element type first).
 
-use super::binary::Arith;
 use super::dense;
+use super::elementwise::binary::Arith;
 use crate::autograd::ScalarGrad;
 use crate::layout::Layout;
 use crate::{DType, Result, Scalar, Tensor};
