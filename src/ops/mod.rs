@@ -12,6 +12,7 @@
 //! - [`linalg`]: the matmul family.
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
 //! - [`storage`]: `set_` and `resize_`.
+//! - [`grad`]: the helpers every backward rule is written with.
 //! - Shared plumbing: [`dense`] (the elementwise fast path for dense operands), [`util`]
 //!   (operand geometry, overlap checks, raw-kernel locking), [`geometry`] and [`arith_scalar`]
 //!   (kernels of autograd's CopySlices and AccumulateGrad fast paths).
@@ -20,6 +21,7 @@ pub(crate) mod arith_scalar;
 pub(crate) mod dense;
 pub(crate) mod elementwise;
 pub(crate) mod geometry;
+pub(crate) mod grad;
 pub(crate) mod linalg;
 pub(crate) mod movement;
 pub(crate) mod nn;

@@ -3,9 +3,9 @@
 //! their derivatives in `unary_grad.rs`, except the recorded GELU derivative that makes GELU
 //! twice differentiable.
 
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor};
+use crate::autograd::SavedTensor;
 use crate::ops::elementwise::unary::{UOp, unary};
+use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor};
 
 /// Error function (series `2/sqrt(pi) e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`, no cancellation).
@@ -80,16 +80,10 @@ struct GeluGradBackward {
     tanh: bool,
 }
 
-impl Backward for GeluGradBackward {
-    fn name(&self) -> &'static str {
-        "GeluBackwardBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    GeluGradBackward,
+    "GeluBackwardBackward0",
+    |self, ctx, g: Tensor| {
         let x = &ctx.saved[0];
         let v: Vec<f64> = x
             .to_vec::<f64>()?
@@ -100,9 +94,9 @@ impl Backward for GeluGradBackward {
             let _ng = crate::autograd::no_grad();
             Tensor::from_vec(v, &x.shape())?.to_dtype(g.dtype())?
         };
-        Ok(smallvec::smallvec![Some(g.mul(&d2)?)])
+        input_grad(g.mul(&d2)?)
     }
-}
+);
 
 impl Tensor {
     /// GELU; `approximate = true` is PyTorch's `approximate="tanh"`.

@@ -10,6 +10,7 @@ use crate::layout::{PAR_MIN_ELEMS, broadcast_shapes, dense_strides_like, par_for
 use crate::ops::arith_scalar::{
     arith_scalar_dense, arith_scalar_dense_inplace, arith_scalar_dense_owned,
 };
+use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use crate::ops::util::{
     broadcast_strides, check_no_internal_overlap, check_no_partial_overlap, with_raw,
 };
@@ -446,21 +447,9 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
 /// Backward of complex conjugation: the conjugated gradient.
 struct ConjBackward;
 
-impl Backward for ConjBackward {
-    fn name(&self) -> &'static str {
-        "ConjBackward0"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(g) => Some(g.conj_if_complex()?),
-            None => None,
-        }])
-    }
-}
+backward!(ConjBackward, "ConjBackward0", |self, _, g: Tensor| {
+    input_grad(g.conj_if_complex()?)
+});
 
 /// Backward of add/sub/mul/div (tensor or scalar second operand). Saved: `a` then `b`, each
 /// only if a formula reads it.
@@ -522,57 +511,37 @@ impl Backward for ArithBackward {
         let one = self.alpha == Scalar::Int(1);
         let (ga, gb) = match self.op {
             Arith::Add => {
-                let gb = if ctx.needs(1) {
-                    Some(if one { g.clone() } else { g.mul(self.alpha)? })
-                } else {
-                    None
-                };
+                let gb = ctx.grad_if(1, || Ok(if one { g.clone() } else { g.mul(self.alpha)? }))?;
                 (ctx.needs(0).then_some(g), gb)
             }
             Arith::Sub => (
                 ctx.needs(0).then(|| g.clone()),
-                if ctx.needs(1) {
-                    Some(if one {
+                ctx.grad_if(1, || {
+                    Ok(if one {
                         g.neg()?
                     } else {
                         g.mul(self.alpha)?.neg()?
                     })
-                } else {
-                    None
-                },
+                })?,
             ),
             Arith::Mul => (
-                if ctx.needs(0) {
-                    Some(g.mul(b_op(b)?)?)
-                } else {
-                    None
-                },
-                if ctx.needs(1) {
-                    Some(g.mul(&a.expect("internal: a saved").conj_if_complex()?)?)
-                } else {
-                    None
-                },
+                ctx.grad_if(0, || g.mul(b_op(b)?))?,
+                ctx.grad_if(1, || {
+                    g.mul(&a.expect("internal: a saved").conj_if_complex()?)
+                })?,
             ),
             Arith::Div => {
-                let ga = if ctx.needs(0) {
-                    Some(g.div(b_op(b)?)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
+                let ga = ctx.grad_if(0, || g.div(b_op(b)?))?;
+                let gb = ctx.grad_if(1, || {
                     let (a, b) = (a.expect("internal: a saved"), b.expect("internal: b saved"));
-                    Some(
-                        g.neg()?
-                            .mul(&a.conj_if_complex()?)?
-                            .div(&b.mul(b)?.conj_if_complex()?)?,
-                    )
-                } else {
-                    None
-                };
+                    g.neg()?
+                        .mul(&a.conj_if_complex()?)?
+                        .div(&b.mul(b)?.conj_if_complex()?)
+                })?;
                 (ga, gb)
             }
         };
-        Ok(smallvec::smallvec![ga, gb])
+        grads([ga, gb])
     }
 }
 

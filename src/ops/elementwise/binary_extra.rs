@@ -3,10 +3,10 @@
 //! formula. In-place forms compute the result out of place (so self-aliasing is exact), then
 //! write it back.
 
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
+use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor, scalar_tensor};
+use crate::ops::grad::backward;
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Result, Scalar, Tensor, bail};
 use half::{bf16, f16};
@@ -231,16 +231,10 @@ struct BinBackward {
     has: [bool; 2],
 }
 
-impl Backward for BinBackward {
-    fn name(&self) -> &'static str {
-        self.op.backward_name()
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    BinBackward,
+    self.op.backward_name(),
+    |self, ctx, g: Tensor| {
         let s = &ctx.saved;
         let (a, b) = (&s[0], &s[1]);
         let (ga, gb): (Tensor, Tensor) = match self.op {
@@ -288,7 +282,7 @@ impl Backward for BinBackward {
         }
         Ok(out)
     }
-}
+);
 
 pub(crate) fn saved_operand(o: &Operand, dt: DType) -> Result<SavedTensor> {
     Ok(match o {

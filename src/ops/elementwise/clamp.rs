@@ -2,10 +2,11 @@
 //! propagates; `min > max` gives `max`); backward: the gradient passes where `lo < x < hi`
 //! (PyTorch 2.15 gives the bounds themselves a zero gradient).
 
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, output_grad, record};
+use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::operand_tensor;
 use crate::ops::elementwise::compare::real_dispatch;
+use crate::ops::grad::{backward, input_grad};
 use crate::ops::util::write_back;
 use crate::{DType, Result, Scalar, Tensor, bail};
 use half::{bf16, f16};
@@ -66,32 +67,22 @@ pub(crate) struct ClampBackward {
     pub(crate) name: &'static str,
 }
 
-impl Backward for ClampBackward {
-    fn name(&self) -> &'static str {
-        self.name
+backward!(ClampBackward, self.name, |self, ctx, g: Tensor| {
+    let x = &ctx.saved[0];
+    let mut m: Option<Tensor> = None;
+    if let Some(l) = self.lo {
+        m = Some(x.gt(l)?);
     }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let x = &ctx.saved[0];
-        let mut m: Option<Tensor> = None;
-        if let Some(l) = self.lo {
-            m = Some(x.gt(l)?);
-        }
-        if let Some(h) = self.hi {
-            let mh = x.lt(h)?;
-            m = Some(match m {
-                Some(m) => m.logical_and(&mh)?,
-                None => mh,
-            });
-        }
-        let m = m.expect("internal: clamp without bounds");
-        Ok(smallvec::smallvec![Some(Tensor::where_(&m, &g, 0.0)?)])
+    if let Some(h) = self.hi {
+        let mh = x.lt(h)?;
+        m = Some(match m {
+            Some(m) => m.logical_and(&mh)?,
+            None => mh,
+        });
     }
-}
+    let m = m.expect("internal: clamp without bounds");
+    input_grad(Tensor::where_(&m, &g, 0.0)?)
+});
 
 pub(crate) fn clamp_name(lo: &Option<Scalar>, hi: &Option<Scalar>) -> &'static str {
     match (lo, hi) {

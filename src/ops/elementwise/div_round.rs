@@ -2,8 +2,9 @@
 //! result keeps the promoted dtype (integers stay integers), integer division by zero is an
 //! error, and the gradient is zero for both operands (PyTorch's `DivBackward2`).
 
-use crate::autograd::{Backward, BackwardCtx, no_grad, record};
+use crate::autograd::{no_grad, record};
 use crate::dtype::{Operand, result_type};
+use crate::ops::grad::{GradIf, backward};
 use crate::{Result, Tensor};
 
 /// How [`Tensor::div_rounding`] rounds the quotient.
@@ -20,24 +21,11 @@ struct DivRoundBackward {
     n: usize,
 }
 
-impl Backward for DivRoundBackward {
-    fn name(&self) -> &'static str {
-        "DivBackward2"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = g.into_iter().next().flatten();
-        (0..self.n)
-            .map(|i| match &g {
-                Some(g) if ctx.needs(i) => g.zeros_like().map(Some),
-                _ => Ok(None),
-            })
-            .collect()
-    }
-}
+backward!(DivRoundBackward, "DivBackward2", |self, ctx, g: Tensor| {
+    (0..self.n)
+        .map(|i| ctx.grad_if(i, || g.zeros_like()))
+        .collect()
+});
 
 impl Tensor {
     /// `self / other` rounded by `mode`, in the promoted dtype of the operands (no promotion of

@@ -2,10 +2,11 @@
 //! `masked_fill` / `masked_fill_` and `nan_to_num`, with the ternary kernel they share and their
 //! backward (the gradient passes where the value was taken, zero elsewhere).
 
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, output_grad, record};
+use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::layout::{broadcast_shapes, dense_strides_like, for_each_run};
 use crate::ops::elementwise::binary::operand_tensor;
+use crate::ops::grad::{GradIf, backward};
 use crate::ops::util::with_raw;
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Element, Result, Tensor, bail};
@@ -82,37 +83,19 @@ pub(crate) struct WhereBackward {
     pub(crate) name: &'static str,
 }
 
-impl Backward for WhereBackward {
-    fn name(&self) -> &'static str {
-        self.name
+backward!(WhereBackward, self.name, |self, ctx, g: Tensor| {
+    let c = &ctx.saved[0];
+    let mut out = crate::autograd::Grads::new();
+    let mut i = 0;
+    if self.has[0] {
+        out.push(ctx.grad_if(i, || Tensor::where_(c, &g, 0.0))?);
+        i += 1;
     }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let c = &ctx.saved[0];
-        let mut out = crate::autograd::Grads::new();
-        let mut i = 0;
-        if self.has[0] {
-            out.push(if ctx.needs(i) {
-                Some(Tensor::where_(c, &g, 0.0)?)
-            } else {
-                None
-            });
-            i += 1;
-        }
-        if self.has[1] {
-            out.push(if ctx.needs(i) {
-                Some(Tensor::where_(c, 0.0, &g)?)
-            } else {
-                None
-            });
-        }
-        Ok(out)
+    if self.has[1] {
+        out.push(ctx.grad_if(i, || Tensor::where_(c, 0.0, &g))?);
     }
-}
+    Ok(out)
+});
 
 pub(crate) fn check_mask(mask: &Tensor, value: &Operand, name: &'static str) -> Result<()> {
     if mask.dtype() != DType::Bool {
@@ -141,32 +124,18 @@ pub(crate) struct MaskedFillBackward {
     pub(crate) value_tensor: bool,
 }
 
-impl Backward for MaskedFillBackward {
-    fn name(&self) -> &'static str {
-        "MaskedFillBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    MaskedFillBackward,
+    "MaskedFillBackward0",
+    |self, ctx, g: Tensor| {
         let m = &ctx.saved[0];
-        let mut out = smallvec::smallvec![if ctx.needs(0) {
-            Some(Tensor::where_(m, 0.0, &g)?)
-        } else {
-            None
-        }];
+        let mut out = smallvec::smallvec![ctx.grad_if(0, || Tensor::where_(m, 0.0, &g))?];
         if self.value_tensor {
-            out.push(if ctx.needs(1) {
-                Some(Tensor::where_(m, &g, 0.0)?.sum()?)
-            } else {
-                None
-            });
+            out.push(ctx.grad_if(1, || Tensor::where_(m, &g, 0.0)?.sum())?);
         }
         Ok(out)
     }
-}
+);
 
 pub(crate) fn masked_fill_result(a: &Tensor, mask: &Tensor, value: &Operand) -> Result<Tensor> {
     let shape = broadcast_shapes(&a.shape(), &mask.shape(), "masked_fill")?;

@@ -2,9 +2,10 @@
 //! promotion (an integer tensor to a negative integer scalar is an error) and backward
 //! `g * e * x^(e-1)` for the base, `g * y * ln(x)` for the exponent.
 
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, output_grad, record};
+use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor};
+use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Result, Scalar, Tensor, bail};
 use half::{bf16, f16};
@@ -96,51 +97,37 @@ pub(crate) struct PowBackward {
     pub(crate) scalar: Scalar,
 }
 
-impl Backward for PowBackward {
-    fn name(&self) -> &'static str {
-        ["PowBackward0", "PowBackward1", "PowBackward2"][self.kind as usize]
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    PowBackward,
+    ["PowBackward0", "PowBackward1", "PowBackward2"][self.kind as usize],
+    |self, ctx, g: Tensor| {
         let s = &ctx.saved;
         match self.kind {
             0 => {
                 let e = self.scalar;
                 if e.is_zero() {
-                    return Ok(smallvec::smallvec![Some(g.zeros_like()?)]);
+                    return input_grad(g.zeros_like()?);
                 }
                 let em1 = match e {
                     Scalar::Int(i) => Scalar::Int(i - 1),
                     o => Scalar::Float(o.to_f64() - 1.0),
                 };
-                Ok(smallvec::smallvec![Some(g.mul(e)?.mul(&s[0].pow(em1)?)?)])
+                input_grad(g.mul(e)?.mul(&s[0].pow(em1)?)?)
             }
             1 => {
                 let (x, e, y) = (&s[0], &s[1], &s[2]);
-                let ga = if ctx.needs(0) {
-                    Some(g.mul(e)?.mul(&x.pow(&e.sub(1)?)?)?)
-                } else {
-                    None
-                };
-                let gb = if ctx.needs(1) {
+                let ga = ctx.grad_if(0, || g.mul(e)?.mul(&x.pow(&e.sub(1)?)?))?;
+                let gb = ctx.grad_if(1, || {
                     let r = g.mul(&y.mul(&x.log()?)?)?;
                     let m = x.eq(0)?.logical_and(&e.ge(0)?)?;
-                    Some(Tensor::where_(&m, 0.0, &r)?)
-                } else {
-                    None
-                };
-                Ok(smallvec::smallvec![ga, gb])
+                    Tensor::where_(&m, 0.0, &r)
+                })?;
+                grads([ga, gb])
             }
-            _ => Ok(smallvec::smallvec![Some(
-                g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?
-            )]),
+            _ => input_grad(g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?),
         }
     }
-}
+);
 
 impl Tensor {
     /// `self ^ exponent` (tensor or scalar exponent, PyTorch promotion; an integer tensor to a

@@ -2,10 +2,10 @@
 //! `matmul` (torch.matmul's 1-D/2-D/batched-broadcast rules), `addmm` and `outer`.
 //! Kernels live in `backend::cpu::matmul`; f16/bf16 are multiplied in f32.
 
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
+use crate::autograd::{SavedTensor, record};
 use crate::backend::cpu::matmul::{Mat, matmul as kernel};
 use crate::layout::broadcast_shapes;
+use crate::ops::grad::{backward, grads};
 use crate::ops::util::with_raw;
 use crate::{DType, Result, Tensor, bail, dispatch};
 
@@ -113,41 +113,31 @@ fn col_major(t: &Tensor) -> bool {
     sh.len() == 2 && st[0] == 1 && st[1] == sh[0]
 }
 
-impl Backward for MmBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let mut it = ctx.saved.iter();
-        let a = if self.save_a { it.next() } else { None };
-        let b = if self.save_b { it.next() } else { None };
-        let tr = |t: &Tensor| -> Result<Tensor> {
-            let t = t.conj_if_complex()?;
-            if self.batched {
-                t.transpose(1, 2)
-            } else {
-                t.t()
-            }
-        };
-        let prod = |x: &Tensor, y: &Tensor| if self.batched { x.bmm(y) } else { x.mm(y) };
-        let ga = match (ctx.needs(0), b) {
-            (true, Some(b)) if self.a_col_major => Some(mm_t(&b.conj_if_complex()?, &g.t()?)?),
-            (true, Some(b)) => Some(prod(&g, &tr(b)?)?),
-            _ => None,
-        };
-        let gb = match (ctx.needs(1), a) {
-            (true, Some(a)) if self.b_col_major => Some(mm_t(&g.t()?, &a.conj_if_complex()?)?),
-            (true, Some(a)) => Some(prod(&tr(a)?, &g)?),
-            _ => None,
-        };
-        Ok(smallvec::smallvec![ga, gb])
-    }
-}
+backward!(MmBackward, self.name, |self, ctx, g: Tensor| {
+    let mut it = ctx.saved.iter();
+    let a = if self.save_a { it.next() } else { None };
+    let b = if self.save_b { it.next() } else { None };
+    let tr = |t: &Tensor| -> Result<Tensor> {
+        let t = t.conj_if_complex()?;
+        if self.batched {
+            t.transpose(1, 2)
+        } else {
+            t.t()
+        }
+    };
+    let prod = |x: &Tensor, y: &Tensor| if self.batched { x.bmm(y) } else { x.mm(y) };
+    let ga = match (ctx.needs(0), b) {
+        (true, Some(b)) if self.a_col_major => Some(mm_t(&b.conj_if_complex()?, &g.t()?)?),
+        (true, Some(b)) => Some(prod(&g, &tr(b)?)?),
+        _ => None,
+    };
+    let gb = match (ctx.needs(1), a) {
+        (true, Some(a)) if self.b_col_major => Some(mm_t(&g.t()?, &a.conj_if_complex()?)?),
+        (true, Some(a)) => Some(prod(&tr(a)?, &g)?),
+        _ => None,
+    };
+    grads([ga, gb])
+});
 
 fn record_mm(out: &Tensor, a: &Tensor, b: &Tensor, batched: bool) -> Result<()> {
     let (save_a, save_b) = (b.requires_grad(), a.requires_grad());
@@ -184,30 +174,20 @@ struct DotBackward {
     save_b: bool,
 }
 
-impl Backward for DotBackward {
-    fn name(&self) -> &'static str {
-        "DotBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let mut it = ctx.saved.iter();
-        let a = if self.save_a { it.next() } else { None };
-        let b = if self.save_b { it.next() } else { None };
-        let ga = match (ctx.needs(0), b) {
-            (true, Some(b)) => Some(b.conj_if_complex()?.mul(&g)?),
-            _ => None,
-        };
-        let gb = match (ctx.needs(1), a) {
-            (true, Some(a)) => Some(a.conj_if_complex()?.mul(&g)?),
-            _ => None,
-        };
-        Ok(smallvec::smallvec![ga, gb])
-    }
-}
+backward!(DotBackward, "DotBackward0", |self, ctx, g: Tensor| {
+    let mut it = ctx.saved.iter();
+    let a = if self.save_a { it.next() } else { None };
+    let b = if self.save_b { it.next() } else { None };
+    let ga = match (ctx.needs(0), b) {
+        (true, Some(b)) => Some(b.conj_if_complex()?.mul(&g)?),
+        _ => None,
+    };
+    let gb = match (ctx.needs(1), a) {
+        (true, Some(a)) => Some(a.conj_if_complex()?.mul(&g)?),
+        _ => None,
+    };
+    grads([ga, gb])
+});
 
 impl Tensor {
     /// Matrix product of two 2-D tensors of the same dtype.

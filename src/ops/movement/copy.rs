@@ -1,11 +1,11 @@
 //! Copies and fills: `copy` (PyTorch `clone`), `contiguous`, `to_dtype`, and the in-place
 //! `copy_`, `fill_`, `zero_`. Backward formulas sit beside them.
 
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
+use crate::autograd::{check_inplace, record, record_inplace};
 use crate::backend::cpu::copy::fill;
 use crate::layout::broadcast_shapes;
 use crate::ops::geometry::{copy_raw, materialize};
+use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use crate::ops::util::{Overlap, check_no_internal_overlap, check_no_partial_overlap, with_raw};
 use crate::{DType, Result, Scalar, Tensor, bail, dispatch};
 
@@ -206,84 +206,37 @@ fn copy_raw_broadcast(dst: &crate::tensor::TensorData, src: &Tensor, ddt: DType)
 pub(crate) struct PassBackward {
     pub(crate) name: &'static str,
 }
-impl Backward for PassBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(g)
-    }
-}
+backward!(PassBackward, self.name, |self, _, g| Ok(g));
 
 struct ToCopyBackward {
     dtype: DType,
 }
-impl Backward for ToCopyBackward {
-    fn name(&self) -> &'static str {
-        "ToCopyBackward0"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = g.into_iter().next().flatten();
-        Ok(smallvec::smallvec![match g {
-            Some(g) => Some(g.to_dtype(self.dtype)?),
-            None => None,
-        }])
-    }
-}
+backward!(ToCopyBackward, "ToCopyBackward0", |self, _, g: Tensor| {
+    input_grad(g.to_dtype(self.dtype)?)
+});
 
 /// `copy_`: the old value of self gets no gradient; `src` gets the gradient summed to its shape.
 struct CopyBackwards {
     src_shape: Vec<usize>,
     src_dtype: DType,
 }
-impl Backward for CopyBackwards {
-    fn name(&self) -> &'static str {
-        "CopyBackwards"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let gs = if ctx.needs(0) {
-            Some(g.zeros_like()?)
-        } else {
-            None
-        };
-        let go = if ctx.needs(1) {
-            Some(g.sum_to_size(&self.src_shape)?.to_dtype(self.src_dtype)?)
-        } else {
-            None
-        };
-        Ok(smallvec::smallvec![gs, go])
-    }
-}
+backward!(
+    CopyBackwards,
+    "CopyBackwards",
+    |self, ctx, g: Tensor| grads([
+        ctx.grad_if(0, || g.zeros_like())?,
+        ctx.grad_if(1, || g
+            .sum_to_size(&self.src_shape)?
+            .to_dtype(self.src_dtype))?,
+    ])
+);
 
 /// `fill_`/`zero_`: the overwritten value gets a zero gradient.
 struct ZeroGradBackward {
     name: &'static str,
 }
-impl Backward for ZeroGradBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(g) => Some(g.zeros_like()?),
-            None => None,
-        }])
-    }
-}
+backward!(
+    ZeroGradBackward,
+    self.name,
+    |self, _, g: Tensor| input_grad(g.zeros_like()?)
+);

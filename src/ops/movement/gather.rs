@@ -4,10 +4,10 @@
 //! and [`put_add`] (its adjoint), whose backward formulas are each other, so double backward
 //! works for every op built on them.
 
-use crate::autograd::output_grad;
+use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use std::sync::Arc;
 
-use crate::autograd::{Backward, BackwardCtx, check_inplace, no_grad, record, record_inplace};
+use crate::autograd::{check_inplace, no_grad, record, record_inplace};
 use crate::layout::wrap_dim;
 use crate::{DType, Element, Result, Tensor, bail, dispatch};
 
@@ -142,47 +142,23 @@ struct TakeBackward {
     in_shape: Vec<usize>,
 }
 
-impl Backward for TakeBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        Ok(smallvec::smallvec![Some(put_add(
-            &g,
-            self.idx.clone(),
-            &self.in_shape
-        )?)])
-    }
-}
+backward!(TakeBackward, self.name, |self, _, g: Tensor| {
+    input_grad(put_add(&g, self.idx.clone(), &self.in_shape)?)
+});
 
 struct PutAddBackward {
     idx: Arc<Vec<usize>>,
     src_shape: Vec<usize>,
 }
 
-impl Backward for PutAddBackward {
-    fn name(&self) -> &'static str {
-        "IndexPutBackward0"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        Ok(smallvec::smallvec![Some(take(
-            &g,
-            self.idx.clone(),
-            &self.src_shape,
-            "TakeBackward0",
-        )?)])
-    }
-}
+backward!(PutAddBackward, "IndexPutBackward0", |self, _, g: Tensor| {
+    input_grad(take(
+        &g,
+        self.idx.clone(),
+        &self.src_shape,
+        "TakeBackward0",
+    )?)
+});
 
 /// Flat targets in `self` (shape `shape`) of every `index` position, plus the flat `src`
 /// position (src strides `sst`) for each: validates shapes and bounds like PyTorch.
@@ -295,40 +271,21 @@ struct ScatterBackward {
     has_src: bool,
 }
 
-impl Backward for ScatterBackward {
-    fn name(&self) -> &'static str {
-        self.name
+backward!(ScatterBackward, self.name, |self, ctx, g: Tensor| {
+    let gs = ctx.grad_if(0, || {
+        Ok(match &self.keep {
+            None => g.clone(),
+            Some(k) => take(&g, k.clone(), &self.shape, "TakeBackward0")?,
+        })
+    })?;
+    if !self.has_src {
+        return grads([gs]);
     }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let gs = if ctx.needs(0) {
-            Some(match &self.keep {
-                None => g.clone(),
-                Some(k) => take(&g, k.clone(), &self.shape, "TakeBackward0")?,
-            })
-        } else {
-            None
-        };
-        if !self.has_src {
-            return Ok(smallvec::smallvec![gs]);
-        }
-        let gsrc = if ctx.needs(1) {
-            Some(take(
-                &g,
-                self.src_map.clone(),
-                &self.src_shape,
-                "TakeBackward0",
-            )?)
-        } else {
-            None
-        };
-        Ok(smallvec::smallvec![gs, gsrc])
-    }
-}
+    let gsrc = ctx.grad_if(1, || {
+        take(&g, self.src_map.clone(), &self.src_shape, "TakeBackward0")
+    })?;
+    grads([gs, gsrc])
+});
 
 /// Shared implementation of scatter / scatter_add (in place when `inplace`).
 fn scatter_impl(

@@ -3,10 +3,10 @@
 //! The backward is PyTorch's `scatter_reduce_backward` written with differentiable ops
 //! (exclusive products for zeros, gradient shared evenly among tied maxima/minima).
 
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, no_grad};
+use crate::autograd::{SavedTensor, check_inplace, no_grad};
 use crate::autograd::{record, record_inplace};
 use crate::layout::wrap_dim;
+use crate::ops::grad::{backward, grads};
 use crate::ops::movement::gather::scatter_pairs;
 use crate::{DType, Result, Tensor, bail};
 
@@ -237,16 +237,10 @@ impl ScatterReduceBackward {
     }
 }
 
-impl Backward for ScatterReduceBackward {
-    fn name(&self) -> &'static str {
-        "ScatterReduceBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    ScatterReduceBackward,
+    "ScatterReduceBackward0",
+    |self, ctx, g: Tensor| {
         let (x, src, res) = (&ctx.saved[0], &ctx.saved[1], &ctx.saved[2]);
         if ctx.needs(1) && src.shape() != self.index.shape() {
             bail!(
@@ -258,12 +252,9 @@ impl Backward for ScatterReduceBackward {
             );
         }
         let [gx, gs] = self.grads(&g, x, src, res)?;
-        Ok(smallvec::smallvec![
-            ctx.needs(0).then_some(gx),
-            ctx.needs(1).then_some(gs)
-        ])
+        grads([ctx.needs(0).then_some(gx), ctx.needs(1).then_some(gs)])
     }
-}
+);
 
 fn differentiable(t: &Tensor) -> bool {
     t.dtype().is_float() && t.dtype() != DType::Bool

@@ -2,10 +2,10 @@
 //! `tril`/`triu` and `one_hot`. Everything except `cat` is an index map run through the
 //! differentiable [`take`](crate::ops::movement::gather::take) primitive.
 
-use crate::autograd::output_grad;
+use crate::ops::grad::{GradIf, backward};
 use std::sync::Arc;
 
-use crate::autograd::{Backward, BackwardCtx, no_grad, record};
+use crate::autograd::{no_grad, record};
 use crate::dtype::{Operand, result_type};
 use crate::layout::{check_numel, wrap_dim, wrap_dims};
 use crate::ops::movement::gather::{SKIP, cstrides, for_each_pos, take};
@@ -17,29 +17,15 @@ struct CatBackward {
     name: &'static str,
 }
 
-impl Backward for CatBackward {
-    fn name(&self) -> &'static str {
-        self.name
+backward!(CatBackward, self.name, |self, ctx, g: Tensor| {
+    let mut start = 0;
+    let mut out = crate::autograd::Grads::with_capacity(self.sizes.len());
+    for (i, &s) in self.sizes.iter().enumerate() {
+        out.push(ctx.grad_if(i, || g.narrow(self.dim as i64, start as i64, s)?.copy())?);
+        start += s;
     }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let mut start = 0;
-        let mut out = crate::autograd::Grads::with_capacity(self.sizes.len());
-        for (i, &s) in self.sizes.iter().enumerate() {
-            out.push(if ctx.needs(i) {
-                Some(g.narrow(self.dim as i64, start as i64, s)?.copy()?)
-            } else {
-                None
-            });
-            start += s;
-        }
-        Ok(out)
-    }
-}
+    Ok(out)
+});
 
 /// Index map of a permutation-like op: for each output position (shape = input shape), the
 /// input flat position given by `f(pos) -> source multi-index`.

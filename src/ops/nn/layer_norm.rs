@@ -2,27 +2,16 @@
 //! of the variance (backward `-g * y^3 / 2`, saved: output).
 
 use super::{check_float, from_f64};
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, output_grad, record};
+use crate::autograd::{SavedTensor, record};
+use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor, bail};
 
 struct RsqrtBackward;
 
-impl Backward for RsqrtBackward {
-    fn name(&self) -> &'static str {
-        "RsqrtBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let y = &ctx.saved[0];
-        Ok(smallvec::smallvec![Some(
-            g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?
-        )])
-    }
-}
+backward!(RsqrtBackward, "RsqrtBackward0", |self, ctx, g: Tensor| {
+    let y = &ctx.saved[0];
+    input_grad(g.mul(&y.mul(y)?.mul(y)?)?.mul(-0.5)?)
+});
 
 fn rsqrt(x: &Tensor) -> Result<Tensor> {
     let v: Vec<f64> = x.to_vec::<f64>()?.iter().map(|a| 1.0 / a.sqrt()).collect();

@@ -2,8 +2,9 @@
 //! backward `y * (g - sum(g * y))` (saved: output) and `g - softmax(x) * sum(g)` (saved: input).
 
 use super::{check_float, from_f64};
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, no_grad, output_grad, record};
+use crate::autograd::{SavedTensor, no_grad, record};
 use crate::layout::wrap_dim;
+use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor};
 
 /// (outer, n, inner) split of `shape` around `dim`.
@@ -52,20 +53,14 @@ struct SoftmaxBackward {
     log: bool,
 }
 
-impl Backward for SoftmaxBackward {
-    fn name(&self) -> &'static str {
-        if self.log {
-            "LogSoftmaxBackward0"
-        } else {
-            "SoftmaxBackward0"
-        }
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    SoftmaxBackward,
+    if self.log {
+        "LogSoftmaxBackward0"
+    } else {
+        "SoftmaxBackward0"
+    },
+    |self, ctx, g: Tensor| {
         let d = [self.dim as i64];
         let s = &ctx.saved[0];
         let r = if self.log {
@@ -76,9 +71,9 @@ impl Backward for SoftmaxBackward {
             let gy = g.mul(s)?;
             gy.sub(&s.mul(&gy.sum_dims(&d, true)?)?)?
         };
-        Ok(smallvec::smallvec![Some(r)])
+        input_grad(r)
     }
-}
+);
 
 fn softmax_impl(x: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     let op = if log { "log_softmax" } else { "softmax" };

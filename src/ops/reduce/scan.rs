@@ -1,8 +1,8 @@
 //! Scans along one dim: `cumsum` (backward = reverse cumsum, differentiable) and `cumprod`
 //! (backward computed from the saved input, exact with zeros). Integers/bool accumulate in i64.
 
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
+use crate::autograd::{SavedTensor, record};
+use crate::ops::grad::{backward, input_grad};
 use crate::ops::reduce::util::{Rows, one_dim, rows, unrows};
 use crate::{DType, Result, Tensor};
 
@@ -44,26 +44,14 @@ struct CumsumBackward {
     dim: i64,
 }
 
-impl Backward for CumsumBackward {
-    fn name(&self) -> &'static str {
-        "CumsumBackward0"
+backward!(CumsumBackward, "CumsumBackward0", |self, _, g: Tensor| {
+    if g.dim() == 0 {
+        return input_grad(g);
     }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        if g.dim() == 0 {
-            return Ok(smallvec::smallvec![Some(g)]);
-        }
-        // reverse cumsum: total - cumsum + g
-        let total = g.sum_dims(&[self.dim], true)?;
-        Ok(smallvec::smallvec![Some(
-            total.sub(&g.cumsum(self.dim, None)?)?.add(&g)?
-        )])
-    }
-}
+    // reverse cumsum: total - cumsum + g
+    let total = g.sum_dims(&[self.dim], true)?;
+    input_grad(total.sub(&g.cumsum(self.dim, None)?)?.add(&g)?)
+});
 
 impl Tensor {
     /// Cumulative sum along `dim`; integers accumulate in i64 unless `dtype` is given.
@@ -201,20 +189,12 @@ impl CumprodBackward {
     }
 }
 
-impl Backward for CumprodBackward {
-    fn name(&self) -> &'static str {
-        "CumprodBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    CumprodBackward,
+    "CumprodBackward0",
+    |self, ctx, g: Tensor| {
         if ctx.create_graph && g.dim() > 0 {
-            return Ok(smallvec::smallvec![Some(
-                self.differentiable(&ctx.saved[0], &g)?
-            )]);
+            return input_grad(self.differentiable(&ctx.saved[0], &g)?);
         }
         let (_, gr) = rows::<f64>(&g, &self.rw.dims)?;
         let r = self.rw.r;
@@ -236,11 +216,6 @@ impl Backward for CumprodBackward {
                 out[row * r + i] = acc;
             }
         }
-        Ok(smallvec::smallvec![Some(unrows(
-            out,
-            &self.x,
-            &self.rw,
-            g.dtype()
-        )?)])
+        input_grad(unrows(out, &self.x, &self.rw, g.dtype())?)
     }
-}
+);

@@ -1,8 +1,9 @@
 //! Reductions. `sum` (all dims or given dims, keepdim) and `sum_to_size` live here with their
 //! backward; integer and bool sums accumulate (and return) i64, f16/bf16 accumulate in f32.
 
-use crate::autograd::{Backward, BackwardCtx, record};
+use crate::autograd::record;
 use crate::layout::{Layout, for_each_run, wrap_dims};
+use crate::ops::grad::{backward, input_grad};
 use crate::ops::util::{broadcast_strides, with_raw};
 use crate::tensor::TensorData;
 use crate::{DType, Element, Result, Tensor, dispatch};
@@ -205,28 +206,17 @@ struct SumBackward {
     keepdim: bool,
 }
 
-impl Backward for SumBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let Some(mut g) = g.into_iter().next().flatten() else {
-            return Ok(smallvec::smallvec![None]);
-        };
-        if !self.keepdim {
-            let mut dims = self.dims.clone();
-            dims.sort_unstable();
-            for d in dims {
-                g = g.unsqueeze(d as i64)?;
-            }
+backward!(SumBackward, self.name, |self, _, g: Tensor| {
+    let mut g = g;
+    if !self.keepdim {
+        let mut dims = self.dims.clone();
+        dims.sort_unstable();
+        for d in dims {
+            g = g.unsqueeze(d as i64)?;
         }
-        Ok(smallvec::smallvec![Some(g.broadcast_to(&self.shape)?)])
     }
-}
+    input_grad(g.broadcast_to(&self.shape)?)
+});
 
 impl Tensor {
     /// Sum of all elements (0-dim). Integers and bool sum to i64.

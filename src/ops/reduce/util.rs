@@ -1,8 +1,8 @@
 //! Shared plumbing for the non-`sum` reductions: normalising dim lists and viewing an input as
 //! `m` rows of `r` reduced elements (kept dims first, reduced dims last), plus building results.
 
-use crate::autograd::output_grad;
 use crate::layout::{wrap_dim, wrap_dims};
+use crate::ops::grad::{backward, input_grad};
 use crate::{DType, Element, Result, Tensor};
 
 /// Geometry of a reduction: output shapes with and without kept dims, rows `m`, row length `r`.
@@ -131,32 +131,22 @@ pub(crate) struct WeightedBackward {
     pub exact: Exact,
 }
 
-impl crate::autograd::Backward for WeightedBackward {
-    fn name(&self) -> &'static str {
-        self.name
+backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
+    let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+    if ctx.create_graph && self.exact != Exact::None {
+        let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
+        let out = unsqueeze_dims(out, &self.dims, self.keepdim)?;
+        let w = match self.exact {
+            Exact::Logsumexp => x.sub(&out)?.exp()?,
+            Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
+            Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
+            Exact::Prod => prod_of_others(x, &self.dims)?,
+            Exact::None => unreachable!("internal: checked above"),
+        };
+        return input_grad(g.mul(&w)?);
     }
-    fn apply(
-        &self,
-        ctx: &crate::autograd::BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
-        if ctx.create_graph && self.exact != Exact::None {
-            let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
-            let out = unsqueeze_dims(out, &self.dims, self.keepdim)?;
-            let w = match self.exact {
-                Exact::Logsumexp => x.sub(&out)?.exp()?,
-                Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
-                Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
-                Exact::Prod => prod_of_others(x, &self.dims)?,
-                Exact::None => unreachable!("internal: checked above"),
-            };
-            return Ok(smallvec::smallvec![Some(g.mul(&w)?)]);
-        }
-        Ok(smallvec::smallvec![Some(g.mul(&self.w)?)])
-    }
-}
+    input_grad(g.mul(&self.w)?)
+});
 
 /// For each element, the product of the other elements of its row over `dims`, built from
 /// recorded ops (`[.., r, r]` with the diagonal set to 1, then `prod` over the last dim).

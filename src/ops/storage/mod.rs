@@ -6,9 +6,10 @@
 //! Derivative rules: `set_` has none (backward through it is a `NotImplemented` error);
 //! `resize_` is not differentiable (it refuses tensors that require grad).
 
-use crate::autograd::{Backward, BackwardCtx, check_inplace, is_grad_enabled, record_inplace};
+use crate::autograd::{check_inplace, is_grad_enabled, record_inplace};
 use crate::dtype::Category;
 use crate::layout::{Layout, contiguous_strides};
+use crate::ops::grad::backward;
 use crate::tensor::TensorData;
 use crate::{DType, Element, Result, Storage, Tensor, bail, dispatch, err};
 
@@ -40,22 +41,13 @@ fn cpp_name(d: DType) -> &'static str {
 
 /// `set_` has no derivative: backward through it fails.
 struct SetBackward;
-impl Backward for SetBackward {
-    fn name(&self) -> &'static str {
-        "NotImplemented"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        _: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Err(err!(
-            NotImplemented,
-            "set_",
-            "derivative for set_ is not implemented"
-        ))
-    }
-}
+backward!(SetBackward, "NotImplemented", |self, _, _| {
+    Err(err!(
+        NotImplemented,
+        "set_",
+        "derivative for set_ is not implemented"
+    ))
+});
 
 impl Tensor {
     fn set_impl(

@@ -3,8 +3,8 @@
 //! form lives in [`super::elementwise`].)
 
 use super::Reduction;
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, no_grad, record};
+use crate::autograd::{SavedTensor, no_grad, record};
+use crate::ops::grad::{GradIf, backward, grads};
 use crate::{Result, Tensor, bail};
 
 /// PyTorch's `EPSILON` in `binary_cross_entropy_backward`.
@@ -13,34 +13,24 @@ const EPS: f64 = 1e-12;
 /// Backward of the elementwise loss; saved: input, target.
 struct BinaryCrossEntropyBackward;
 
-impl Backward for BinaryCrossEntropyBackward {
-    fn name(&self) -> &'static str {
-        "BinaryCrossEntropyBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    BinaryCrossEntropyBackward,
+    "BinaryCrossEntropyBackward0",
+    |self, ctx, g: Tensor| {
         let (x, t) = (&ctx.saved[0], &ctx.saved[1]);
-        let gx = if ctx.needs(0) {
+        let gx = ctx.grad_if(0, || {
             let one_minus = x.neg()?.add(1.0)?;
             let den = x.mul(&one_minus)?.clamp_min(EPS)?;
-            Some(g.mul(&x.sub(t)?)?.div(&den)?)
-        } else {
-            None
-        };
-        let gt = if ctx.needs(1) {
+            g.mul(&x.sub(t)?)?.div(&den)
+        })?;
+        let gt = ctx.grad_if(1, || {
             let l1 = x.neg()?.add(1.0)?.log()?.clamp_min(-100.0)?;
             let l0 = x.log()?.clamp_min(-100.0)?;
-            Some(g.mul(&l1.sub(&l0)?)?)
-        } else {
-            None
-        };
-        Ok(smallvec::smallvec![gx, gt])
+            g.mul(&l1.sub(&l0)?)
+        })?;
+        grads([gx, gt])
     }
-}
+);
 
 impl Tensor {
     /// Binary cross entropy between probabilities `self` (in `[0, 1]`) and `target` of the same

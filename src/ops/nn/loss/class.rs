@@ -4,7 +4,8 @@
 //! optional label smoothing; composed of differentiable ops except the NLL pick).
 
 use super::{CrossEntropyOptions, NllLossOptions, Reduction};
-use crate::autograd::{Backward, BackwardCtx, output_grad, record};
+use crate::autograd::record;
+use crate::ops::grad::{backward, input_grad};
 use crate::ops::movement::gather::{SKIP, cstrides, for_each_pos, put_add};
 use crate::ops::nn::{check_float, from_f64};
 use crate::{DType, Result, Tensor, bail};
@@ -106,24 +107,10 @@ struct NllLossBackward {
     in_shape: Vec<usize>,
 }
 
-impl Backward for NllLossBackward {
-    fn name(&self) -> &'static str {
-        "NllLossBackward0"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let gi = g.mul(&self.coef)?;
-        Ok(smallvec::smallvec![Some(put_add(
-            &gi,
-            self.idx.clone(),
-            &self.in_shape
-        )?)])
-    }
-}
+backward!(NllLossBackward, "NllLossBackward0", |self, _, g: Tensor| {
+    let gi = g.mul(&self.coef)?;
+    input_grad(put_add(&gi, self.idx.clone(), &self.in_shape)?)
+});
 
 fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
     let xv = input.to_vec::<f64>()?;

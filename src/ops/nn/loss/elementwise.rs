@@ -3,8 +3,8 @@
 //! ops on the saved logits/target, so it is differentiable twice).
 
 use super::{BceWithLogitsOptions, Reduction, reduce};
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx, SavedTensor, record};
+use crate::autograd::{SavedTensor, record};
+use crate::ops::grad::{GradIf, backward, grads};
 use crate::ops::nn::{check_float, from_f64};
 use crate::{Result, Tensor, bail};
 
@@ -16,29 +16,13 @@ struct ConstGradBackward {
     grads: Vec<Tensor>,
 }
 
-impl Backward for ConstGradBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        self.grads
-            .iter()
-            .enumerate()
-            .map(|(i, d)| {
-                if ctx.needs(i) {
-                    g.mul(d).map(Some)
-                } else {
-                    Ok(None)
-                }
-            })
-            .collect()
-    }
-}
+backward!(ConstGradBackward, self.name, |self, ctx, g: Tensor| {
+    self.grads
+        .iter()
+        .enumerate()
+        .map(|(i, d)| ctx.grad_if(i, || g.mul(d)))
+        .collect()
+});
 
 /// Backward of the elementwise BCE-with-logits loss `(1-y)x + (1+(pw-1)y)·softplus(-x)`, built
 /// from ops on the saved logits and target (so it is differentiable again):
@@ -48,40 +32,30 @@ struct BceWithLogitsBackward {
     pos_weight: Option<Tensor>,
 }
 
-impl Backward for BceWithLogitsBackward {
-    fn name(&self) -> &'static str {
-        "BinaryCrossEntropyWithLogitsBackward0"
-    }
-    fn apply(
-        &self,
-        ctx: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
+backward!(
+    BceWithLogitsBackward,
+    "BinaryCrossEntropyWithLogitsBackward0",
+    |self, ctx, g: Tensor| {
         let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
         let nx = x.neg()?;
-        let gx = if ctx.needs(0) {
+        let gx = ctx.grad_if(0, || {
             let s = nx.sigmoid()?;
             let ls = match &self.pos_weight {
                 Some(p) => y.mul(&p.sub(1.0)?)?.add(1.0)?.mul(&s)?,
                 None => s,
             };
-            Some(g.mul(&y.neg()?.add(1.0)?.sub(&ls)?)?)
-        } else {
-            None
-        };
-        let gy = if ctx.needs(1) {
+            g.mul(&y.neg()?.add(1.0)?.sub(&ls)?)
+        })?;
+        let gy = ctx.grad_if(1, || {
             let d = match &self.pos_weight {
                 Some(p) => nx.add(&p.sub(1.0)?.mul(&nx.softplus(1.0, 20.0)?)?)?,
-                None => nx,
+                None => nx.clone(),
             };
-            Some(g.mul(&d)?)
-        } else {
-            None
-        };
-        Ok(smallvec::smallvec![gx, gy])
+            g.mul(&d)
+        })?;
+        grads([gx, gy])
     }
-}
+);
 
 impl Tensor {
     /// Mean squared error `(self - target)^2`, reduced.
