@@ -221,20 +221,13 @@ fn arith_kernel(
             }
         }};
     }
-    use half::{bf16, f16};
     match dtype {
-        DType::F32 => go!(f32, |x: f32, y: f32| x / y),
-        DType::F64 => go!(f64, |x: f64, y: f64| x / y),
-        DType::F16 => go!(f16, |x: f16, y: f16| x / y),
-        DType::BF16 => go!(bf16, |x: bf16, y: bf16| x / y),
-        DType::C64 => go!(crate::dtype::C64, |x: crate::dtype::C64, y| x / y),
-        DType::C128 => go!(crate::dtype::C128, |x: crate::dtype::C128, y| x / y),
-        DType::I64 => go!(i64, |x: i64, y: i64| x.wrapping_div(y)),
-        DType::I32 => go!(i32, |x: i32, y: i32| x.wrapping_div(y)),
-        DType::I16 => go!(i16, |x: i16, y: i16| x.wrapping_div(y)),
-        DType::I8 => go!(i8, |x: i8, y: i8| x.wrapping_div(y)),
-        DType::U8 => go!(u8, |x: u8, y: u8| x / y),
         DType::Bool => go!(bool, |x: bool, _y: bool| x),
+        DType::U8 => go!(u8, |x: u8, y: u8| x / y),
+        d if d.is_integral(false) => {
+            crate::match_dtype!(d, signed, T => go!(T, |x: T, y: T| x.wrapping_div(y)))
+        }
+        d => crate::match_dtype!(d, inexact, T => go!(T, |x: T, y: T| x / y)),
     }
 }
 

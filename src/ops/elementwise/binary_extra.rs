@@ -9,7 +9,6 @@ use crate::ops::elementwise::binary::{binary_map, operand_tensor, scalar_tensor}
 use crate::ops::grad::backward;
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Result, Scalar, Tensor, bail};
-use half::{bf16, f16};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(crate) enum Bin {
@@ -129,8 +128,9 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
         };
     }
     macro_rules! float {
-        ($T:ty, $R:ty, $to:expr, $from:expr) => {{
-            let (to, from) = ($to, $from);
+        ($T:ty, $R:ty) => {{
+            use crate::dtype::FloatCompute;
+            let (to, from) = (|x: $T| -> $R { x.widen() }, <$T as FloatCompute>::narrow);
             match op {
                 Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!($T),
                 Bin::FloorDivide => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| {
@@ -196,14 +196,8 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
         };
     }
     match dt {
-        DType::F64 => float!(f64, f64, |x: f64| x, |x: f64| x),
-        DType::F32 => float!(f32, f32, |x: f32| x, |x: f32| x),
-        DType::F16 => float!(f16, f32, |x: f16| x.to_f32(), f16::from_f32),
-        DType::BF16 => float!(bf16, f32, |x: bf16| x.to_f32(), bf16::from_f32),
-        DType::I64 => int!(i64),
-        DType::I32 => int!(i32),
-        DType::I16 => int!(i16),
-        DType::I8 => int!(i8),
+        d if d.is_float() => crate::match_dtype!(d, float, (T, R) => float!(T, R)),
+        d if d.is_integral(false) && d != DType::U8 => crate::match_dtype!(d, signed, T => int!(T)),
         // unsigned: floor division is truncation and remainders are never negative
         DType::U8 => match op {
             Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!(u8),

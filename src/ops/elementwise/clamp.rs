@@ -5,11 +5,9 @@
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::operand_tensor;
-use crate::ops::elementwise::compare::real_dispatch;
 use crate::ops::grad::{backward, input_grad};
 use crate::ops::util::write_back;
-use crate::{DType, Result, Scalar, Tensor, bail};
-use half::{bf16, f16};
+use crate::{Result, Scalar, Tensor, bail};
 
 pub(crate) fn clamp_result(
     a: &Tensor,
@@ -56,7 +54,7 @@ pub(crate) fn clamp_result(
             })
         }};
     }
-    real_dispatch!(dt, T => go!(T), complex bail!(Unsupported, name, "clamp is not supported for complex types"))
+    crate::match_dtype!(dt, real, T => go!(T), else bail!(Unsupported, name, "clamp is not supported for complex types"))
 }
 
 /// Backward of clamp with scalar bounds: saved self; grad passes where `lo < x < hi` (PyTorch

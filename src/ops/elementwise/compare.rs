@@ -5,57 +5,6 @@ use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor};
 use crate::ops::elementwise::unary::unary_map;
 use crate::{DType, Result, Tensor, bail};
-use half::{bf16, f16};
-
-/// Runs `$body` with `$T` bound to the element type of a real (non-complex) dtype.
-macro_rules! real_dispatch {
-    ($dt:expr, $T:ident => $body:expr, complex $c:expr) => {{
-        match $dt {
-            DType::Bool => {
-                type $T = bool;
-                $body
-            }
-            DType::U8 => {
-                type $T = u8;
-                $body
-            }
-            DType::I8 => {
-                type $T = i8;
-                $body
-            }
-            DType::I16 => {
-                type $T = i16;
-                $body
-            }
-            DType::I32 => {
-                type $T = i32;
-                $body
-            }
-            DType::I64 => {
-                type $T = i64;
-                $body
-            }
-            DType::F16 => {
-                type $T = f16;
-                $body
-            }
-            DType::BF16 => {
-                type $T = bf16;
-                $body
-            }
-            DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            DType::F64 => {
-                type $T = f64;
-                $body
-            }
-            DType::C64 | DType::C128 => $c,
-        }
-    }};
-}
-pub(crate) use real_dispatch;
 
 #[derive(Clone, Copy, PartialEq)]
 enum Cmp {
@@ -87,7 +36,7 @@ fn compare(a: &Tensor, b: Operand, op: Cmp, name: &'static str) -> Result<Tensor
             }
         };
     }
-    real_dispatch!(dt, T => go!(T), complex match (op, dt) {
+    crate::match_dtype!(dt, real, T => go!(T), else match (op, dt) {
         (Cmp::Eq, DType::C64) => binary_map::<crate::dtype::C64, bool>(&ta, &tb, name, |x, y| x == y),
         (Cmp::Eq, _) => binary_map::<crate::dtype::C128, bool>(&ta, &tb, name, |x, y| x == y),
         (Cmp::Ne, DType::C64) => binary_map::<crate::dtype::C64, bool>(&ta, &tb, name, |x, y| x != y),
@@ -136,11 +85,7 @@ fn bitwise(a: &Tensor, b: Operand, op: Bit, name: &'static str) -> Result<Tensor
     }
     match dt {
         DType::Bool => go!(bool),
-        DType::U8 => go!(u8),
-        DType::I8 => go!(i8),
-        DType::I16 => go!(i16),
-        DType::I32 => go!(i32),
-        _ => go!(i64),
+        d => crate::match_dtype!(d, int, T => go!(T), else go!(i64)),
     }
 }
 
@@ -305,11 +250,9 @@ impl Tensor {
     pub fn bitwise_not(&self) -> Result<Tensor> {
         match self.dtype() {
             DType::Bool => unary_map::<bool, bool>(self, |x| !x),
-            DType::U8 => unary_map::<u8, u8>(self, |x| !x),
-            DType::I8 => unary_map::<i8, i8>(self, |x| !x),
-            DType::I16 => unary_map::<i16, i16>(self, |x| !x),
-            DType::I32 => unary_map::<i32, i32>(self, |x| !x),
-            DType::I64 => unary_map::<i64, i64>(self, |x| !x),
+            d if d.is_integral(false) => {
+                crate::match_dtype!(d, int, T => unary_map::<T, T>(self, |x| !x))
+            }
             d => bail!(
                 Unsupported,
                 "bitwise_not",
@@ -354,10 +297,9 @@ impl Tensor {
 
     fn classify(&self, _op: &'static str, f: impl Fn(f64) -> bool + Copy + Sync) -> Result<Tensor> {
         match self.dtype() {
-            DType::F64 => unary_map::<f64, bool>(self, move |x| f(x)),
-            DType::F32 => unary_map::<f32, bool>(self, move |x| f(x as f64)),
-            DType::F16 => unary_map::<f16, bool>(self, move |x| f(x.to_f64())),
-            DType::BF16 => unary_map::<bf16, bool>(self, move |x| f(x.to_f64())),
+            d if d.is_float() => {
+                crate::match_dtype!(d, float, T => unary_map::<T, bool>(self, move |x| f(crate::Element::to_f64(x))))
+            }
             DType::C64 => unary_map::<crate::dtype::C64, bool>(self, move |x| {
                 if f(1.0) {
                     f(x.re as f64) && f(x.im as f64)

@@ -181,7 +181,6 @@ fn nan_to_num_result(
     posinf: Option<f64>,
     neginf: Option<f64>,
 ) -> Result<Tensor> {
-    use half::{bf16, f16};
     macro_rules! go {
         ($T:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
             let (p, n) = (posinf.unwrap_or($max), neginf.unwrap_or($min));
@@ -200,29 +199,15 @@ fn nan_to_num_result(
             })
         }};
     }
+    use crate::Element;
     match x.dtype() {
-        DType::F64 => go!(f64, f64::MAX, f64::MIN, |v: f64| v, |v: f64| v),
-        DType::F32 => go!(
-            f32,
-            f32::MAX as f64,
-            f32::MIN as f64,
-            |v: f32| v as f64,
-            |v: f64| v as f32
-        ),
-        DType::F16 => go!(
-            f16,
-            f16::MAX.to_f64(),
-            f16::MIN.to_f64(),
-            |v: f16| v.to_f64(),
-            f16::from_f64
-        ),
-        DType::BF16 => go!(
-            bf16,
-            bf16::MAX.to_f64(),
-            bf16::MIN.to_f64(),
-            |v: bf16| v.to_f64(),
-            bf16::from_f64
-        ),
+        d if d.is_float() => crate::match_dtype!(d, float, T => go!(
+            T,
+            T::MAX.to_f64(),
+            T::MIN.to_f64(),
+            |v: T| v.to_f64(),
+            <T as Element>::from_f64
+        )),
         d if d.is_complex() => bail!(Unsupported, "nan_to_num", "not implemented for complex"),
         _ => x.copy(),
     }

@@ -8,7 +8,6 @@ use crate::ops::elementwise::binary::{binary_map, operand_tensor};
 use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Result, Scalar, Tensor, bail};
-use half::{bf16, f16};
 
 fn ipow<T: Copy + PartialEq + Default>(
     mut base: T,
@@ -51,27 +50,16 @@ fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
             })
         };
     }
+    use crate::dtype::FloatCompute;
     match dt {
-        DType::F64 => binary_map::<f64, f64>(a, b, "pow", |x, e| x.powf(e)),
-        DType::F32 => binary_map::<f32, f32>(a, b, "pow", |x, e| x.powf(e)),
-        DType::F16 => binary_map::<f16, f16>(a, b, "pow", |x, e| {
-            f16::from_f32(x.to_f32().powf(e.to_f32()))
-        }),
-        DType::BF16 => binary_map::<bf16, bf16>(a, b, "pow", |x, e| {
-            bf16::from_f32(x.to_f32().powf(e.to_f32()))
-        }),
-        DType::C64 => {
-            binary_map::<crate::dtype::C64, crate::dtype::C64>(a, b, "pow", |x, e| x.powc(e))
-        }
-        DType::C128 => {
-            binary_map::<crate::dtype::C128, crate::dtype::C128>(a, b, "pow", |x, e| x.powc(e))
-        }
-        DType::I64 => int!(i64),
-        DType::I32 => int!(i32),
-        DType::I16 => int!(i16),
-        DType::I8 => int!(i8),
-        DType::U8 => int!(u8),
         DType::Bool => binary_map::<bool, bool>(a, b, "pow", |x, e| x || !e),
+        d if d.is_float() => crate::match_dtype!(d, float, T => {
+            binary_map::<T, T>(a, b, "pow", |x, e| T::narrow(x.widen().powf(e.widen())))
+        }),
+        d if d.is_complex() => crate::match_dtype!(d, complex, T => {
+            binary_map::<T, T>(a, b, "pow", |x, e| x.powc(e))
+        }),
+        d => crate::match_dtype!(d, int, T => int!(T)),
     }
 }
 

@@ -247,50 +247,25 @@ impl UOp {
 
 /// Runs a float kernel `$body` (in terms of `$x: $R`) on float tensor `$a`; f16/bf16 go through f32.
 macro_rules! float_go {
-    ($dt:expr, $a:expr, $out:expr, $R:ident, |$x:ident| $body:expr) => {{
-        match $dt {
-            $crate::DType::F64 => {
-                #[allow(dead_code)]
-                type $R = f64;
-                $crate::ops::elementwise::unary::run::<f64>($a, $out, |$x: f64| $body)
-            }
-            $crate::DType::F32 => {
-                #[allow(dead_code)]
-                type $R = f32;
-                $crate::ops::elementwise::unary::run::<f32>($a, $out, |$x: f32| $body)
-            }
-            $crate::DType::F16 => {
-                #[allow(dead_code)]
-                type $R = f32;
-                $crate::ops::elementwise::unary::run::<half::f16>($a, $out, |v: half::f16| {
-                    let $x = v.to_f32();
-                    half::f16::from_f32($body)
-                })
-            }
-            $crate::DType::BF16 => {
-                #[allow(dead_code)]
-                type $R = f32;
-                $crate::ops::elementwise::unary::run::<half::bf16>($a, $out, |v: half::bf16| {
-                    let $x = v.to_f32();
-                    half::bf16::from_f32($body)
-                })
-            }
-            d => unreachable!("internal: float kernel on {}", d),
-        }
-    }};
+    ($dt:expr, $a:expr, $out:expr, $R:ident, |$x:ident| $body:expr) => {
+        $crate::match_dtype!($dt, float, (__S, $R) => {
+            use $crate::dtype::FloatCompute;
+            $crate::ops::elementwise::unary::run::<__S>($a, $out, |v: __S| {
+                let $x: $R = v.widen();
+                <__S as FloatCompute>::narrow($body)
+            })
+        })
+    };
 }
 pub(crate) use float_go;
 
+/// Runs an integer kernel: `$body` on signed integers, `$u` on u8 and `$b` on bool.
 macro_rules! int_go {
     ($dt:expr, $a:expr, $out:expr, |$x:ident| $body:expr, bool $b:expr, u8 $u:expr) => {{
         match $dt {
-            DType::I64 => run::<i64>($a, $out, |$x: i64| $body),
-            DType::I32 => run::<i32>($a, $out, |$x: i32| $body),
-            DType::I16 => run::<i16>($a, $out, |$x: i16| $body),
-            DType::I8 => run::<i8>($a, $out, |$x: i8| $body),
             DType::U8 => run::<u8>($a, $out, |$x: u8| $u),
             DType::Bool => run::<bool>($a, $out, |$x: bool| $b),
-            d => unreachable!("internal: int kernel on {}", d),
+            d => $crate::match_dtype!(d, signed, __I => run::<__I>($a, $out, |$x: __I| $body)),
         }
     }};
 }

@@ -141,7 +141,6 @@ pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Resu
 /// accumulated in f32) as a tensor of `kshape` in `sum_dtype`; `None` for other tensors.
 fn full_sum_dense(x: &Tensor, kshape: &[usize]) -> Option<Result<Tensor>> {
     use crate::backend::cpu::sum::sum;
-    use half::{bf16, f16};
     let d = x.data_ref();
     let l = &d.layout;
     let n = l.numel();
@@ -162,16 +161,10 @@ fn full_sum_dense(x: &Tensor, kshape: &[usize]) -> Option<Result<Tensor>> {
             sum(xs, &$conv)
         }};
     }
-    Some(match x.dtype() {
-        DType::F32 => Tensor::from_vec(vec![go!(f32, |v: f32| v)], kshape),
-        DType::F64 => Tensor::from_vec(vec![go!(f64, |v: f64| v)], kshape),
-        DType::F16 => Tensor::from_vec(vec![f16::from_f32(go!(f16, |v: f16| v.to_f32()))], kshape),
-        DType::BF16 => Tensor::from_vec(
-            vec![bf16::from_f32(go!(bf16, |v: bf16| v.to_f32()))],
-            kshape,
-        ),
-        _ => return None,
-    })
+    use crate::dtype::FloatCompute;
+    Some(crate::match_dtype!(x.dtype(), float, T => {
+        Tensor::from_vec(vec![T::narrow(go!(T, |v: T| v.widen()))], kshape)
+    }, else return None))
 }
 
 /// Sum of `x` (of `shape`) over `dims` into a tensor of the keepdim shape `kshape`, in
