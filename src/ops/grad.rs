@@ -7,7 +7,7 @@
 //! - [`GradIf::grad_if`] on [`BackwardCtx`]: "the gradient of input `i`, if it is needed".
 //! - [`grads`] / [`input_grad`]: the formula's result, one optional gradient per input.
 //!
-//! ```ignore
+//! ```text
 //! struct DotBackward;
 //! backward!(DotBackward, "DotBackward0", |self, ctx, g: Tensor| {
 //!     let (a, b) = (&ctx.saved[0], &ctx.saved[1]);
