@@ -192,38 +192,32 @@ const ELSEWHERE: &[&str] = &[
 /// `pub fn` names of the op sources, plus the macro-generated unary methods.
 fn public_op_names() -> BTreeSet<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let files = [
+    // Every source file of the op families (walked, so a new file cannot escape), the view ops
+    // and the indexing entry points.
+    let mut files: Vec<std::path::PathBuf> = [
         "view/dims.rs",
         "view/mod.rs",
         "view/slicing.rs",
-        "ops/binary.rs",
-        "ops/binary_out.rs",
-        "ops/unary.rs",
-        "ops/activation.rs",
-        "ops/pointwise.rs",
-        "ops/pointwise_api.rs",
-        "ops/reduce.rs",
-        "ops/reduce_minmax.rs",
-        "ops/reduce_scan.rs",
-        "ops/reduce_stats.rs",
-        "ops/matmul.rs",
-        "ops/gather.rs",
-        "ops/shape.rs",
-        "ops/nn.rs",
-        "ops/nn_loss.rs",
-        "ops/copy.rs",
-        "ops/compare.rs",
-        "ops/set_resize.rs",
-        "ops/loss.rs",
-        "ops/sort.rs",
-        "ops/select.rs",
-        "ops/scatter_reduce.rs",
-        "ops/div_round.rs",
         "index/mod.rs",
-    ];
+    ]
+    .iter()
+    .map(|f| root.join(f))
+    .collect();
+    let mut dirs = vec![root.join("ops")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
     let mut names = BTreeSet::new();
     for f in files {
-        let src = std::fs::read_to_string(root.join(f)).unwrap();
+        let src = std::fs::read_to_string(&f).unwrap();
         let mut in_unary = false;
         for line in src.lines() {
             let l = line.trim_start();

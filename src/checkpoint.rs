@@ -226,32 +226,24 @@ fn le_bytes<T: crate::Element, const N: usize>(t: &Tensor, f: fn(T) -> [u8; N]) 
 }
 
 fn encode(name: &str, t: &Tensor) -> Result<Encoded> {
-    use half::{bf16, f16};
-    let (dtype, bytes) = match t.dtype() {
-        DType::Bool => (StDtype::BOOL, le_bytes::<bool, 1>(t, |v| [v as u8])?),
-        DType::U8 => (StDtype::U8, le_bytes::<u8, 1>(t, u8::to_le_bytes)?),
-        DType::I8 => (StDtype::I8, le_bytes::<i8, 1>(t, i8::to_le_bytes)?),
-        DType::I16 => (StDtype::I16, le_bytes::<i16, 2>(t, i16::to_le_bytes)?),
-        DType::I32 => (StDtype::I32, le_bytes::<i32, 4>(t, i32::to_le_bytes)?),
-        DType::I64 => (StDtype::I64, le_bytes::<i64, 8>(t, i64::to_le_bytes)?),
-        DType::F16 => (StDtype::F16, le_bytes::<f16, 2>(t, f16::to_le_bytes)?),
-        DType::BF16 => (StDtype::BF16, le_bytes::<bf16, 2>(t, bf16::to_le_bytes)?),
-        DType::F32 => (StDtype::F32, le_bytes::<f32, 4>(t, f32::to_le_bytes)?),
-        DType::F64 => (StDtype::F64, le_bytes::<f64, 8>(t, f64::to_le_bytes)?),
-        DType::C64 => (
-            StDtype::C64,
-            le_bytes::<C64, 8>(t, |c| {
-                let (re, im) = (c.re.to_le_bytes(), c.im.to_le_bytes());
-                [re[0], re[1], re[2], re[3], im[0], im[1], im[2], im[3]]
-            })?,
-        ),
-        d => bail!(
+    let Some(dtype) = st_dtype(t.dtype()) else {
+        bail!(
             Unsupported,
             "save",
             "tensor \"{}\" has dtype {}, which safetensors cannot store",
             name,
-            d
-        ),
+            t.dtype()
+        )
+    };
+    let bytes = match t.dtype() {
+        DType::Bool => le_bytes::<bool, 1>(t, |v| [v as u8])?,
+        DType::C64 => le_bytes::<C64, 8>(t, |c| {
+            let (re, im) = (c.re.to_le_bytes(), c.im.to_le_bytes());
+            [re[0], re[1], re[2], re[3], im[0], im[1], im[2], im[3]]
+        })?,
+        d => crate::match_dtype!(d, numeric, T => {
+            le_bytes::<T, { std::mem::size_of::<T>() }>(t, T::to_le_bytes)?
+        }),
     };
     Ok(Encoded {
         dtype,
@@ -272,26 +264,33 @@ fn from_le<T: crate::Element, const N: usize>(
     Tensor::from_vec(v, shape)
 }
 
+/// The safetensors name of every dtype safetensors can store (the file format's table;
+/// complex128 has none).
+const ST_DTYPES: [(DType, StDtype); 11] = [
+    (DType::Bool, StDtype::BOOL),
+    (DType::U8, StDtype::U8),
+    (DType::I8, StDtype::I8),
+    (DType::I16, StDtype::I16),
+    (DType::I32, StDtype::I32),
+    (DType::I64, StDtype::I64),
+    (DType::F16, StDtype::F16),
+    (DType::BF16, StDtype::BF16),
+    (DType::F32, StDtype::F32),
+    (DType::F64, StDtype::F64),
+    (DType::C64, StDtype::C64),
+];
+
 /// The dtype tapegrad uses for a safetensors dtype, if any.
 pub(crate) fn dtype_from_st(d: StDtype) -> Option<DType> {
-    Some(match d {
-        StDtype::BOOL => DType::Bool,
-        StDtype::U8 => DType::U8,
-        StDtype::I8 => DType::I8,
-        StDtype::I16 => DType::I16,
-        StDtype::I32 => DType::I32,
-        StDtype::I64 => DType::I64,
-        StDtype::F16 => DType::F16,
-        StDtype::BF16 => DType::BF16,
-        StDtype::F32 => DType::F32,
-        StDtype::F64 => DType::F64,
-        StDtype::C64 => DType::C64,
-        _ => return None,
-    })
+    ST_DTYPES.iter().find(|(_, s)| *s == d).map(|(t, _)| *t)
+}
+
+/// The safetensors dtype of a tapegrad dtype, if safetensors can store it.
+fn st_dtype(d: DType) -> Option<StDtype> {
+    ST_DTYPES.iter().find(|(t, _)| *t == d).map(|(_, s)| *s)
 }
 
 fn decode(name: &str, dtype: StDtype, shape: &[usize], data: &[u8]) -> Result<Tensor> {
-    use half::{bf16, f16};
     let Some(dt) = dtype_from_st(dtype) else {
         bail!(
             Unsupported,
@@ -303,15 +302,6 @@ fn decode(name: &str, dtype: StDtype, shape: &[usize], data: &[u8]) -> Result<Te
     };
     match dt {
         DType::Bool => from_le::<bool, 1>(data, shape, |b| b[0] != 0),
-        DType::U8 => from_le(data, shape, u8::from_le_bytes),
-        DType::I8 => from_le(data, shape, i8::from_le_bytes),
-        DType::I16 => from_le(data, shape, i16::from_le_bytes),
-        DType::I32 => from_le(data, shape, i32::from_le_bytes),
-        DType::I64 => from_le(data, shape, i64::from_le_bytes),
-        DType::F16 => from_le(data, shape, f16::from_le_bytes),
-        DType::BF16 => from_le(data, shape, bf16::from_le_bytes),
-        DType::F32 => from_le(data, shape, f32::from_le_bytes),
-        DType::F64 => from_le(data, shape, f64::from_le_bytes),
         DType::C64 => from_le::<C64, 8>(data, shape, |b| {
             C64::new(
                 f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
@@ -319,5 +309,8 @@ fn decode(name: &str, dtype: StDtype, shape: &[usize], data: &[u8]) -> Result<Te
             )
         }),
         DType::C128 => unreachable!("safetensors has no complex128"),
+        d => {
+            crate::match_dtype!(d, numeric, T => from_le(data, shape, T::from_le_bytes))
+        }
     }
 }

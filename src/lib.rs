@@ -16,8 +16,9 @@
 //! ```
 //!
 //! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
-//! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one family per
-//! file, each backward beside its forward), [`autograd`] (graph, engine, views + in-place),
+//! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one folder
+//! per family: `elementwise`, `reduce`, `movement`, `linalg`, `nn`, `storage`; each op's method,
+//! kernel call and backward in one file), [`autograd`] (graph, engine, views + in-place),
 //! `backend` (raw kernels), [`nn`] (modules), [`optim`] (optimizers), [`checkpoint`]
 //! (safetensors files).
 //!
@@ -58,11 +59,11 @@ pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
 pub use error::{Error, ErrorKind, Result};
 pub use index::{Ellipsis, IntoIndex, IntoIndices, NewAxis, TensorIndex};
 pub use layout::{Dims, IntoDims, Layout};
-pub use ops::div_round::RoundingMode;
+pub use ops::elementwise::RoundingMode;
+pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
-pub use ops::reduce_stats::NormOrd;
-pub use ops::scatter_reduce::ScatterReduce;
-pub use ops::set_resize::ResizeFill;
+pub use ops::reduce::NormOrd;
+pub use ops::storage::ResizeFill;
 pub use sparse::LayoutKind;
 pub use storage::{Storage, release_cached_memory};
 pub use tensor::{Nested, Tensor, manual_seed};

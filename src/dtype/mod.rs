@@ -1,11 +1,14 @@
 //! Element types: the [`DType`] enum (the 12 dtypes), the sealed [`Element`] trait that maps Rust
 //! types to dtypes, [`Scalar`] values, PyTorch type promotion ([`promote`]) and the dispatch
-//! macros that turn a runtime `DType` into a monomorphised call. The dtype list appears only here.
+//! macros that turn a runtime `DType` into a monomorphised call (`dispatch.rs`: the one list of
+//! dtypes every dispatch form is generated from, and how to add a dtype).
 
+mod dispatch;
 mod element;
 mod promote;
 mod scalar;
 
+pub(crate) use dispatch::FloatCompute;
 pub use element::Element;
 pub(crate) use element::cast;
 pub(crate) use promote::result_type_scalar;
@@ -233,93 +236,4 @@ impl fmt::Display for Device {
             Device::Cpu => f.write_str("cpu"),
         }
     }
-}
-
-/// Runs `$body` with the type alias `$T` bound to the Rust element type of `$dtype`.
-///
-/// `dispatch!(dtype, T => some_generic::<T>(..))`.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! dispatch {
-    ($dtype:expr, $T:ident => $body:expr) => {{
-        use $crate::DType as __D;
-        match $dtype {
-            __D::Bool => {
-                type $T = bool;
-                $body
-            }
-            __D::U8 => {
-                type $T = u8;
-                $body
-            }
-            __D::I8 => {
-                type $T = i8;
-                $body
-            }
-            __D::I16 => {
-                type $T = i16;
-                $body
-            }
-            __D::I32 => {
-                type $T = i32;
-                $body
-            }
-            __D::I64 => {
-                type $T = i64;
-                $body
-            }
-            __D::F16 => {
-                type $T = half::f16;
-                $body
-            }
-            __D::BF16 => {
-                type $T = half::bf16;
-                $body
-            }
-            __D::F32 => {
-                type $T = f32;
-                $body
-            }
-            __D::F64 => {
-                type $T = f64;
-                $body
-            }
-            __D::C64 => {
-                type $T = $crate::dtype::C64;
-                $body
-            }
-            __D::C128 => {
-                type $T = $crate::dtype::C128;
-                $body
-            }
-        }
-    }};
-}
-
-/// Like [`dispatch!`] but only for real floating dtypes; `$else` runs for the others.
-#[macro_export]
-#[doc(hidden)]
-macro_rules! dispatch_float {
-    ($dtype:expr, $T:ident => $body:expr, else $other:expr) => {{
-        use $crate::DType as __D;
-        match $dtype {
-            __D::F16 => {
-                type $T = half::f16;
-                $body
-            }
-            __D::BF16 => {
-                type $T = half::bf16;
-                $body
-            }
-            __D::F32 => {
-                type $T = f32;
-                $body
-            }
-            __D::F64 => {
-                type $T = f64;
-                $body
-            }
-            _ => $other,
-        }
-    }};
 }

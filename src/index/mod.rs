@@ -9,7 +9,7 @@ mod put_rows;
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, check_inplace, record, record_inplace};
 use crate::dtype::Operand;
-use crate::ops::binary::scalar_tensor;
+use crate::ops::elementwise::binary::scalar_tensor;
 use crate::ops::util::check_no_overlap;
 use crate::{DType, Result, Tensor, bail};
 use kernel::{gather, normalize, plan, scatter};

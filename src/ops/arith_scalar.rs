@@ -4,8 +4,8 @@
 //! values of the general kernel (the scalar is converted to the element type first); the fourth
 //! form, on a region of a gradient CopySlices holds, is the backend's `scalar_update`.
 
-use super::binary::Arith;
 use super::dense;
+use super::elementwise::binary::Arith;
 use crate::{DType, Result, Scalar, Tensor};
 
 /// Evaluates `$call` with `$f` bound to `&|x: $T| x op v` (`v`: `$s` converted to `$T`) and

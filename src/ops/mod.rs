@@ -1,34 +1,29 @@
-//! Tensor ops, one family per file. Each file holds the forward functions (shape/dtype checks,
-//! then a backend kernel) and, beside them, the backward structs that save only what their
-//! formula reads. In-place ops follow one protocol: `check_inplace` → overlap checks → kernel →
-//! version bump → record.
+//! Tensor ops, grouped by family: one folder per family, one file per concept. An op's public
+//! `impl Tensor` method, its forward kernel call and its backward struct (saving only what the
+//! formula reads) sit together in one file; each family's `mod.rs` lists its derivative rules.
+//! In-place ops follow one protocol: `check_inplace` → overlap checks → kernel → version bump →
+//! record.
+//!
+//! - [`elementwise`]: unary math and activations, binary arithmetic and extras (maximum, fmod,
+//!   atan2, …), where/masked_fill/clamp/pow, comparisons, logical and bitwise ops.
+//! - [`reduce`]: sum, min/max, statistics, scans, sort/topk.
+//! - [`movement`]: copies and fills, cat/stack/flip/roll/repeat/tril, gather/scatter/take,
+//!   scatter_reduce, nonzero/masked_select.
+//! - [`linalg`]: the matmul family.
+//! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
+//! - [`storage`]: `set_` and `resize_`.
+//! - [`grad`]: the helpers every backward rule is written with.
+//! - Shared plumbing: [`dense`] (the elementwise fast path for dense operands), [`util`]
+//!   (operand geometry, overlap checks, raw-kernel locking), [`arith_scalar`] (the dense
+//!   scalar arithmetic fast path: out of place, in place, on a gradient the engine hands over).
 
-pub(crate) mod activation;
 pub(crate) mod arith_scalar;
-pub(crate) mod binary;
-pub(crate) mod binary_extra;
-pub(crate) mod binary_out;
-pub(crate) mod compare;
-pub(crate) mod copy;
 pub(crate) mod dense;
-pub mod div_round;
-pub(crate) mod gather;
-pub(crate) mod loss;
-pub(crate) mod matmul;
-pub mod nn;
-mod nn_loss;
-pub(crate) mod pointwise;
-pub(crate) mod pointwise_api;
+pub(crate) mod elementwise;
+pub(crate) mod grad;
+pub(crate) mod linalg;
+pub(crate) mod movement;
+pub(crate) mod nn;
 pub(crate) mod reduce;
-pub(crate) mod reduce_minmax;
-pub(crate) mod reduce_scan;
-pub mod reduce_stats;
-pub(crate) mod reduce_util;
-pub mod scatter_reduce;
-pub(crate) mod select;
-pub(crate) mod set_resize;
-pub(crate) mod shape;
-pub(crate) mod sort;
-pub(crate) mod unary;
-mod unary_grad;
+pub(crate) mod storage;
 pub(crate) mod util;

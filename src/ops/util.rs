@@ -1,12 +1,17 @@
 //! Shared plumbing for ops: operand geometry (broadcast strides as `isize`), overlap checks for
-//! in-place writes, and running a raw kernel under the right storage locks.
+//! in-place writes, running a raw kernel under the right storage locks, and [`write_back`], the
+//! in-place protocol for ops that compute their result out of place (so self-aliasing such as
+//! `x.pow_(&x)` is exact).
 
 use smallvec::SmallVec;
 
 /// Per-dimension values of a tensor, inline up to 6 dims (no allocation on the hot path).
 pub(crate) type SmallDims<T> = SmallVec<[T; 6]>;
+use crate::autograd::{Backward, SavedTensor, check_inplace, record_inplace};
 use crate::backend::cpu::copy::Raw;
+use crate::dtype::Operand;
 use crate::layout::Layout;
+use crate::ops::elementwise::binary::{can_cast, cast_error};
 use crate::storage::{Storage, lock_for_write};
 use crate::tensor::TensorData;
 use crate::{Result, Tensor, bail};
@@ -172,4 +177,64 @@ pub(crate) fn fresh_output(t: &Tensor, shape: &[usize]) -> Result<Tensor> {
         crate::layout::Layout::new(shape.to_vec(), strides, d.layout.offset()),
         c.dtype(),
     ))
+}
+
+/// Writes an out-of-place result back into `a` (in-place protocol, validation done by the caller
+/// except for the autograd/overlap checks done here). `saved` receives `a`'s pre-op value (a
+/// private copy, only when autograd records) and `a` itself after the op.
+pub(crate) fn write_back(
+    a: &Tensor,
+    others: &[&Tensor],
+    name: &'static str,
+    result: impl FnOnce() -> Result<Tensor>,
+    saved: impl FnOnce(Option<SavedTensor>, &Tensor) -> Vec<SavedTensor>,
+    bw: impl Backward,
+) -> Result<Tensor> {
+    let rec = check_inplace(a, others)?;
+    check_no_internal_overlap(&a.data(), name)?;
+    for o in others {
+        check_no_partial_overlap(a, o, name)?;
+    }
+    let res = {
+        let _g = crate::autograd::no_grad();
+        result()?
+    };
+    if res.shape() != a.shape() {
+        bail!(
+            ShapeMismatch,
+            name,
+            "output with shape {:?} doesn't match the broadcast shape {:?}",
+            a.shape(),
+            res.shape()
+        );
+    }
+    if !can_cast(res.dtype(), a.dtype()) {
+        return Err(cast_error(name, res.dtype(), a.dtype()));
+    }
+    let orig = if rec.is_some() {
+        // a recorded clone: the saved pre-op value stays differentiable (double backward)
+        Some(SavedTensor::private(a.copy()?))
+    } else {
+        None
+    };
+    let before = a.version();
+    crate::backend::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
+    a.0.version.bump();
+    let saved = || {
+        saved(orig, a)
+            .into_iter()
+            .map(|s| s.saved_before_write(a, before))
+            .collect()
+    };
+    record_inplace(rec, a, saved, bw)?;
+    Ok(a.clone())
+}
+
+pub(crate) fn tensors(ops: &[&Operand]) -> Vec<Tensor> {
+    ops.iter()
+        .filter_map(|o| match o {
+            Operand::Tensor(t) => Some(t.clone()),
+            _ => None,
+        })
+        .collect()
 }

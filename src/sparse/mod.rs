@@ -330,18 +330,12 @@ impl Idx for i32 {
 
 /// Runs `$body` with `$I` bound to the Rust type of a CSR index dtype (I32 or I64).
 macro_rules! dispatch_idx {
-    ($dtype:expr, $I:ident => $body:expr) => {{
-        match $dtype {
-            $crate::DType::I32 => {
-                type $I = i32;
-                $body
-            }
-            _ => {
-                type $I = i64;
-                $body
-            }
-        }
-    }};
+    ($dtype:expr, $I:ident => $body:expr) => {
+        $crate::match_dtype!($dtype, index, $I => $body, else {
+            type $I = i64;
+            $body
+        })
+    };
 }
 pub(crate) use dispatch_idx;
 

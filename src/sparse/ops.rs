@@ -8,7 +8,7 @@ use super::kernel::{RowSel, contig, gather_rows};
 use super::{SparseParts, make};
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, record};
-use crate::ops::binary::Arith;
+use crate::ops::elementwise::binary::Arith;
 use crate::{DType, Operand, Result, Scalar, Tensor, bail};
 
 fn identity_map(x: &Tensor, out: &Tensor, name: &'static str) -> Result<()> {

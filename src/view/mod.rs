@@ -240,7 +240,7 @@ impl Tensor {
             &[&out],
             &[self],
             Vec::new,
-            crate::ops::copy::PassBackward {
+            crate::ops::movement::copy::PassBackward {
                 name: "CloneBackward0",
             },
         )?;
@@ -480,7 +480,7 @@ impl Tensor {
         view_with(
             self,
             self.layout(),
-            crate::ops::copy::PassBackward {
+            crate::ops::movement::copy::PassBackward {
                 name: "AliasBackward0",
             },
         )

@@ -1,0 +1,143 @@
+//! Activation helpers: the GELU math (with a series `erf`) and the parameterised activation
+//! methods (`gelu`, `softplus`, `elu`, `leaky_relu`); their kernels live in `unary.rs` and
+//! their derivatives in `unary_grad.rs`, except the recorded GELU derivative that makes GELU
+//! twice differentiable.
+
+use crate::autograd::SavedTensor;
+use crate::ops::elementwise::unary::{UOp, unary};
+use crate::ops::grad::{backward, input_grad};
+use crate::{Result, Tensor};
+
+/// Error function (series `2/sqrt(pi) e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`, no cancellation).
+pub(crate) fn erf(x: f64) -> f64 {
+    if x.is_nan() {
+        return x;
+    }
+    if x.abs() >= 6.0 {
+        return x.signum();
+    }
+    let x2 = x * x;
+    let (mut term, mut sum, mut n) = (x, x, 0.0f64);
+    loop {
+        n += 1.0;
+        term *= 2.0 * x2 / (2.0 * n + 1.0);
+        sum += term;
+        if term.abs() <= 1e-17 * sum.abs() || n > 400.0 {
+            break;
+        }
+    }
+    std::f64::consts::FRAC_2_SQRT_PI * (-x2).exp() * sum
+}
+
+pub(crate) fn gelu_f64(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let k = (2.0 / std::f64::consts::PI).sqrt();
+        0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
+    } else {
+        0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))
+    }
+}
+
+pub(crate) fn gelu_grad_f64(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let k = (2.0 / std::f64::consts::PI).sqrt();
+        let t = (k * (x + 0.044715 * x * x * x)).tanh();
+        0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x)
+    } else {
+        let cdf = 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2));
+        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        cdf + x * pdf
+    }
+}
+
+/// Second derivative of GELU (exact: `φ(x)(2 - x²)`; tanh form: `(1-t²)(u' - x t u'² + x u''/2)`).
+pub(crate) fn gelu_grad2_f64(x: f64, tanh: bool) -> f64 {
+    if tanh {
+        let (k, c) = ((2.0 / std::f64::consts::PI).sqrt(), 0.044715);
+        let t = (k * (x + c * x * x * x)).tanh();
+        let u1 = k * (1.0 + 3.0 * c * x * x);
+        let u2 = 6.0 * k * c * x;
+        (1.0 - t * t) * (u1 - x * t * u1 * u1 + 0.5 * x * u2)
+    } else {
+        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+        pdf * (2.0 - x * x)
+    }
+}
+
+/// Records `d = gelu'(x)` (computed by the caller) as a function of `x`, so a GELU gradient
+/// built under `create_graph` can be differentiated again. No-op unless recording.
+pub(crate) fn record_gelu_grad(d: &Tensor, x: &Tensor, tanh: bool) -> Result<()> {
+    crate::autograd::record(
+        &[d],
+        &[x],
+        || vec![SavedTensor::input(x)],
+        GeluGradBackward { tanh },
+    )
+}
+
+/// Backward of the GELU derivative: `grad * gelu''(x)` (first-order in turn).
+struct GeluGradBackward {
+    tanh: bool,
+}
+
+backward!(
+    GeluGradBackward,
+    "GeluBackwardBackward0",
+    |self, ctx, g: Tensor| {
+        let x = &ctx.saved[0];
+        let v: Vec<f64> = x
+            .to_vec::<f64>()?
+            .into_iter()
+            .map(|a| gelu_grad2_f64(a, self.tanh))
+            .collect();
+        let d2 = {
+            let _ng = crate::autograd::no_grad();
+            Tensor::from_vec(v, &x.shape())?.to_dtype(g.dtype())?
+        };
+        input_grad(g.mul(&d2)?)
+    }
+);
+
+impl Tensor {
+    /// GELU; `approximate = true` is PyTorch's `approximate="tanh"`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.gelu(false)?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn gelu(&self, approximate: bool) -> Result<Tensor> {
+        unary(self, UOp::Gelu(approximate))
+    }
+    /// `log(1 + exp(beta x)) / beta`, linear above `threshold` (PyTorch defaults: 1, 20).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let y = Tensor::from_vec(vec![100.0f32], &[1])?.softplus(1.0, 20.0)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![100.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn softplus(&self, beta: f64, threshold: f64) -> Result<Tensor> {
+        unary(self, UOp::Softplus(beta, threshold))
+    }
+    /// ELU: `x` for `x > 0`, else `alpha (e^x - 1)`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![2.0f32], &[1])?.elu(1.0)?.to_vec::<f32>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn elu(&self, alpha: f64) -> Result<Tensor> {
+        unary(self, UOp::Elu(alpha))
+    }
+    /// Leaky ReLU with negative `slope` (PyTorch default 0.01).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-2.0f32], &[1])?.leaky_relu(0.5)?.to_vec::<f32>()?, vec![-1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn leaky_relu(&self, slope: f64) -> Result<Tensor> {
+        unary(self, UOp::LeakyRelu(slope))
+    }
+}

@@ -1,0 +1,506 @@
+//! The binary extras of `Bin`: `maximum/minimum`, `fmax/fmin`, `floor_divide/remainder/fmod`,
+//! `atan2`, `hypot` — kernels, the out-of-place and in-place entry points and the backward
+//! formula. In-place forms compute the result out of place (so self-aliasing is exact), then
+//! write it back.
+
+use crate::autograd::{SavedTensor, record};
+use crate::dtype::{Operand, result_type};
+use crate::ops::elementwise::binary::{binary_map, operand_tensor, scalar_tensor};
+use crate::ops::grad::backward;
+use crate::ops::util::{tensors, write_back};
+use crate::{DType, Result, Scalar, Tensor, bail};
+
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum Bin {
+    Maximum,
+    Minimum,
+    Fmax,
+    Fmin,
+    FloorDivide,
+    Remainder,
+    Fmod,
+    Atan2,
+    Hypot,
+}
+
+impl Bin {
+    fn name(self) -> &'static str {
+        match self {
+            Bin::Maximum => "maximum",
+            Bin::Minimum => "minimum",
+            Bin::Fmax => "fmax",
+            Bin::Fmin => "fmin",
+            Bin::FloorDivide => "floor_divide",
+            Bin::Remainder => "remainder",
+            Bin::Fmod => "fmod",
+            Bin::Atan2 => "atan2",
+            Bin::Hypot => "hypot",
+        }
+    }
+    fn backward_name(self) -> &'static str {
+        match self {
+            Bin::Maximum => "MaximumBackward0",
+            Bin::Minimum => "MinimumBackward0",
+            Bin::Fmax => "FmaxBackward0",
+            Bin::Fmin => "FminBackward0",
+            Bin::FloorDivide => "FloorDivideBackward0",
+            Bin::Remainder => "RemainderBackward0",
+            Bin::Fmod => "FmodBackward0",
+            Bin::Atan2 => "Atan2Backward0",
+            Bin::Hypot => "HypotBackward0",
+        }
+    }
+}
+
+#[allow(clippy::eq_op)]
+fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
+    let name = op.name();
+    let mut dt = result_type(&[a, b]);
+    if matches!(op, Bin::Atan2 | Bin::Hypot) && dt.is_integral(true) {
+        dt = DType::F32;
+    }
+    if dt.is_complex() {
+        bail!(
+            Unsupported,
+            name,
+            "{} is not supported for complex tensors",
+            name
+        );
+    }
+    let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
+    if dt.is_integral(true) && matches!(op, Bin::FloorDivide | Bin::Remainder | Bin::Fmod) {
+        let z = {
+            let _g = crate::autograd::no_grad();
+            tb.eq(0)?.to_vec::<bool>()?.contains(&true)
+        };
+        if z {
+            bail!(InvalidArgument, name, "ZeroDivisionError");
+        }
+    }
+    macro_rules! nanmax {
+        ($T:ty) => {
+            match op {
+                Bin::Maximum => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        x
+                    } else if y != y {
+                        y
+                    } else if x > y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+                Bin::Minimum => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        x
+                    } else if y != y {
+                        y
+                    } else if x < y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+                Bin::Fmax => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        y
+                    } else if y != y {
+                        x
+                    } else if x > y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+                _ => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    if x != x {
+                        y
+                    } else if y != y {
+                        x
+                    } else if x < y {
+                        x
+                    } else {
+                        y
+                    }
+                }),
+            }
+        };
+    }
+    macro_rules! float {
+        ($T:ty, $R:ty) => {{
+            use crate::dtype::FloatCompute;
+            let (to, from) = (|x: $T| -> $R { x.widen() }, <$T as FloatCompute>::narrow);
+            match op {
+                Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!($T),
+                Bin::FloorDivide => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| {
+                    let (a, b): ($R, $R) = (to(x), to(y));
+                    if b == 0.0 {
+                        return from(a / b);
+                    }
+                    let m = a % b;
+                    let mut d = (a - m) / b;
+                    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                        d -= 1.0;
+                    }
+                    let mut f = d.floor();
+                    if d - f > 0.5 {
+                        f += 1.0;
+                    }
+                    from(if d == 0.0 {
+                        (0.0 as $R).copysign(a / b)
+                    } else {
+                        f
+                    })
+                }),
+                Bin::Remainder => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| {
+                    let (a, b): ($R, $R) = (to(x), to(y));
+                    let mut m = a % b;
+                    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                        m += b;
+                    }
+                    from(m)
+                }),
+                Bin::Fmod => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x) % to(y))),
+                Bin::Atan2 => {
+                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).atan2(to(y))))
+                }
+                Bin::Hypot => {
+                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).hypot(to(y))))
+                }
+            }
+        }};
+    }
+    macro_rules! int {
+        ($T:ty) => {
+            match op {
+                Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!($T),
+                Bin::FloorDivide => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    let q = x.wrapping_div(y);
+                    if x.wrapping_rem(y) != 0 && ((x < 0) != (y < 0)) {
+                        q.wrapping_sub(1)
+                    } else {
+                        q
+                    }
+                }),
+                Bin::Remainder => binary_map::<$T, $T>(&ta, &tb, name, |x, y| {
+                    let r = x.wrapping_rem(y);
+                    if r != 0 && ((r < 0) != (y < 0)) {
+                        r.wrapping_add(y)
+                    } else {
+                        r
+                    }
+                }),
+                _ => binary_map::<$T, $T>(&ta, &tb, name, |x, y| x.wrapping_rem(y)),
+            }
+        };
+    }
+    match dt {
+        d if d.is_float() => crate::match_dtype!(d, float, (T, R) => float!(T, R)),
+        d if d.is_integral(false) && d != DType::U8 => crate::match_dtype!(d, signed, T => int!(T)),
+        // unsigned: floor division is truncation and remainders are never negative
+        DType::U8 => match op {
+            Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!(u8),
+            Bin::FloorDivide => binary_map::<u8, u8>(&ta, &tb, name, |x, y| x.wrapping_div(y)),
+            _ => binary_map::<u8, u8>(&ta, &tb, name, |x, y| x.wrapping_rem(y)),
+        },
+        DType::Bool => match op {
+            Bin::Maximum | Bin::Fmax => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x | y),
+            Bin::Minimum | Bin::Fmin => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x & y),
+            _ => bail!(
+                Unsupported,
+                name,
+                "{} is not supported for bool tensors",
+                name
+            ),
+        },
+        _ => unreachable!("internal: complex handled above"),
+    }
+}
+
+/// Backward of the [`Bin`] ops; saved `a` then `b` (as tensors; scalars become 0-dim
+/// constants) then the result for hypot.
+struct BinBackward {
+    op: Bin,
+    has: [bool; 2],
+}
+
+backward!(
+    BinBackward,
+    self.op.backward_name(),
+    |self, ctx, g: Tensor| {
+        let s = &ctx.saved;
+        let (a, b) = (&s[0], &s[1]);
+        let (ga, gb): (Tensor, Tensor) = match self.op {
+            Bin::Maximum | Bin::Minimum => {
+                let half = Tensor::where_(&a.eq(b)?, &g.div(2.0)?, &g)?;
+                let (lt, gt) = if self.op == Bin::Maximum {
+                    (a.lt(b)?, a.gt(b)?)
+                } else {
+                    (a.gt(b)?, a.lt(b)?)
+                };
+                (
+                    Tensor::where_(&lt, 0.0, &half)?,
+                    Tensor::where_(&gt, 0.0, &half)?,
+                )
+            }
+            Bin::Fmax | Bin::Fmin => {
+                let ka = if self.op == Bin::Fmax {
+                    a.ge(b)?
+                } else {
+                    a.le(b)?
+                };
+                let ka = ka.logical_or(&b.isnan()?)?;
+                (Tensor::where_(&ka, &g, 0.0)?, Tensor::where_(&ka, 0.0, &g)?)
+            }
+            Bin::FloorDivide => (g.zeros_like()?, g.zeros_like()?),
+            Bin::Remainder => (g.clone(), g.mul(&a.div(b)?.floor()?)?.neg()?),
+            Bin::Fmod => (g.clone(), g.mul(&a.div(b)?.trunc()?)?.neg()?),
+            Bin::Atan2 => {
+                let d = a.mul(a)?.add(&b.mul(b)?)?;
+                (g.mul(b)?.div(&d)?, g.mul(a)?.neg()?.div(&d)?)
+            }
+            Bin::Hypot => {
+                let y = &s[2];
+                (g.mul(a)?.div(y)?, g.mul(b)?.div(y)?)
+            }
+        };
+        let mut out = crate::autograd::Grads::new();
+        let mut i = 0;
+        if self.has[0] {
+            out.push(ctx.needs(i).then_some(ga));
+            i += 1;
+        }
+        if self.has[1] {
+            out.push(ctx.needs(i).then_some(gb));
+        }
+        Ok(out)
+    }
+);
+
+pub(crate) fn saved_operand(o: &Operand, dt: DType) -> Result<SavedTensor> {
+    Ok(match o {
+        Operand::Tensor(t) => SavedTensor::input(t),
+        Operand::Scalar(s) => SavedTensor::private(scalar_tensor(*s, dt)),
+    })
+}
+
+pub(crate) fn bin_op(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
+    let out = bin_result(a, b, op)?;
+    let ts = tensors(&[a, b]);
+    if out.dtype().is_differentiable() && op != Bin::FloorDivide {
+        let refs: Vec<&Tensor> = ts.iter().collect();
+        let dt = out.dtype();
+        let sa = saved_operand(a, dt)?;
+        let sb = saved_operand(b, dt)?;
+        record(
+            &[&out],
+            &refs,
+            || {
+                let mut v = vec![sa, sb];
+                if op == Bin::Hypot {
+                    v.push(SavedTensor::output(&out, 0));
+                }
+                v
+            },
+            BinBackward {
+                op,
+                has: [
+                    matches!(a, Operand::Tensor(_)),
+                    matches!(b, Operand::Tensor(_)),
+                ],
+            },
+        )?;
+    }
+    Ok(out)
+}
+
+pub(crate) fn bin_op_(a: &Tensor, b: Operand, op: Bin, name: &'static str) -> Result<Tensor> {
+    let ao = Operand::Tensor(a.clone());
+    let bt = tensors(&[&b]);
+    let others: Vec<&Tensor> = bt.iter().collect();
+    let dt = a.dtype();
+    let sb = saved_operand(&b, dt)?;
+    write_back(
+        a,
+        &others,
+        name,
+        || bin_result(&ao, &b, op),
+        |orig, a| {
+            let mut v = vec![orig.unwrap_or_else(|| SavedTensor::private(a.clone())), sb];
+            if op == Bin::Hypot {
+                v.push(SavedTensor::output(a, 0));
+            }
+            v
+        },
+        BinBackward {
+            op,
+            has: [true, !bt.is_empty()],
+        },
+    )
+}
+
+impl Tensor {
+    /// Elementwise maximum (NaN propagates).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f64, f64::NAN], &[2])?;
+    /// let b = Tensor::from_vec(vec![2.0f64, 0.0], &[2])?;
+    /// assert!(a.maximum(&b)?.to_vec::<f64>()?[1].is_nan());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn maximum(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Maximum)
+    }
+    /// Elementwise minimum (NaN propagates).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f64], &[1])?;
+    /// assert_eq!(a.minimum(&a.mul(2.0)?)?.to_vec::<f64>()?, vec![1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn minimum(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Minimum)
+    }
+    /// Elementwise maximum ignoring NaN (NaN only if both are NaN).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![f64::NAN], &[1])?;
+    /// let b = Tensor::from_vec(vec![2.0f64], &[1])?;
+    /// assert_eq!(a.fmax(&b)?.to_vec::<f64>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn fmax(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Fmax)
+    }
+    /// Elementwise minimum ignoring NaN.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![f64::NAN], &[1])?;
+    /// let b = Tensor::from_vec(vec![2.0f64], &[1])?;
+    /// assert_eq!(a.fmin(&b)?.to_vec::<f64>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn fmin(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Fmin)
+    }
+    /// Floor division (integer division by zero is an InvalidArgument error).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], &[2])?;
+    /// assert_eq!(a.floor_divide(2)?.to_vec::<i64>()?, vec![3, -4]);
+    /// assert!(a.floor_divide(0).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn floor_divide(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::FloorDivide)
+    }
+    /// Python-style remainder (sign of the divisor).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], &[2])?;
+    /// assert_eq!(a.remainder(3)?.to_vec::<i64>()?, vec![1, 2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn remainder(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Remainder)
+    }
+    /// `scalar % tensor` with Python sign semantics (`torch.remainder(-3, t)`).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![2i64, -2], &[2])?;
+    /// assert_eq!(Tensor::remainder_scalar_base(-3, &t)?.to_vec::<i64>()?, vec![1, -1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn remainder_scalar_base(base: impl Into<Scalar>, other: &Tensor) -> Result<Tensor> {
+        bin_op(&Operand::Scalar(base.into()), &other.into(), Bin::Remainder)
+    }
+    /// C-style remainder (sign of the dividend).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], &[2])?;
+    /// assert_eq!(a.fmod(3)?.to_vec::<i64>()?, vec![1, -1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn fmod(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Fmod)
+    }
+    /// In-place [`Tensor::remainder`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![-7i64], &[1])?;
+    /// a.remainder_(3)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn remainder_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        bin_op_(self, other.into(), Bin::Remainder, "remainder_")
+    }
+    /// In-place [`Tensor::fmod`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![-7i64], &[1])?;
+    /// a.fmod_(3)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![-1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn fmod_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        bin_op_(self, other.into(), Bin::Fmod, "fmod_")
+    }
+    /// In-place [`Tensor::maximum`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32], &[1])?;
+    /// a.maximum_(&Tensor::from_vec(vec![2.0f32], &[1])?)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn maximum_(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op_(self, other.into(), Bin::Maximum, "maximum_")
+    }
+    /// `atan2(self, other)` (integers promote to f32).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0.0f32], &[1])?;
+    /// assert_eq!(a.atan2(&Tensor::from_vec(vec![1.0f32], &[1])?)?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn atan2(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Atan2)
+    }
+    /// In-place [`Tensor::atan2`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0.0f32], &[1])?;
+    /// a.atan2_(&Tensor::from_vec(vec![1.0f32], &[1])?)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn atan2_(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op_(self, other.into(), Bin::Atan2, "atan2_")
+    }
+    /// `sqrt(self^2 + other^2)` without overflow.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![3.0f32], &[1])?;
+    /// assert_eq!(a.hypot(&Tensor::from_vec(vec![4.0f32], &[1])?)?.to_vec::<f32>()?, vec![5.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn hypot(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op(&self.into(), &other.into(), Bin::Hypot)
+    }
+}

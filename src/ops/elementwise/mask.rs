@@ -1,0 +1,314 @@
+//! Choosing between values by a mask: `where_` (`cond ? a : b` over three broadcast operands),
+//! `masked_fill` / `masked_fill_` and `nan_to_num`, with the ternary kernel they share and their
+//! backward (the gradient passes where the value was taken, zero elsewhere).
+
+use crate::autograd::{SavedTensor, record};
+use crate::dtype::{Operand, result_type};
+use crate::layout::{broadcast_shapes, dense_strides_like, for_each_run};
+use crate::ops::elementwise::binary::operand_tensor;
+use crate::ops::grad::{GradIf, backward};
+use crate::ops::util::with_raw;
+use crate::ops::util::{tensors, write_back};
+use crate::{DType, Element, Result, Tensor, bail};
+
+/// `f(c, a, b)` over the broadcast of three tensors (`c` Bool, `a`/`b` of type `T`).
+fn ternary_map<T: Element>(
+    c: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    op: &'static str,
+    f: impl Fn(bool, T, T) -> T,
+) -> Result<Tensor> {
+    let s1 = broadcast_shapes(&c.shape(), &a.shape(), op)?;
+    let shape = broadcast_shapes(&s1, &b.shape(), op)?;
+    let (cd, ad, bd) = (c.data(), a.data(), b.data());
+    let sc = crate::ops::util::broadcast_strides(&cd.layout, &shape);
+    let sa = crate::ops::util::broadcast_strides(&ad.layout, &shape);
+    let sb = crate::ops::util::broadcast_strides(&bd.layout, &shape);
+    let strides = dense_strides_like(&shape, &[&sa, &sb, &sc]);
+    let out = Tensor::empty_strided(&shape, &strides, T::DTYPE)?;
+    let od = out.data();
+    with_raw(&od, &shape, &[&cd, &ad, &bd], |o, ins| {
+        let (po, pc, pa, pb) = (
+            o.ptr as *mut T,
+            ins[0].ptr as *const bool,
+            ins[1].ptr as *const T,
+            ins[2].ptr as *const T,
+        );
+        for_each_run(
+            &shape,
+            [o.strides, ins[0].strides, ins[1].strides, ins[2].strides],
+            [o.offset, ins[0].offset, ins[1].offset, ins[2].offset],
+            |[oo, oc, oa, ob], len, [so, sc, sa, sb]| {
+                // SAFETY: all geometries are tensor layouts inside their locked storages and
+                // `out` is fresh (no overlap with the inputs).
+                unsafe {
+                    let (po, pc, pa, pb) =
+                        (po.offset(oo), pc.offset(oc), pa.offset(oa), pb.offset(ob));
+                    if so == 1 && sc == 1 && sa == 1 && sb == 1 {
+                        for i in 0..len {
+                            *po.add(i) = f(*pc.add(i), *pa.add(i), *pb.add(i));
+                        }
+                    } else {
+                        for i in 0..len as isize {
+                            *po.offset(i * so) =
+                                f(*pc.offset(i * sc), *pa.offset(i * sa), *pb.offset(i * sb));
+                        }
+                    }
+                }
+            },
+        );
+    });
+    drop(od);
+    Ok(out)
+}
+
+pub(crate) fn where_impl(c: &Tensor, a: &Operand, b: &Operand) -> Result<Tensor> {
+    if c.dtype() != DType::Bool {
+        bail!(
+            DTypeMismatch,
+            "where",
+            "where expected condition to be a boolean tensor, but got a tensor with dtype {}",
+            c.dtype().torch_scalar_name()
+        );
+    }
+    let dt = result_type(&[a, b]);
+    let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
+    crate::dispatch!(dt, T => ternary_map::<T>(c, &ta, &tb, "where", |c, x, y| if c { x } else { y }))
+}
+
+/// Backward of `where` (and of `masked_fill` for the value): saved the condition.
+pub(crate) struct WhereBackward {
+    pub(crate) has: [bool; 2],
+    pub(crate) name: &'static str,
+}
+
+backward!(WhereBackward, self.name, |self, ctx, g: Tensor| {
+    let c = &ctx.saved[0];
+    let mut out = crate::autograd::Grads::new();
+    let mut i = 0;
+    if self.has[0] {
+        out.push(ctx.grad_if(i, || Tensor::where_(c, &g, 0.0))?);
+        i += 1;
+    }
+    if self.has[1] {
+        out.push(ctx.grad_if(i, || Tensor::where_(c, 0.0, &g))?);
+    }
+    Ok(out)
+});
+
+pub(crate) fn check_mask(mask: &Tensor, value: &Operand, name: &'static str) -> Result<()> {
+    if mask.dtype() != DType::Bool {
+        bail!(
+            DTypeMismatch,
+            name,
+            "masked_fill_ only supports boolean masks, but got mask with dtype {}",
+            mask.dtype().torch_scalar_name()
+        );
+    }
+    if let Operand::Tensor(v) = value {
+        if v.dim() != 0 {
+            bail!(
+                InvalidArgument,
+                name,
+                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+                v.dim()
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Backward of masked_fill: self gets `g` with masked positions zeroed, value gets their sum.
+pub(crate) struct MaskedFillBackward {
+    pub(crate) value_tensor: bool,
+}
+
+backward!(
+    MaskedFillBackward,
+    "MaskedFillBackward0",
+    |self, ctx, g: Tensor| {
+        let m = &ctx.saved[0];
+        let mut out = smallvec::smallvec![ctx.grad_if(0, || Tensor::where_(m, 0.0, &g))?];
+        if self.value_tensor {
+            out.push(ctx.grad_if(1, || Tensor::where_(m, &g, 0.0)?.sum())?);
+        }
+        Ok(out)
+    }
+);
+
+pub(crate) fn masked_fill_result(a: &Tensor, mask: &Tensor, value: &Operand) -> Result<Tensor> {
+    let shape = broadcast_shapes(&a.shape(), &mask.shape(), "masked_fill")?;
+    if shape != a.shape() {
+        bail!(
+            ShapeMismatch,
+            "masked_fill",
+            "The size of the mask {:?} must be broadcastable to the tensor {:?}",
+            mask.shape(),
+            a.shape()
+        );
+    }
+    let v = operand_tensor(value, a.dtype())?;
+    let _g = crate::autograd::no_grad();
+    crate::dispatch!(a.dtype(), T => ternary_map::<T>(mask, &v, a, "masked_fill", |c, x, y| if c { x } else { y }))
+}
+
+fn where_record(cond: &Tensor, a: Operand, b: Operand) -> Result<Tensor> {
+    let out = where_impl(cond, &a, &b)?;
+    if out.dtype().is_differentiable() {
+        let ts = tensors(&[&a, &b]);
+        let refs: Vec<&Tensor> = ts.iter().collect();
+        let has = [
+            matches!(a, Operand::Tensor(_)),
+            matches!(b, Operand::Tensor(_)),
+        ];
+        record(
+            &[&out],
+            &refs,
+            || vec![SavedTensor::input(cond)],
+            WhereBackward {
+                has,
+                name: "WhereBackward0",
+            },
+        )?;
+    }
+    Ok(out)
+}
+
+fn nan_to_num_result(
+    x: &Tensor,
+    nan: f64,
+    posinf: Option<f64>,
+    neginf: Option<f64>,
+) -> Result<Tensor> {
+    macro_rules! go {
+        ($T:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
+            let (p, n) = (posinf.unwrap_or($max), neginf.unwrap_or($min));
+            let (to, from) = ($to, $from);
+            crate::ops::elementwise::unary::unary_map::<$T, $T>(x, move |v| {
+                let f: f64 = to(v);
+                if f.is_nan() {
+                    from(nan)
+                } else if f == f64::INFINITY {
+                    from(p)
+                } else if f == f64::NEG_INFINITY {
+                    from(n)
+                } else {
+                    v
+                }
+            })
+        }};
+    }
+    use crate::Element;
+    match x.dtype() {
+        d if d.is_float() => crate::match_dtype!(d, float, T => go!(
+            T,
+            T::MAX.to_f64(),
+            T::MIN.to_f64(),
+            |v: T| v.to_f64(),
+            <T as Element>::from_f64
+        )),
+        d if d.is_complex() => bail!(Unsupported, "nan_to_num", "not implemented for complex"),
+        _ => x.copy(),
+    }
+}
+
+impl Tensor {
+    /// `cond ? a : b` elementwise with broadcasting; `a`/`b` are tensors or scalars and promote
+    /// together (PyTorch `torch.where`). `cond` must be Bool.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let c = Tensor::from_vec(vec![true, false], &[2])?;
+    /// let x = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    /// assert_eq!(Tensor::where_(&c, &x, 0.5)?.to_vec::<f32>()?, vec![1.0, 0.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn where_(cond: &Tensor, a: impl Into<Operand>, b: impl Into<Operand>) -> Result<Tensor> {
+        where_record(cond, a.into(), b.into())
+    }
+
+    /// Copy of `self` with `value` where `mask` (Bool, broadcastable to `self`) is true.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    /// let m = Tensor::from_vec(vec![true, false], &[2])?;
+    /// assert_eq!(x.masked_fill(&m, -1.0)?.to_vec::<f32>()?, vec![-1.0, 2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
+        let value = value.into();
+        check_mask(mask, &value, "masked_fill")?;
+        let out = masked_fill_result(self, mask, &value)?;
+        // PyTorch fills a row-major clone, whatever the input's memory order
+        let out = if out.is_contiguous() {
+            out
+        } else {
+            let _g = crate::autograd::no_grad();
+            out.contiguous()?
+        };
+        if out.dtype().is_differentiable() {
+            let mut ins = vec![self.clone()];
+            ins.extend(tensors(&[&value]));
+            let refs: Vec<&Tensor> = ins.iter().collect();
+            let bw = MaskedFillBackward {
+                value_tensor: ins.len() == 2,
+            };
+            record(&[&out], &refs, || vec![SavedTensor::input(mask)], bw)?;
+        }
+        Ok(out)
+    }
+
+    /// In-place [`Tensor::masked_fill`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    /// x.masked_fill_(&Tensor::from_vec(vec![false, true], &[2])?, 9)?;
+    /// assert_eq!(x.to_vec::<i64>()?, vec![1, 9]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
+        let value = value.into();
+        check_mask(mask, &value, "masked_fill_")?;
+        let vt = tensors(&[&value]);
+        let refs: Vec<&Tensor> = vt.iter().collect();
+        let m = mask.clone();
+        write_back(
+            self,
+            &refs,
+            "masked_fill_",
+            || masked_fill_result(self, mask, &value),
+            |_, _| vec![SavedTensor::input(&m)],
+            MaskedFillBackward {
+                value_tensor: !vt.is_empty(),
+            },
+        )
+    }
+
+    /// Replaces NaN by `nan`, +inf by `posinf` and -inf by `neginf` (defaults: the dtype's
+    /// largest/lowest finite values).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![f32::NAN, f32::NEG_INFINITY], &[2])?;
+    /// assert_eq!(a.nan_to_num(0.0, None, Some(-1.0))?.to_vec::<f32>()?, vec![0.0, -1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
+        let out = nan_to_num_result(self, nan, posinf, neginf)?;
+        if out.dtype().is_differentiable() {
+            let m = {
+                let _g = crate::autograd::no_grad();
+                self.isfinite()?
+            };
+            let bw = WhereBackward {
+                has: [true, false],
+                name: "NanToNumBackward0",
+            };
+            record(&[&out], &[self], || vec![SavedTensor::private(m)], bw)?;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,44 @@
+//! Elementwise ops, one file per concept; each file holds its public `impl Tensor` methods, the
+//! kernel calls and the backward struct.
+//!
+//! - [`unary`]: math, activations and rounding ([`unary::UOp`]) with their in-place forms;
+//!   derivatives in [`unary_grad`] (a table), the GELU math in [`activation`].
+//! - [`binary`]: `add`/`sub` (with alpha), `mul`, `div` and in-place forms; [`binary_out`]:
+//!   `add_out`; [`div_round`]: `div_rounding`.
+//! - [`binary_extra`]: `maximum`/`minimum`, `fmax`/`fmin`, `floor_divide`/`remainder`/`fmod`,
+//!   `atan2`, `hypot`.
+//! - [`mask`]: `where_`, `masked_fill`, `nan_to_num`; [`clamp`]; [`pow`]; [`lerp`]: `lerp`,
+//!   `addcmul` (composed).
+//! - [`compare`]: comparisons, logical and bitwise ops, `isnan`/`isinf`/`isfinite` (no autograd).
+//!
+//! Derivative rules (`g` = output gradient, `x`/`y` = inputs, `out` = result):
+//! - unary ops: see the table in [`unary_grad`]
+//! - add/sub: `g`, `±alpha g` (summed to each input's shape); mul: `g conj(y)`, `g conj(x)`;
+//!   div: `g / conj(y)`, `-g conj(x) / conj(y²)`; conj: `conj(g)`
+//! - maximum/minimum: `g` to the chosen input, halved on ties; fmax/fmin: `g` to the chosen
+//!   input (`x` on ties or when `y` is NaN)
+//! - remainder/fmod: `g`, `-g * floor(x / y)` (fmod: `trunc`); floor_divide: zero
+//! - atan2: `g y / (x² + y²)`, `-g x / (x² + y²)`; hypot: `g x / out`, `g y / out`
+//! - div_rounding: zero for both inputs
+//! - where_: `g` where `cond` (else 0) for `a`, `g` where `!cond` for `b`; masked_fill: `g` where
+//!   `!mask` for self, `sum(g where mask)` for a tensor value; nan_to_num: `g` where finite
+//! - clamp: `g` where `lo < x < hi` (NaN passes), else 0
+//! - pow: `g e x^(e-1)` for the base (0 for `e == 0`), `g out ln(x)` for a tensor exponent (0
+//!   where `x == 0` and `e >= 0`), `g out ln(base)` for a scalar base
+//! - lerp, addcmul: composed of add/mul
+//! - comparisons, logical, bitwise: not differentiable
+
+pub(crate) mod activation;
+pub(crate) mod binary;
+pub(crate) mod binary_extra;
+pub(crate) mod binary_out;
+pub(crate) mod clamp;
+pub(crate) mod compare;
+pub(crate) mod div_round;
+pub(crate) mod lerp;
+pub(crate) mod mask;
+pub(crate) mod pow;
+pub(crate) mod unary;
+pub(crate) mod unary_grad;
+
+pub use div_round::RoundingMode;

@@ -1,0 +1,224 @@
+//! `pow` (tensor ^ scalar, tensor ^ tensor, scalar ^ tensor) and `pow_`, with PyTorch's
+//! promotion (an integer tensor to a negative integer scalar is an error) and backward
+//! `g * e * x^(e-1)` for the base, `g * y * ln(x)` for the exponent.
+
+use crate::autograd::{SavedTensor, record};
+use crate::dtype::{Operand, result_type};
+use crate::ops::elementwise::binary::{binary_map, operand_tensor};
+use crate::ops::grad::{GradIf, backward, grads, input_grad};
+use crate::ops::util::{tensors, write_back};
+use crate::{DType, Result, Scalar, Tensor, bail};
+
+fn ipow<T: Copy + PartialEq + Default>(
+    mut base: T,
+    mut e: i64,
+    one: T,
+    mul: impl Fn(T, T) -> T,
+    neg_one: T,
+) -> T {
+    if e < 0 {
+        return if base == one {
+            one
+        } else if base == neg_one {
+            if e % 2 == 0 { one } else { neg_one }
+        } else {
+            T::default()
+        };
+    }
+    let mut r = one;
+    while e > 0 {
+        if e & 1 == 1 {
+            r = mul(r, base);
+        }
+        base = mul(base, base);
+        e >>= 1;
+    }
+    r
+}
+
+fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
+    macro_rules! int {
+        ($T:ty) => {
+            binary_map::<$T, $T>(a, b, "pow", |x, e| {
+                ipow(
+                    x,
+                    e as i64,
+                    1 as $T,
+                    |p, q| p.wrapping_mul(q),
+                    (0 as $T).wrapping_sub(1),
+                )
+            })
+        };
+    }
+    use crate::dtype::FloatCompute;
+    match dt {
+        DType::Bool => binary_map::<bool, bool>(a, b, "pow", |x, e| x || !e),
+        d if d.is_float() => crate::match_dtype!(d, float, T => {
+            binary_map::<T, T>(a, b, "pow", |x, e| T::narrow(x.widen().powf(e.widen())))
+        }),
+        d if d.is_complex() => crate::match_dtype!(d, complex, T => {
+            binary_map::<T, T>(a, b, "pow", |x, e| x.powc(e))
+        }),
+        d => crate::match_dtype!(d, int, T => int!(T)),
+    }
+}
+
+pub(crate) fn pow_result(a: &Operand, b: &Operand) -> Result<Tensor> {
+    let dt = result_type(&[a, b]);
+    if let (Operand::Tensor(_), Operand::Scalar(Scalar::Int(e))) = (a, b) {
+        if dt.is_integral(false) && *e < 0 {
+            bail!(
+                InvalidArgument,
+                "pow",
+                "Integers to negative integer powers are not allowed."
+            );
+        }
+    }
+    let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
+    pow_kernel(&ta, &tb, dt)
+}
+
+/// Backward of pow. `kind` 0: tensor ^ scalar (saved self), 1: tensor ^ tensor (saved self,
+/// exponent, result), 2: scalar ^ tensor (saved result).
+pub(crate) struct PowBackward {
+    pub(crate) kind: u8,
+    pub(crate) scalar: Scalar,
+}
+
+backward!(
+    PowBackward,
+    ["PowBackward0", "PowBackward1", "PowBackward2"][self.kind as usize],
+    |self, ctx, g: Tensor| {
+        let s = &ctx.saved;
+        match self.kind {
+            0 => {
+                let e = self.scalar;
+                if e.is_zero() {
+                    return input_grad(g.zeros_like()?);
+                }
+                let em1 = match e {
+                    Scalar::Int(i) => Scalar::Int(i - 1),
+                    o => Scalar::Float(o.to_f64() - 1.0),
+                };
+                input_grad(g.mul(e)?.mul(&s[0].pow(em1)?)?)
+            }
+            1 => {
+                let (x, e, y) = (&s[0], &s[1], &s[2]);
+                let ga = ctx.grad_if(0, || g.mul(e)?.mul(&x.pow(&e.sub(1)?)?))?;
+                let gb = ctx.grad_if(1, || {
+                    let r = g.mul(&y.mul(&x.log()?)?)?;
+                    let m = x.eq(0)?.logical_and(&e.ge(0)?)?;
+                    Tensor::where_(&m, 0.0, &r)
+                })?;
+                grads([ga, gb])
+            }
+            _ => input_grad(g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?),
+        }
+    }
+);
+
+impl Tensor {
+    /// `self ^ exponent` (tensor or scalar exponent, PyTorch promotion; an integer tensor to a
+    /// negative integer scalar is an error).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let i = Tensor::from_vec(vec![2i64, 3], &[2])?;
+    /// assert_eq!(i.pow(2)?.to_vec::<i64>()?, vec![4, 9]);
+    /// assert_eq!(i.pow(0.5)?.dtype(), tapegrad::DType::F32);
+    /// assert!(i.pow(-1).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn pow(&self, exponent: impl Into<Operand>) -> Result<Tensor> {
+        let e = exponent.into();
+        let a = Operand::Tensor(self.clone());
+        let out = pow_result(&a, &e)?;
+        if out.dtype().is_differentiable() {
+            match &e {
+                Operand::Scalar(s) => {
+                    let bw = PowBackward {
+                        kind: 0,
+                        scalar: *s,
+                    };
+                    record(&[&out], &[self], || vec![SavedTensor::input(self)], bw)?;
+                }
+                Operand::Tensor(t) => {
+                    let bw = PowBackward {
+                        kind: 1,
+                        scalar: Scalar::Int(0),
+                    };
+                    record(
+                        &[&out],
+                        &[self, t],
+                        || {
+                            vec![
+                                SavedTensor::input(self),
+                                SavedTensor::input(t),
+                                SavedTensor::output(&out, 0),
+                            ]
+                        },
+                        bw,
+                    )?;
+                }
+            }
+        }
+        Ok(out)
+    }
+    /// In-place [`Tensor::pow`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![3.0f32], &[1])?;
+    /// x.pow_(2)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![9.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn pow_(&self, exponent: impl Into<Operand>) -> Result<Tensor> {
+        let e = exponent.into();
+        let a = Operand::Tensor(self.clone());
+        let et = tensors(&[&e]);
+        let refs: Vec<&Tensor> = et.iter().collect();
+        let (kind, scalar) = match &e {
+            Operand::Scalar(s) => (0, *s),
+            Operand::Tensor(_) => (1, Scalar::Int(0)),
+        };
+        let et2 = et.clone();
+        write_back(
+            self,
+            &refs,
+            "pow_",
+            || pow_result(&a, &e),
+            move |o, out| {
+                let mut v: Vec<SavedTensor> = o.into_iter().collect();
+                if let Some(t) = et2.first() {
+                    v.push(SavedTensor::input(t));
+                    v.push(SavedTensor::output(out, 0));
+                }
+                v
+            },
+            PowBackward { kind, scalar },
+        )
+    }
+    /// `base ^ exponent` for a scalar base (`torch.pow(2, t)`).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![0i64, 5], &[2])?;
+    /// assert_eq!(Tensor::pow_scalar_base(2, &t)?.to_vec::<i64>()?, vec![1, 32]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn pow_scalar_base(base: impl Into<Scalar>, exponent: &Tensor) -> Result<Tensor> {
+        let s = base.into();
+        let out = pow_result(&Operand::Scalar(s), &Operand::Tensor(exponent.clone()))?;
+        if out.dtype().is_differentiable() {
+            let bw = PowBackward { kind: 2, scalar: s };
+            record(
+                &[&out],
+                &[exponent],
+                || vec![SavedTensor::output(&out, 0)],
+                bw,
+            )?;
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,682 @@
+//! Elementwise unary ops (math, activations, rounding) and their in-place forms, with backward
+//! formulas from PyTorch's derivatives.yaml. The drivers [`unary_map`]/[`unary_into`] are the
+//! one-input analogue of `binary_map`: output strides follow the input's memory order and the
+//! contiguous run is a plain indexed loop the compiler vectorises.
+
+use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
+use crate::layout::{PAR_MIN_ELEMS, dense_strides_like, par_for_each_run};
+use crate::ops::elementwise::activation::gelu_f64;
+use crate::ops::elementwise::unary_grad::UnaryBackward;
+use crate::ops::util::{broadcast_strides, check_no_internal_overlap, with_raw};
+use crate::{DType, Element, Result, Tensor, bail};
+
+/// Computes `f(a)` elementwise into a fresh tensor laid out like `a`.
+pub(crate) fn unary_map<T: Element, U: Element>(
+    a: &Tensor,
+    f: impl Fn(T) -> U + Sync,
+) -> Result<Tensor> {
+    a.check_strided("unary op")?;
+    if let Some(r) = crate::ops::dense::unary::<T, U>(a, &f) {
+        return r;
+    }
+    let shape = a.shape();
+    let strides = {
+        let ad = a.data();
+        let sa = broadcast_strides(&ad.layout, &shape);
+        dense_strides_like(&shape, &[&sa])
+    };
+    let out = Tensor::empty_strided(&shape, &strides, U::DTYPE)?;
+    unary_into::<T, U>(&out, a, f);
+    Ok(out)
+}
+
+/// Writes `f(a)` into `out` (same shape); `out` may be `a` itself (exact overlap). Large operands
+/// are split into element ranges processed on the rayon pool.
+pub(crate) fn unary_into<T: Element, U: Element>(
+    out: &Tensor,
+    a: &Tensor,
+    f: impl Fn(T) -> U + Sync,
+) {
+    if T::DTYPE == U::DTYPE && out.is_same(a) {
+        // equal dtypes: T and U are one type, and the cast is the identity
+        let g = |x: T| -> T { cast_same::<U, T>(f(x)) };
+        if crate::ops::dense::unary_inplace::<T>(a, &g) {
+            return;
+        }
+    }
+    let shape = out.shape();
+    let (od, ad) = (out.data(), a.data());
+    with_raw(&od, &shape, &[&ad], |o, ins| {
+        // addresses as integers so the range closure can run on other threads
+        let (po, pa) = (o.ptr as usize, ins[0].ptr as usize);
+        par_for_each_run(
+            &shape,
+            [o.strides, ins[0].strides],
+            [o.offset, ins[0].offset],
+            PAR_MIN_ELEMS,
+            |[oo, oa], len, [so, sa]| {
+                // SAFETY: both geometries are layouts inside their storages, locked by `with_raw`
+                // until every range is done; when `out` aliases `a` it does so exactly, so each
+                // element is read before it is written; concurrent calls cover disjoint ranges.
+                unsafe {
+                    let (po, pa) = ((po as *mut U).offset(oo), (pa as *const T).offset(oa));
+                    if so == 1 && sa == 1 {
+                        for i in 0..len {
+                            *po.add(i) = f(*pa.add(i));
+                        }
+                    } else {
+                        for i in 0..len as isize {
+                            *po.offset(i * so) = f(*pa.offset(i * sa));
+                        }
+                    }
+                }
+            },
+        );
+    });
+}
+
+/// `x` as `D` when `S` and `D` are the same type (checked by the caller through their dtypes).
+fn cast_same<S: Element, D: Element>(x: S) -> D {
+    crate::dtype::cast::<S, D>(x)
+}
+
+/// The unary ops of this module.
+#[derive(Clone, Copy, PartialEq, Debug)]
+pub(crate) enum UOp {
+    Neg,
+    Abs,
+    Sign,
+    Relu,
+    Exp,
+    Exp2,
+    Log,
+    Log2,
+    Log10,
+    Log1p,
+    Expm1,
+    Sqrt,
+    Rsqrt,
+    Reciprocal,
+    Sin,
+    Cos,
+    Tan,
+    Asin,
+    Acos,
+    Atan,
+    Sinh,
+    Cosh,
+    Tanh,
+    Sigmoid,
+    Gelu(bool),
+    Silu,
+    Softplus(f64, f64),
+    Elu(f64),
+    LeakyRelu(f64),
+    Floor,
+    Ceil,
+    Round,
+    Trunc,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Save {
+    Nothing,
+    Input,
+    Output,
+}
+
+impl UOp {
+    fn name(self) -> &'static str {
+        use UOp::*;
+        match self {
+            Neg => "neg",
+            Abs => "abs",
+            Sign => "sign",
+            Relu => "relu",
+            Exp => "exp",
+            Exp2 => "exp2",
+            Log => "log",
+            Log2 => "log2",
+            Log10 => "log10",
+            Log1p => "log1p",
+            Expm1 => "expm1",
+            Sqrt => "sqrt",
+            Rsqrt => "rsqrt",
+            Reciprocal => "reciprocal",
+            Sin => "sin",
+            Cos => "cos",
+            Tan => "tan",
+            Asin => "asin",
+            Acos => "acos",
+            Atan => "atan",
+            Sinh => "sinh",
+            Cosh => "cosh",
+            Tanh => "tanh",
+            Sigmoid => "sigmoid",
+            Gelu(_) => "gelu",
+            Silu => "silu",
+            Softplus(..) => "softplus",
+            Elu(_) => "elu",
+            LeakyRelu(_) => "leaky_relu",
+            Floor => "floor",
+            Ceil => "ceil",
+            Round => "round",
+            Trunc => "trunc",
+        }
+    }
+    pub(crate) fn backward_name(self) -> &'static str {
+        use UOp::*;
+        match self {
+            Neg => "NegBackward0",
+            Abs => "AbsBackward0",
+            Sign => "SignBackward0",
+            Relu => "ReluBackward0",
+            Exp => "ExpBackward0",
+            Exp2 => "Exp2Backward0",
+            Log => "LogBackward0",
+            Log2 => "Log2Backward0",
+            Log10 => "Log10Backward0",
+            Log1p => "Log1PBackward0",
+            Expm1 => "Expm1Backward0",
+            Sqrt => "SqrtBackward0",
+            Rsqrt => "RsqrtBackward0",
+            Reciprocal => "ReciprocalBackward0",
+            Sin => "SinBackward0",
+            Cos => "CosBackward0",
+            Tan => "TanBackward0",
+            Asin => "AsinBackward0",
+            Acos => "AcosBackward0",
+            Atan => "AtanBackward0",
+            Sinh => "SinhBackward0",
+            Cosh => "CoshBackward0",
+            Tanh => "TanhBackward0",
+            Sigmoid => "SigmoidBackward0",
+            Gelu(_) => "GeluBackward0",
+            Silu => "SiluBackward0",
+            Softplus(..) => "SoftplusBackward0",
+            Elu(_) => "EluBackward0",
+            LeakyRelu(_) => "LeakyReluBackward0",
+            Floor => "FloorBackward0",
+            Ceil => "CeilBackward0",
+            Round => "RoundBackward0",
+            Trunc => "TruncBackward0",
+        }
+    }
+    /// Ops whose integer inputs keep their dtype.
+    fn keeps_int(self) -> bool {
+        use UOp::*;
+        matches!(self, Neg | Abs | Sign | Relu | Floor | Ceil | Round | Trunc)
+    }
+    fn save(self) -> Save {
+        use UOp::*;
+        match self {
+            Neg | Sign | Floor | Ceil | Round | Trunc => Save::Nothing,
+            Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu => {
+                Save::Output
+            }
+            _ => Save::Input,
+        }
+    }
+    fn result_dtype(self, d: DType) -> Result<DType> {
+        if d == DType::Bool && matches!(self, UOp::Neg) {
+            bail!(
+                InvalidArgument,
+                "neg",
+                "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            );
+        }
+        if d.is_complex() {
+            return match self {
+                UOp::Neg | UOp::Exp => Ok(d),
+                UOp::Abs => Ok(d.to_real()),
+                _ => bail!(
+                    Unsupported,
+                    self.name(),
+                    "not implemented for '{}'",
+                    d.torch_scalar_name()
+                ),
+            };
+        }
+        Ok(if d.is_integral(true) && !self.keeps_int() {
+            DType::F32
+        } else {
+            d
+        })
+    }
+}
+
+/// Runs a float kernel `$body` (in terms of `$x: $R`) on float tensor `$a`; f16/bf16 go through f32.
+macro_rules! float_go {
+    ($dt:expr, $a:expr, $out:expr, $R:ident, |$x:ident| $body:expr) => {
+        $crate::match_dtype!($dt, float, (__S, $R) => {
+            use $crate::dtype::FloatCompute;
+            $crate::ops::elementwise::unary::run::<__S>($a, $out, |v: __S| {
+                let $x: $R = v.widen();
+                <__S as FloatCompute>::narrow($body)
+            })
+        })
+    };
+}
+pub(crate) use float_go;
+
+/// Runs an integer kernel: `$body` on signed integers, `$u` on u8 and `$b` on bool.
+macro_rules! int_go {
+    ($dt:expr, $a:expr, $out:expr, |$x:ident| $body:expr, bool $b:expr, u8 $u:expr) => {{
+        match $dt {
+            DType::U8 => run::<u8>($a, $out, |$x: u8| $u),
+            DType::Bool => run::<bool>($a, $out, |$x: bool| $b),
+            d => $crate::match_dtype!(d, signed, __I => run::<__I>($a, $out, |$x: __I| $body)),
+        }
+    }};
+}
+
+pub(crate) fn run<T: Element>(
+    a: &Tensor,
+    out: Option<&Tensor>,
+    f: impl Fn(T) -> T + Sync,
+) -> Result<Tensor> {
+    match out {
+        Some(o) => {
+            unary_into::<T, T>(o, a, f);
+            Ok(o.clone())
+        }
+        None => unary_map::<T, T>(a, f),
+    }
+}
+
+/// The kernel: `a` already has the result dtype (except complex abs); `out` is `a` for in-place.
+fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
+    use UOp::*;
+    let dt = a.dtype();
+    if dt.is_complex() {
+        return match (op, dt) {
+            (Neg, DType::C64) => run::<crate::dtype::C64>(a, out, |x| -x),
+            (Neg, _) => run::<crate::dtype::C128>(a, out, |x| -x),
+            (Exp, DType::C64) => run::<crate::dtype::C64>(a, out, |x| x.exp()),
+            (Exp, _) => run::<crate::dtype::C128>(a, out, |x| x.exp()),
+            (Abs, DType::C64) => unary_map::<crate::dtype::C64, f32>(a, |x| x.norm()),
+            (Abs, _) => unary_map::<crate::dtype::C128, f64>(a, |x| x.norm()),
+            _ => bail!(Unsupported, op.name(), "not implemented for complex"),
+        };
+    }
+    if dt.is_integral(true) {
+        return match op {
+            Neg => int_go!(dt, a, out, |x| x.wrapping_neg(), bool x, u8 x.wrapping_neg()),
+            Abs => int_go!(dt, a, out, |x| x.wrapping_abs(), bool x, u8 x),
+            Sign => int_go!(dt, a, out, |x| x.signum(), bool x, u8 (x > 0) as u8),
+            Relu => int_go!(dt, a, out, |x| x.max(0), bool x, u8 x),
+            Floor | Ceil | Round | Trunc => match out {
+                Some(o) => Ok(o.clone()),
+                None => a.copy(),
+            },
+            _ => unreachable!("internal: integer input to float op"),
+        };
+    }
+    match op {
+        Neg => float_go!(dt, a, out, R, |x| -x),
+        Abs => float_go!(dt, a, out, R, |x| x.abs()),
+        Sign => float_go!(dt, a, out, R, |x| if x > 0.0 {
+            1.0
+        } else if x < 0.0 {
+            -1.0
+        } else {
+            0.0
+        }),
+        Relu => float_go!(dt, a, out, R, |x| if x < 0.0 { 0.0 } else { x }),
+        Exp => float_go!(dt, a, out, R, |x| x.exp()),
+        Exp2 => float_go!(dt, a, out, R, |x| x.exp2()),
+        Log => float_go!(dt, a, out, R, |x| x.ln()),
+        Log2 => float_go!(dt, a, out, R, |x| x.log2()),
+        Log10 => float_go!(dt, a, out, R, |x| x.log10()),
+        Log1p => float_go!(dt, a, out, R, |x| x.ln_1p()),
+        Expm1 => float_go!(dt, a, out, R, |x| x.exp_m1()),
+        Sqrt => float_go!(dt, a, out, R, |x| x.sqrt()),
+        Rsqrt => float_go!(dt, a, out, R, |x| 1.0 / x.sqrt()),
+        Reciprocal => float_go!(dt, a, out, R, |x| 1.0 / x),
+        Sin => float_go!(dt, a, out, R, |x| x.sin()),
+        Cos => float_go!(dt, a, out, R, |x| x.cos()),
+        Tan => float_go!(dt, a, out, R, |x| x.tan()),
+        Asin => float_go!(dt, a, out, R, |x| x.asin()),
+        Acos => float_go!(dt, a, out, R, |x| x.acos()),
+        Atan => float_go!(dt, a, out, R, |x| x.atan()),
+        Sinh => float_go!(dt, a, out, R, |x| x.sinh()),
+        Cosh => float_go!(dt, a, out, R, |x| x.cosh()),
+        Tanh => float_go!(dt, a, out, R, |x| x.tanh()),
+        Sigmoid => float_go!(dt, a, out, R, |x| 1.0 / (1.0 + (-x).exp())),
+        Gelu(t) => float_go!(dt, a, out, R, |x| gelu_f64(x as f64, t) as R),
+        Silu => float_go!(dt, a, out, R, |x| x / (1.0 + (-x).exp())),
+        Softplus(beta, thr) => float_go!(dt, a, out, R, |x| if x * (beta as R) > (thr as R) {
+            x
+        } else {
+            (x * (beta as R)).exp().ln_1p() / (beta as R)
+        }),
+        Elu(alpha) => float_go!(dt, a, out, R, |x| if x > 0.0 {
+            x
+        } else {
+            (alpha as R) * x.exp_m1()
+        }),
+        LeakyRelu(s) => float_go!(dt, a, out, R, |x| if x > 0.0 { x } else { x * (s as R) }),
+        Floor => float_go!(dt, a, out, R, |x| x.floor()),
+        Ceil => float_go!(dt, a, out, R, |x| x.ceil()),
+        Round => float_go!(dt, a, out, R, |x| x.round_ties_even()),
+        Trunc => float_go!(dt, a, out, R, |x| x.trunc()),
+    }
+}
+
+pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
+    let dt = op.result_dtype(a.dtype())?;
+    let out = if a.dtype().is_complex() || dt == a.dtype() {
+        kernel(op, a, None)?
+    } else {
+        let _g = crate::autograd::no_grad();
+        kernel(op, &a.to_dtype(dt)?, None)?
+    };
+    if out.dtype().is_differentiable() {
+        let save = op.save();
+        record(
+            &[&out],
+            &[a],
+            || match save {
+                Save::Nothing => vec![],
+                Save::Input => vec![SavedTensor::input(a)],
+                Save::Output => vec![SavedTensor::output(&out, 0)],
+            },
+            UnaryBackward { op },
+        )?;
+    }
+    Ok(out)
+}
+
+pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
+    let name = op.name();
+    let dt = op.result_dtype(a.dtype())?;
+    if dt != a.dtype() {
+        return Err(crate::ops::elementwise::binary::cast_error(
+            name,
+            dt,
+            a.dtype(),
+        ));
+    }
+    let rec = check_inplace(a, &[])?;
+    check_no_internal_overlap(&a.data(), name)?;
+    let save = op.save();
+    let orig = if rec.is_some() && save == Save::Input {
+        // a recorded clone: the saved pre-op value stays differentiable (double backward)
+        Some(a.copy()?)
+    } else {
+        None
+    };
+    kernel(op, a, Some(a))?;
+    a.0.version.bump();
+    record_inplace(
+        rec,
+        a,
+        || match (save, orig) {
+            (Save::Input, Some(o)) => vec![SavedTensor::private(o)],
+            (Save::Output, _) => vec![SavedTensor::output(a, 0)],
+            _ => vec![],
+        },
+        UnaryBackward { op },
+    )?;
+    Ok(a.clone())
+}
+
+macro_rules! unary_methods {
+    ($($(#[$doc:meta])* $name:ident, $name_:ident => $op:expr;)*) => {
+        impl Tensor {
+            $(
+                $(#[$doc])*
+                pub fn $name(&self) -> Result<Tensor> {
+                    unary(self, $op)
+                }
+                /// In-place form; errors (tensor unchanged) if the result dtype can't be stored.
+                ///
+                /// ```
+                /// # use tapegrad::{Tensor, DType};
+                /// let x = Tensor::ones(&[2], DType::F64)?;
+                #[doc = concat!("x.", stringify!($name_), "()?;")]
+                /// assert_eq!(x.version(), 1);
+                /// # Ok::<(), tapegrad::Error>(())
+                /// ```
+                pub fn $name_(&self) -> Result<Tensor> {
+                    unary_(self, $op)
+                }
+            )*
+        }
+    };
+}
+
+unary_methods! {
+    /// `-self` (NegBackward0). Integers wrap; bool is refused.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![1.0f32], &[1])?.neg()?.to_vec::<f32>()?, vec![-1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    neg, neg_ => UOp::Neg;
+    /// `|self|` (keeps integer dtypes; complex gives the real magnitude).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-2i64], &[1])?.abs()?.to_vec::<i64>()?, vec![2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    abs, abs_ => UOp::Abs;
+    /// Sign (-1, 0, 1; NaN gives 0), zero gradient.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-2.0f32, 0.0, 3.0], &[3])?.sign()?.to_vec::<f32>()?, vec![-1.0, 0.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    sign, sign_ => UOp::Sign;
+    /// `max(self, 0)` (keeps integer dtypes).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-2.0f32, 3.0], &[2])?.relu()?.to_vec::<f32>()?, vec![0.0, 3.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    relu, relu_ => UOp::Relu;
+    /// `e^self` (integers promote to f32).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0i64], &[1])?.exp()?.to_vec::<f32>()?, vec![1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    exp, exp_ => UOp::Exp;
+    /// `2^self`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![3.0f32], &[1])?.exp2()?.to_vec::<f32>()?, vec![8.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    exp2, exp2_ => UOp::Exp2;
+    /// Natural logarithm.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![1.0f32], &[1])?.log()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    log, log_ => UOp::Log;
+    /// Base-2 logarithm.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![8.0f32], &[1])?.log2()?.to_vec::<f32>()?, vec![3.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    log2, log2_ => UOp::Log2;
+    /// Base-10 logarithm.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![100.0f32], &[1])?.log10()?.to_vec::<f32>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    log10, log10_ => UOp::Log10;
+    /// `ln(1 + self)`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.log1p()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    log1p, log1p_ => UOp::Log1p;
+    /// `e^self - 1`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.expm1()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    expm1, expm1_ => UOp::Expm1;
+    /// Square root.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![4.0f32], &[1])?.sqrt()?.to_vec::<f32>()?, vec![2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    sqrt, sqrt_ => UOp::Sqrt;
+    /// `1 / sqrt(self)`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![4.0f32], &[1])?.rsqrt()?.to_vec::<f32>()?, vec![0.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    rsqrt, rsqrt_ => UOp::Rsqrt;
+    /// `1 / self`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![4.0f32], &[1])?.reciprocal()?.to_vec::<f32>()?, vec![0.25]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    reciprocal, reciprocal_ => UOp::Reciprocal;
+    /// Sine.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.sin()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    sin, sin_ => UOp::Sin;
+    /// Cosine.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.cos()?.to_vec::<f32>()?, vec![1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    cos, cos_ => UOp::Cos;
+    /// Tangent.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.tan()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    tan, tan_ => UOp::Tan;
+    /// Arcsine.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.asin()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    asin, asin_ => UOp::Asin;
+    /// Arccosine.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![1.0f32], &[1])?.acos()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    acos, acos_ => UOp::Acos;
+    /// Arctangent.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.atan()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    atan, atan_ => UOp::Atan;
+    /// Hyperbolic sine.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.sinh()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    sinh, sinh_ => UOp::Sinh;
+    /// Hyperbolic cosine.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.cosh()?.to_vec::<f32>()?, vec![1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    cosh, cosh_ => UOp::Cosh;
+    /// Hyperbolic tangent.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.tanh()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    tanh, tanh_ => UOp::Tanh;
+    /// Logistic sigmoid.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.sigmoid()?.to_vec::<f32>()?, vec![0.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    sigmoid, sigmoid_ => UOp::Sigmoid;
+    /// `self * sigmoid(self)`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.silu()?.to_vec::<f32>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    silu, silu_ => UOp::Silu;
+    /// Round down (zero gradient; integers unchanged).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-1.5f32], &[1])?.floor()?.to_vec::<f32>()?, vec![-2.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    floor, floor_ => UOp::Floor;
+    /// Round up.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-1.5f32], &[1])?.ceil()?.to_vec::<f32>()?, vec![-1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    ceil, ceil_ => UOp::Ceil;
+    /// Round half to even.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![2.5f32, 3.5], &[2])?.round()?.to_vec::<f32>()?, vec![2.0, 4.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    round, round_ => UOp::Round;
+    /// Round toward zero.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-1.5f32], &[1])?.trunc()?.to_vec::<f32>()?, vec![-1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    trunc, trunc_ => UOp::Trunc;
+}

@@ -1,0 +1,10 @@
+//! Linear algebra: the matmul family in [`matmul`] (`mm`, `bmm`, `dot` with their backward, and
+//! the compositions `matmul`, `addmm`, `outer`, `linear`). Kernels live in
+//! `backend::cpu::matmul`; f16/bf16 are multiplied in f32.
+//!
+//! Derivative rules (`g` = output gradient):
+//! - mm/bmm: `g @ conj(b)^T` for `a`, `conj(a)^T @ g` for `b`
+//! - dot: `g conj(b)`, `g conj(a)`
+//! - matmul, addmm, outer, linear: composed of mm/bmm/dot, views and arithmetic
+
+pub(crate) mod matmul;

@@ -1,0 +1,560 @@
+//! Index-driven data movement: `index_select`, `gather`, `scatter`/`scatter_`, `scatter_add`/
+//! `scatter_add_`, and the two internal primitives every data-movement op of tapegrad is built
+//! on: [`take`] (`out[i] = x[idx[i]]` over row-major flat positions, zero where `idx == SKIP`)
+//! and [`put_add`] (its adjoint), whose backward formulas are each other, so double backward
+//! works for every op built on them.
+
+use crate::ops::grad::{GradIf, backward, grads, input_grad};
+use std::sync::Arc;
+
+use crate::autograd::{check_inplace, no_grad, record, record_inplace};
+use crate::layout::wrap_dim;
+use crate::{DType, Element, Result, Tensor, bail, dispatch};
+
+/// Marks an output position of [`take`] that is zero (no source element).
+pub(crate) const SKIP: usize = usize::MAX;
+
+/// Row-major (contiguous) strides of `shape`.
+pub(crate) fn cstrides(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![1usize; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1];
+    }
+    s
+}
+
+/// Calls `f(flat, multi_index)` for every position of `shape` in row-major order.
+pub(crate) fn for_each_pos(shape: &[usize], mut f: impl FnMut(usize, &[usize])) {
+    let n: usize = shape.iter().product();
+    let mut pos = vec![0usize; shape.len()];
+    for flat in 0..n {
+        f(flat, &pos);
+        for d in (0..shape.len()).rev() {
+            pos[d] += 1;
+            if pos[d] < shape[d] {
+                break;
+            }
+            pos[d] = 0;
+        }
+    }
+}
+
+/// Values of an integer index tensor as i64 (row-major).
+pub(crate) fn index_values(idx: &Tensor, op: &'static str, allow_i32: bool) -> Result<Vec<i64>> {
+    match idx.dtype() {
+        DType::I64 => idx.to_vec::<i64>(),
+        DType::I32 if allow_i32 => idx.to_vec::<i64>(),
+        d => bail!(
+            DTypeMismatch,
+            op,
+            "{}(): Expected dtype int64 for index, got {}",
+            op,
+            d.torch_scalar_name()
+        ),
+    }
+}
+
+fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
+    dispatch!(x.dtype(), T => {
+        let v = x.to_vec::<T>()?;
+        let mut out: Vec<T> = crate::storage::try_vec(idx.len(), "take")?;
+        out.extend(idx.iter().map(|&i| if i == SKIP { T::zero() } else { v[i] }));
+        Tensor::from_vec(out, shape)
+    })
+}
+
+fn put_add_raw(src: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
+    dispatch!(src.dtype(), T => {
+        let v = src.to_vec::<T>()?;
+        let n = crate::layout::check_numel(shape, "take")?;
+        let mut out = crate::storage::try_vec(n, "take")?;
+        out.resize(n, T::zero());
+        for (k, &i) in idx.iter().enumerate() {
+            if i != SKIP {
+                out[i] = out[i].add(v[k]);
+            }
+        }
+        Tensor::from_vec(out, shape)
+    })
+}
+
+/// `out[i] = x.flat[idx[i]]` (0 where `idx[i] == SKIP`), shaped `shape`; differentiable, the
+/// node is named `name`.
+pub(crate) fn take(
+    x: &Tensor,
+    idx: Arc<Vec<usize>>,
+    shape: &[usize],
+    name: &'static str,
+) -> Result<Tensor> {
+    take_with_grad_idx(x, idx.clone(), idx, shape, name)
+}
+
+/// [`take`] whose backward scatters through `grad_idx` instead of `idx` (same length): a
+/// position whose `grad_idx` is [`SKIP`] passes its value forward but no gradient back
+/// (`embedding` with `padding_idx`).
+pub(crate) fn take_with_grad_idx(
+    x: &Tensor,
+    idx: Arc<Vec<usize>>,
+    grad_idx: Arc<Vec<usize>>,
+    shape: &[usize],
+    name: &'static str,
+) -> Result<Tensor> {
+    debug_assert_eq!(idx.len(), grad_idx.len());
+    let out = {
+        let _g = no_grad();
+        take_raw(x, &idx, shape)?
+    };
+    record(
+        &[&out],
+        &[x],
+        Vec::new,
+        TakeBackward {
+            name,
+            idx: grad_idx,
+            in_shape: x.shape(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// Adjoint of [`take`]: a zero tensor of `shape` with `src[i]` added at flat `idx[i]`.
+pub(crate) fn put_add(src: &Tensor, idx: Arc<Vec<usize>>, shape: &[usize]) -> Result<Tensor> {
+    let out = {
+        let _g = no_grad();
+        put_add_raw(src, &idx, shape)?
+    };
+    record(
+        &[&out],
+        &[src],
+        Vec::new,
+        PutAddBackward {
+            idx,
+            src_shape: src.shape(),
+        },
+    )?;
+    Ok(out)
+}
+
+struct TakeBackward {
+    name: &'static str,
+    /// Where each output position's gradient goes ([`SKIP`]: nowhere).
+    idx: Arc<Vec<usize>>,
+    in_shape: Vec<usize>,
+}
+
+backward!(TakeBackward, self.name, |self, _, g: Tensor| {
+    input_grad(put_add(&g, self.idx.clone(), &self.in_shape)?)
+});
+
+struct PutAddBackward {
+    idx: Arc<Vec<usize>>,
+    src_shape: Vec<usize>,
+}
+
+backward!(PutAddBackward, "IndexPutBackward0", |self, _, g: Tensor| {
+    input_grad(take(
+        &g,
+        self.idx.clone(),
+        &self.src_shape,
+        "TakeBackward0",
+    )?)
+});
+
+/// Flat targets in `self` (shape `shape`) of every `index` position, plus the flat `src`
+/// position (src strides `sst`) for each: validates shapes and bounds like PyTorch.
+pub(crate) fn scatter_pairs(
+    shape: &[usize],
+    dim: usize,
+    index: &Tensor,
+    src_shape: Option<&[usize]>,
+    op: &'static str,
+) -> Result<Vec<(usize, usize)>> {
+    let iv = index_values(index, op, false)?;
+    let ish = index.shape();
+    let nd = shape.len().max(1);
+    if ish.len().max(1) != nd && index.numel() > 0 {
+        bail!(
+            InvalidArgument,
+            op,
+            "Index tensor must have the same number of dimensions as self tensor"
+        );
+    }
+    if ish.is_empty() && shape.is_empty() {
+        let i = iv[0];
+        if i != 0 && i != -1 {
+            bail!(
+                IndexOutOfRange,
+                op,
+                "index {} is out of bounds for dimension 0 with size 1",
+                i
+            );
+        }
+        return Ok(vec![(0, 0)]);
+    }
+    for d in 0..ish.len() {
+        if d != dim && ish[d] > shape[d] {
+            bail!(
+                ShapeMismatch,
+                op,
+                "Size does not match at dimension {} expected index {:?} to be smaller than self {:?} apart from dimension {}",
+                d,
+                ish,
+                shape,
+                dim
+            );
+        }
+        if let Some(ss) = src_shape
+            && ish[d] > ss[d]
+        {
+            bail!(
+                ShapeMismatch,
+                op,
+                "Size does not match at dimension {} expected index {:?} to be smaller than src {:?}",
+                d,
+                ish,
+                ss
+            );
+        }
+    }
+    let st = cstrides(shape);
+    let sst = src_shape.map(cstrides).unwrap_or_default();
+    let mut pairs = Vec::with_capacity(iv.len());
+    let mut err = None;
+    for_each_pos(&ish, |flat, pos| {
+        if err.is_some() {
+            return;
+        }
+        let i = iv[flat];
+        let size = shape[dim] as i64;
+        if i < -size || i >= size {
+            err = Some(i);
+            return;
+        }
+        let i = if i < 0 { i + size } else { i } as usize;
+        let mut t = 0;
+        let mut s = 0;
+        for d in 0..pos.len() {
+            t += if d == dim { i } else { pos[d] } * st[d];
+            if !sst.is_empty() {
+                s += pos[d] * sst[d];
+            }
+        }
+        pairs.push((t, s));
+    });
+    if let Some(i) = err {
+        bail!(
+            IndexOutOfRange,
+            op,
+            "index {} is out of bounds for dimension {} with size {}",
+            i,
+            dim,
+            shape[dim]
+        );
+    }
+    Ok(pairs)
+}
+
+/// What `scatter` writes: a tensor or a scalar value.
+pub(crate) enum ScatterSrc<'a> {
+    Tensor(&'a Tensor),
+    Value(f64),
+}
+
+struct ScatterBackward {
+    name: &'static str,
+    /// flat positions of self kept (SKIP where overwritten), or None for scatter_add
+    keep: Option<Arc<Vec<usize>>>,
+    /// for each src position, the flat target in self (SKIP if not used)
+    src_map: Arc<Vec<usize>>,
+    src_shape: Vec<usize>,
+    shape: Vec<usize>,
+    has_src: bool,
+}
+
+backward!(ScatterBackward, self.name, |self, ctx, g: Tensor| {
+    let gs = ctx.grad_if(0, || {
+        Ok(match &self.keep {
+            None => g.clone(),
+            Some(k) => take(&g, k.clone(), &self.shape, "TakeBackward0")?,
+        })
+    })?;
+    if !self.has_src {
+        return grads([gs]);
+    }
+    let gsrc = ctx.grad_if(1, || {
+        take(&g, self.src_map.clone(), &self.src_shape, "TakeBackward0")
+    })?;
+    grads([gs, gsrc])
+});
+
+/// Shared implementation of scatter / scatter_add (in place when `inplace`).
+fn scatter_impl(
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: ScatterSrc<'_>,
+    add: bool,
+    inplace: bool,
+) -> Result<Tensor> {
+    let op: &'static str = match (add, inplace) {
+        (false, false) => "scatter",
+        (false, true) => "scatter_",
+        (true, false) => "scatter_add",
+        (true, true) => "scatter_add_",
+    };
+    let shape = x.shape();
+    let d = wrap_dim(dim, shape.len(), op)?;
+    let src_t = match &src {
+        ScatterSrc::Tensor(t) => {
+            if t.dtype() != x.dtype() {
+                bail!(
+                    DTypeMismatch,
+                    op,
+                    "{}(): Expected self.dtype to be equal to src.dtype",
+                    op
+                );
+            }
+            Some((*t).clone())
+        }
+        ScatterSrc::Value(_) => None,
+    };
+    let ssh = src_t.as_ref().map(|t| t.shape());
+    let pairs = scatter_pairs(&shape, d, index, ssh.as_deref(), op)?;
+    let rec = if inplace {
+        crate::ops::util::check_no_internal_overlap(&x.data(), op)?;
+        let others: Vec<&Tensor> = src_t.iter().collect();
+        check_inplace(x, &others)?
+    } else {
+        None
+    };
+    let result = {
+        let _g = no_grad();
+        dispatch!(x.dtype(), T => {
+            let mut v = x.to_vec::<T>()?;
+            let s: Vec<T> = match &src {
+                ScatterSrc::Tensor(t) => t.to_vec::<T>()?,
+                ScatterSrc::Value(val) => vec![T::from_f64(*val)],
+            };
+            for &(t, k) in &pairs {
+                let sv = if src_t.is_some() { s[k] } else { s[0] };
+                v[t] = if add { v[t].add(sv) } else { sv };
+            }
+            Tensor::from_vec(v, &shape)?
+        })
+    };
+    let n: usize = shape.iter().product();
+    let keep = if add {
+        None
+    } else {
+        let mut k: Vec<usize> = (0..n).collect();
+        for &(t, _) in &pairs {
+            k[t] = SKIP;
+        }
+        Some(Arc::new(k))
+    };
+    let (src_map, src_shape) = match &ssh {
+        Some(ss) => {
+            let mut m = vec![SKIP; ss.iter().product()];
+            for &(t, k) in &pairs {
+                m[k] = t;
+            }
+            (m, ss.clone())
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    let bw = ScatterBackward {
+        name: if add {
+            "ScatterAddBackward0"
+        } else if src_t.is_some() {
+            "ScatterBackward0"
+        } else {
+            "ScatterBackward1"
+        },
+        keep,
+        src_map: Arc::new(src_map),
+        src_shape,
+        shape: shape.clone(),
+        has_src: src_t.is_some(),
+    };
+    let mut inputs: Vec<&Tensor> = vec![x];
+    if let Some(t) = &src_t {
+        inputs.push(t);
+    }
+    if inplace {
+        crate::backend::copy_raw(&x.data(), &result.data(), x.dtype(), x.dtype());
+        x.0.version.bump();
+        record_inplace(rec, x, Vec::new, bw)?;
+        Ok(x.clone())
+    } else {
+        record(&[&result], &inputs, Vec::new, bw)?;
+        Ok(result)
+    }
+}
+
+impl Tensor {
+    /// Selects entries along `dim` at the positions of the 1-D `index` (i64 or i32).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::arange(0, 6, 1)?.view(&[3, 2])?;
+    /// let i = Tensor::from_vec(vec![2i64, 0], &[2])?;
+    /// assert_eq!(x.index_select(0, &i)?.to_vec::<i64>()?, vec![4, 5, 0, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let op = "index_select";
+        self.check_strided(op)?;
+        index.check_strided(op)?;
+        let shape = self.shape();
+        let d = wrap_dim(dim, shape.len(), op)?;
+        if index.dim() > 1 {
+            bail!(
+                InvalidArgument,
+                op,
+                "index_select(): Index is supposed to be a vector"
+            );
+        }
+        let iv = index_values(index, op, true)?;
+        let size = if shape.is_empty() { 1 } else { shape[d] } as i64;
+        for &i in &iv {
+            if i < -size || i >= size {
+                bail!(
+                    IndexOutOfRange,
+                    op,
+                    "index out of range in self: index {} for size {}",
+                    i,
+                    size
+                );
+            }
+        }
+        if shape.is_empty() {
+            let idx = vec![0usize; iv.len()];
+            let osh = if index.dim() == 0 {
+                vec![]
+            } else {
+                vec![iv.len()]
+            };
+            return take(self, Arc::new(idx), &osh, "IndexSelectBackward0");
+        }
+        let mut osh = shape.clone();
+        osh[d] = iv.len();
+        let st = cstrides(&shape);
+        let mut idx = Vec::with_capacity(osh.iter().product());
+        for_each_pos(&osh, |_, pos| {
+            let mut f = 0;
+            for k in 0..pos.len() {
+                let p = if k == d {
+                    let i = iv[pos[k]];
+                    (if i < 0 { i + size } else { i }) as usize
+                } else {
+                    pos[k]
+                };
+                f += p * st[k];
+            }
+            idx.push(f);
+        });
+        take(self, Arc::new(idx), &osh, "IndexSelectBackward0")
+    }
+
+    /// `out[i][j] = self[i][index[i][j]]` for `dim = 1` (and analogously), index i64 with the
+    /// same number of dims as `self`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// let i = Tensor::from_vec(vec![1i64, 0], &[2, 1])?;
+    /// assert_eq!(x.gather(1, &i)?.to_vec::<f32>()?, vec![2.0, 3.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+        let op = "gather";
+        self.check_strided(op)?;
+        index.check_strided(op)?;
+        let shape = self.shape();
+        let d = wrap_dim(dim, shape.len(), op)?;
+        let pairs = scatter_pairs(&shape, d, index, None, op)?;
+        let idx: Vec<usize> = pairs.iter().map(|p| p.0).collect();
+        take(self, Arc::new(idx), &index.shape(), "GatherBackward0")
+    }
+
+    /// Out-of-place scatter: a copy of `self` with `src` values written at `index` along `dim`.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::zeros(&[2, 2], DType::F32)?;
+    /// let i = Tensor::from_vec(vec![1i64, 0], &[1, 2])?;
+    /// let s = Tensor::from_vec(vec![5.0f32, 6.0], &[1, 2])?;
+    /// assert_eq!(z.scatter(0, &i, &s)?.to_vec::<f32>()?, vec![0.0, 6.0, 5.0, 0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        scatter_impl(self, dim, index, ScatterSrc::Tensor(src), false, false)
+    }
+
+    /// Out-of-place scatter of a scalar `value`.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::zeros(&[1, 3], DType::F32)?;
+    /// let i = Tensor::from_vec(vec![2i64], &[1, 1])?;
+    /// assert_eq!(z.scatter_value(1, &i, -1.5)?.to_vec::<f32>()?, vec![0.0, 0.0, -1.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn scatter_value(&self, dim: i64, index: &Tensor, value: f64) -> Result<Tensor> {
+        scatter_impl(self, dim, index, ScatterSrc::Value(value), false, false)
+    }
+
+    /// In-place [`scatter`](Self::scatter).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::zeros(&[3], DType::I64)?;
+    /// let i = Tensor::from_vec(vec![1i64], &[1])?;
+    /// z.scatter_(0, &i, &Tensor::from_vec(vec![7i64], &[1])?)?;
+    /// assert_eq!((z.to_vec::<i64>()?, z.version()), (vec![0, 7, 0], 1));
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn scatter_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        scatter_impl(self, dim, index, ScatterSrc::Tensor(src), false, true)
+    }
+
+    /// In-place scatter of a scalar value.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::zeros(&[3], DType::F32)?;
+    /// z.scatter_value_(0, &Tensor::from_vec(vec![0i64], &[1])?, 2.0)?;
+    /// assert_eq!(z.to_vec::<f32>()?, vec![2.0, 0.0, 0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn scatter_value_(&self, dim: i64, index: &Tensor, value: f64) -> Result<Tensor> {
+        scatter_impl(self, dim, index, ScatterSrc::Value(value), false, true)
+    }
+
+    /// Out-of-place scatter-add: a copy of `self` with `src` values added at `index` along `dim`.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::zeros(&[2], DType::F32)?;
+    /// let i = Tensor::from_vec(vec![1i64, 1, 0], &[3])?;
+    /// let s = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
+    /// assert_eq!(z.scatter_add(0, &i, &s)?.to_vec::<f32>()?, vec![3.0, 3.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        scatter_impl(self, dim, index, ScatterSrc::Tensor(src), true, false)
+    }
+
+    /// In-place [`scatter_add`](Self::scatter_add).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let z = Tensor::ones(&[2], DType::F32)?;
+    /// z.scatter_add_(0, &Tensor::from_vec(vec![0i64, 0], &[2])?, &Tensor::ones(&[2], DType::F32)?)?;
+    /// assert_eq!(z.to_vec::<f32>()?, vec![3.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn scatter_add_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        scatter_impl(self, dim, index, ScatterSrc::Tensor(src), true, true)
+    }
+}

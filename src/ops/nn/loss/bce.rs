@@ -1,0 +1,120 @@
+//! `binary_cross_entropy` on probabilities (PyTorch's `F.binary_cross_entropy`): logs clamped
+//! at -100, input checked to lie in `[0, 1]`, gradients for both input and target. (The logits
+//! form lives in [`super::elementwise`].)
+
+use super::Reduction;
+use crate::autograd::{SavedTensor, no_grad, record};
+use crate::ops::grad::{GradIf, backward, grads};
+use crate::{Result, Tensor, bail};
+
+/// PyTorch's `EPSILON` in `binary_cross_entropy_backward`.
+const EPS: f64 = 1e-12;
+
+/// Backward of the elementwise loss; saved: input, target.
+struct BinaryCrossEntropyBackward;
+
+backward!(
+    BinaryCrossEntropyBackward,
+    "BinaryCrossEntropyBackward0",
+    |self, ctx, g: Tensor| {
+        let (x, t) = (&ctx.saved[0], &ctx.saved[1]);
+        let gx = ctx.grad_if(0, || {
+            let one_minus = x.neg()?.add(1.0)?;
+            let den = x.mul(&one_minus)?.clamp_min(EPS)?;
+            g.mul(&x.sub(t)?)?.div(&den)
+        })?;
+        let gt = ctx.grad_if(1, || {
+            let l1 = x.neg()?.add(1.0)?.log()?.clamp_min(-100.0)?;
+            let l0 = x.log()?.clamp_min(-100.0)?;
+            g.mul(&l1.sub(&l0)?)
+        })?;
+        grads([gx, gt])
+    }
+);
+
+impl Tensor {
+    /// Binary cross entropy between probabilities `self` (in `[0, 1]`) and `target` of the same
+    /// shape and dtype: `-w (t ln x + (1 - t) ln(1 - x))` with each log clamped at -100,
+    /// optionally weighted (broadcast) and reduced.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, Reduction};
+    /// let p = Tensor::from_vec(vec![0.5f64, 1.0], &[2])?;
+    /// let t = Tensor::from_vec(vec![1.0f64, 0.0], &[2])?;
+    /// let l = p.binary_cross_entropy(&t, None, Reduction::None)?;
+    /// let v = l.to_vec::<f64>()?;
+    /// assert!((v[0] - 2f64.ln()).abs() < 1e-12 && v[1] == 100.0);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn binary_cross_entropy(
+        &self,
+        target: &Tensor,
+        weight: Option<&Tensor>,
+        reduction: Reduction,
+    ) -> Result<Tensor> {
+        let op = "binary_cross_entropy";
+        if !self.dtype().is_float() {
+            bail!(
+                Unsupported,
+                op,
+                "\"binary_cross_entropy\" not implemented for '{}'",
+                self.dtype().torch_scalar_name()
+            );
+        }
+        if target.shape() != self.shape() {
+            bail!(
+                ShapeMismatch,
+                op,
+                "Using a target size ({:?}) that is different to the input size ({:?}) is deprecated. Please ensure they have the same size.",
+                target.shape(),
+                self.shape()
+            );
+        }
+        if target.dtype() != self.dtype() {
+            bail!(
+                DTypeMismatch,
+                op,
+                "expected scalar type {} but found {}",
+                self.dtype().torch_scalar_name(),
+                target.dtype().torch_scalar_name()
+            );
+        }
+        let loss = {
+            let _g = no_grad();
+            let (xv, tv) = (self.to_vec::<f64>()?, target.to_vec::<f64>()?);
+            if xv.iter().any(|x| !(0.0..=1.0).contains(x)) {
+                bail!(
+                    InvalidArgument,
+                    op,
+                    "all elements of input should be between 0 and 1"
+                );
+            }
+            let v: Vec<f64> = xv
+                .iter()
+                .zip(&tv)
+                .map(|(&x, &t)| -(t * x.ln().max(-100.0) + (1.0 - t) * (1.0 - x).ln().max(-100.0)))
+                .collect();
+            let l = Tensor::from_vec(v, &self.shape())?;
+            if l.dtype() == self.dtype() {
+                l
+            } else {
+                l.to_dtype(self.dtype())?
+            }
+        };
+        record(
+            &[&loss],
+            &[self, target],
+            || vec![SavedTensor::input(self), SavedTensor::input(target)],
+            BinaryCrossEntropyBackward,
+        )?;
+        let loss = match weight {
+            Some(w) => loss.mul(w)?,
+            None => loss,
+        };
+        match reduction {
+            Reduction::None => Ok(loss),
+            Reduction::Sum => loss.sum(),
+            Reduction::Mean => loss.mean(&[], false, None),
+        }
+    }
+}

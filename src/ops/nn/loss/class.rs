@@ -1,0 +1,277 @@
+//! Class losses on class-index targets: `nll_loss` (a pick of the log-probabilities at the
+//! targets; backward scatters `-w` (over the summed weight for mean) to the picked positions) and
+//! `cross_entropy` (`log_softmax` + NLL, or a product with class-probability targets, with
+//! optional label smoothing; composed of differentiable ops except the NLL pick).
+
+use super::{CrossEntropyOptions, NllLossOptions, Reduction};
+use crate::autograd::record;
+use crate::ops::grad::{backward, input_grad};
+use crate::ops::movement::gather::{SKIP, cstrides, for_each_pos, put_add};
+use crate::ops::nn::{check_float, from_f64};
+use crate::{DType, Result, Tensor, bail};
+use std::sync::Arc;
+
+/// Validated class-target geometry: flat input index per target (SKIP if ignored) and weight.
+struct Picks {
+    idx: Vec<usize>,
+    w: Vec<f64>,
+    tshape: Vec<usize>,
+}
+
+fn class_picks(
+    input: &Tensor,
+    target: &Tensor,
+    weight: Option<&Tensor>,
+    ignore: i64,
+    op: &'static str,
+) -> Result<Picks> {
+    let ish = input.shape();
+    if ish.is_empty() {
+        bail!(InvalidArgument, op, "input tensor should be 1D or more");
+    }
+    if target.dtype() != DType::I64 {
+        bail!(
+            DTypeMismatch,
+            op,
+            "expected scalar type Long but found {}",
+            target.dtype().torch_scalar_name()
+        );
+    }
+    let cd = if ish.len() == 1 { 0 } else { 1 };
+    let c = ish[cd];
+    let mut expect = ish.clone();
+    expect.remove(cd);
+    let tsh = target.shape();
+    if tsh != expect {
+        bail!(
+            ShapeMismatch,
+            op,
+            "Expected target of shape {:?} for input of shape {:?}, got {:?}",
+            expect,
+            ish,
+            tsh
+        );
+    }
+    let wv = match weight {
+        Some(w) => {
+            if w.shape() != [c] {
+                bail!(
+                    ShapeMismatch,
+                    op,
+                    "weight tensor should be defined either for all {} classes or no classes but got weight tensor of shape: {:?}",
+                    c,
+                    w.shape()
+                );
+            }
+            w.to_vec::<f64>()?
+        }
+        None => vec![1.0; c],
+    };
+    let tv = target.to_vec::<i64>()?;
+    let st = cstrides(&ish);
+    let mut idx = Vec::with_capacity(tv.len());
+    let mut w = Vec::with_capacity(tv.len());
+    let mut bad = None;
+    for_each_pos(&tsh, |flat, pos| {
+        let t = tv[flat];
+        if t == ignore {
+            idx.push(SKIP);
+            w.push(0.0);
+            return;
+        }
+        if t < 0 || t as usize >= c {
+            bad.get_or_insert(t);
+            return;
+        }
+        let mut f = t as usize * st[cd];
+        for (k, &p) in pos.iter().enumerate() {
+            let id = if k < cd { k } else { k + 1 };
+            f += p * st[id];
+        }
+        idx.push(f);
+        w.push(wv[t as usize]);
+    });
+    if let Some(t) = bad {
+        bail!(IndexOutOfRange, op, "Target {} is out of bounds.", t);
+    }
+    Ok(Picks {
+        idx,
+        w,
+        tshape: tsh,
+    })
+}
+
+struct NllLossBackward {
+    idx: Arc<Vec<usize>>,
+    coef: Tensor,
+    in_shape: Vec<usize>,
+}
+
+backward!(NllLossBackward, "NllLossBackward0", |self, _, g: Tensor| {
+    let gi = g.mul(&self.coef)?;
+    input_grad(put_add(&gi, self.idx.clone(), &self.in_shape)?)
+});
+
+fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
+    let xv = input.to_vec::<f64>()?;
+    let vals: Vec<f64> = p
+        .idx
+        .iter()
+        .zip(&p.w)
+        .map(|(&i, &w)| if i == SKIP { 0.0 } else { -w * xv[i] })
+        .collect();
+    let wsum: f64 = p.w.iter().sum();
+    let dt = input.dtype();
+    let (out, coef) = match reduction {
+        Reduction::None => (
+            from_f64(vals, &p.tshape, dt)?,
+            from_f64(p.w.iter().map(|w| -w).collect(), &p.tshape, dt)?,
+        ),
+        Reduction::Sum => (
+            from_f64(vec![vals.iter().sum()], &[], dt)?,
+            from_f64(p.w.iter().map(|w| -w).collect(), &p.tshape, dt)?,
+        ),
+        Reduction::Mean => (
+            from_f64(vec![vals.iter().sum::<f64>() / wsum], &[], dt)?,
+            from_f64(p.w.iter().map(|w| -w / wsum).collect(), &p.tshape, dt)?,
+        ),
+    };
+    record(
+        &[&out],
+        &[input],
+        Vec::new,
+        NllLossBackward {
+            idx: Arc::new(p.idx),
+            coef,
+            in_shape: input.shape(),
+        },
+    )?;
+    Ok(out)
+}
+
+impl Tensor {
+    /// Negative log-likelihood of log-probabilities `self` (`[C]`, `[N, C]` or `[N, C, d..]`)
+    /// at i64 class `target`; mean divides by the summed weights of non-ignored targets.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let lp = Tensor::from_vec(vec![-1.0f32, -2.0, -3.0, -4.0], &[2, 2])?;
+    /// let y = Tensor::from_vec(vec![1i64, 0], &[2])?;
+    /// assert_eq!(lp.nll_loss(&y, Default::default())?.item::<f32>()?, 2.5);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn nll_loss(&self, target: &Tensor, opts: NllLossOptions<'_>) -> Result<Tensor> {
+        check_float(self, "nll_loss")?;
+        let p = class_picks(self, target, opts.weight, opts.ignore_index, "nll_loss")?;
+        nll_impl(self, p, opts.reduction)
+    }
+
+    /// Cross entropy of logits `self` with i64 class targets or float class-probability targets
+    /// (same shape as `self`): `log_softmax` over dim 1 (dim 0 for 1-D input) + NLL, with
+    /// optional label smoothing `(1-ε)·nll + ε/C·smooth`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![0.0f64, 0.0], &[1, 2])?;
+    /// let y = Tensor::from_vec(vec![1i64], &[1])?;
+    /// let l = x.cross_entropy(&y, Default::default())?.item::<f64>()?;
+    /// assert!((l - 2f64.ln()).abs() < 1e-12);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn cross_entropy(&self, target: &Tensor, opts: CrossEntropyOptions<'_>) -> Result<Tensor> {
+        let op = "cross_entropy";
+        check_float(self, op)?;
+        if self.dim() == 0 {
+            bail!(InvalidArgument, op, "input tensor should be 1D or more");
+        }
+        let eps = opts.label_smoothing;
+        if !(0.0..=1.0).contains(&eps) {
+            bail!(
+                InvalidArgument,
+                op,
+                "label_smoothing must be between 0.0 and 1.0. Got: {}",
+                eps
+            );
+        }
+        let cd: i64 = if self.dim() == 1 { 0 } else { 1 };
+        let c = self.shape()[cd as usize];
+        // weight broadcast along the class dim
+        let wview = |w: &Tensor| -> Result<Tensor> {
+            let mut s = vec![1i64; self.dim()];
+            s[cd as usize] = c as i64;
+            w.to_dtype(self.dtype())?.view(&s)
+        };
+        if target.dtype().is_float() {
+            if target.shape() != self.shape() {
+                bail!(
+                    ShapeMismatch,
+                    op,
+                    "Expected target size {:?}, got {:?}",
+                    self.shape(),
+                    target.shape()
+                );
+            }
+            if let Some(w) = opts.weight
+                && w.shape() != [c]
+            {
+                bail!(
+                    ShapeMismatch,
+                    op,
+                    "weight tensor should be defined for all {} classes",
+                    c
+                );
+            }
+            let lp = self.log_softmax(cd)?;
+            let t = if eps > 0.0 {
+                target.mul(1.0 - eps)?.add(eps / c as f64)?
+            } else {
+                target.clone()
+            };
+            let mut prod = lp.mul(&t)?;
+            if let Some(w) = opts.weight {
+                prod = prod.mul(&wview(w)?)?;
+            }
+            let per = prod.sum_dims(&[cd], false)?.neg()?;
+            return match opts.reduction {
+                Reduction::None => Ok(per),
+                Reduction::Sum => per.sum(),
+                Reduction::Mean => {
+                    let n = (self.numel() / c.max(1)) as f64;
+                    per.sum()?.div(n)
+                }
+            };
+        }
+        let p = class_picks(self, target, opts.weight, opts.ignore_index, op)?;
+        let lp = self.log_softmax(cd)?;
+        let keep: Vec<f64> = p
+            .idx
+            .iter()
+            .map(|&i| if i == SKIP { 0.0 } else { 1.0 })
+            .collect();
+        let wsum: f64 = p.w.iter().sum();
+        let tshape = p.tshape.clone();
+        let nll = nll_impl(&lp, p, opts.reduction)?;
+        if eps == 0.0 {
+            return Ok(nll);
+        }
+        let mut wl = lp.clone();
+        if let Some(w) = opts.weight {
+            wl = wl.mul(&wview(w)?)?;
+        }
+        let mask = from_f64(keep.clone(), &tshape, self.dtype())?;
+        let smooth = wl.sum_dims(&[cd], false)?.neg()?.mul(&mask)?;
+        let smooth = match opts.reduction {
+            Reduction::None => smooth,
+            Reduction::Sum => smooth.sum()?,
+            Reduction::Mean => {
+                let denom = if opts.weight.is_some() {
+                    wsum
+                } else {
+                    keep.iter().sum()
+                };
+                smooth.sum()?.div(denom)?
+            }
+        };
+        nll.mul(1.0 - eps)?.add(&smooth.mul(eps / c as f64)?)
+    }
+}

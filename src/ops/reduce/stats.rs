@@ -1,0 +1,402 @@
+//! Statistical reductions: `mean`, `var`/`std` (with correction), `prod`, `logsumexp`, `norm`
+//! (p = 1, 2, inf, -inf, "fro"), `all`/`any`. `mean`/`var` are compositions of differentiable
+//! ops; the others record a weight-based backward (see `util::WeightedBackward`).
+
+use crate::ops::reduce::util::{Exact, build, norm_dims, record_weighted, rows, unrows};
+use crate::{DType, Result, Tensor, bail};
+
+/// Which vector norm [`Tensor::norm`] computes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum NormOrd {
+    /// Sum of absolute values.
+    L1,
+    /// Euclidean (also "fro").
+    L2,
+    /// Largest absolute value.
+    Inf,
+    /// Smallest absolute value.
+    NegInf,
+}
+
+fn float_only(x: &Tensor, op: &'static str) -> Result<()> {
+    if !x.dtype().is_float() {
+        bail!(
+            InvalidArgument,
+            op,
+            "{}(): input dtype should be floating point, but got {}",
+            op,
+            x.dtype().torch_scalar_name()
+        );
+    }
+    Ok(())
+}
+
+impl Tensor {
+    /// Mean over `dims` (empty = all). Integer inputs need an explicit floating `dtype`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 6.0], &[2, 2])?;
+    /// assert_eq!(x.mean(&[], false, None)?.item::<f32>()?, 3.0);
+    /// assert_eq!(x.mean(&[1], true, None)?.to_vec::<f32>()?, vec![1.5, 4.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn mean(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        self.check_strided("mean")?;
+        let dt = dtype.unwrap_or(self.dtype());
+        if !(dt.is_float() || dt.is_complex()) {
+            bail!(
+                InvalidArgument,
+                "mean",
+                "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {}",
+                if dtype.is_some() { "Optional" } else { "Input" },
+                dt.torch_scalar_name()
+            );
+        }
+        let ds = norm_dims(Some(dims), self.dim(), "mean")?;
+        let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
+        let acc = dt.accumulate_dtype();
+        let x = if self.dtype() != acc {
+            self.to_dtype(acc)?
+        } else {
+            self.clone()
+        };
+        let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
+        let s = if self.dim() == 0 {
+            x
+        } else {
+            x.sum_dims(&dl, keepdim)?
+        };
+        let m = s.div(n as f64)?;
+        if m.dtype() != dt {
+            m.to_dtype(dt)
+        } else {
+            Ok(m)
+        }
+    }
+
+    /// Variance over `dims` (empty = all) with `correction` (1 = unbiased).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4])?;
+    /// assert_eq!(x.var(&[], 0.0, false)?.item::<f64>()?, 1.25);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn var(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        float_only(self, "var")?;
+        let ds = norm_dims(Some(dims), self.dim(), "var")?;
+        let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
+        let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
+        let mu = self.mean(&dl, true, None)?;
+        let d = self.sub(&mu)?;
+        let sq = d.mul(&d.conj_if_complex()?)?;
+        let s = if self.dim() == 0 {
+            sq
+        } else {
+            sq.sum_dims(&dl, keepdim)?
+        };
+        s.div((n as f64 - correction).max(0.0))
+    }
+
+    /// Standard deviation over `dims` with `correction`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f64, 3.0], &[2])?;
+    /// assert_eq!(x.std(&[], 0.0, false)?.item::<f64>()?, 1.0);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn std(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+        let v = self.var(dims, correction, keepdim)?;
+        sqrt_of(&v)
+    }
+
+    /// Product over `dims` (empty = all); integers and bool multiply in i64.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
+    /// assert_eq!(x.prod(&[], false)?.item::<i64>()?, 24);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let ds = norm_dims(Some(dims), self.dim(), "prod")?;
+        let dt = self.dtype();
+        if dt.is_complex() {
+            bail!(
+                Unsupported,
+                "prod",
+                "prod(): complex inputs are not supported yet"
+            );
+        }
+        if dt.is_integral(true) {
+            let (rw, d) = rows::<i64>(self, &ds)?;
+            let v: Vec<i64> = d
+                .chunks(rw.r.max(1))
+                .take(rw.m)
+                .map(|c| {
+                    if rw.r == 0 {
+                        1
+                    } else {
+                        c.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
+                    }
+                })
+                .collect();
+            return build(v, rw.shape(keepdim), DType::I64);
+        }
+        let (rw, d) = rows::<f64>(self, &ds)?;
+        let r = rw.r;
+        let v: Vec<f64> = (0..rw.m)
+            .map(|i| d[i * r..(i + 1) * r].iter().product())
+            .collect();
+        let out = build(v, rw.shape(keepdim), dt)?;
+        record_weighted(
+            &out,
+            self,
+            "ProdBackward1",
+            &rw,
+            keepdim,
+            Exact::Prod,
+            || {
+                // product of all other elements of the row (prefix * suffix; exact with zeros)
+                let mut w = vec![0.0f64; d.len()];
+                for i in 0..rw.m {
+                    let row = &d[i * r..(i + 1) * r];
+                    let mut pre = 1.0;
+                    for j in 0..r {
+                        w[i * r + j] = pre;
+                        pre *= row[j];
+                    }
+                    let mut suf = 1.0;
+                    for j in (0..r).rev() {
+                        w[i * r + j] *= suf;
+                        suf *= row[j];
+                    }
+                }
+                unrows(w, self, &rw, dt)
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// `log(sum(exp(x)))` over `dims`, computed stably (max-shifted).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1000.0f64, 1000.0], &[2])?;
+    /// let r = x.logsumexp(&[0], false)?.item::<f64>()?;
+    /// assert!((r - (1000.0 + 2f64.ln())).abs() < 1e-9);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let ds = norm_dims(Some(dims), self.dim(), "logsumexp")?;
+        let dt = if self.dtype().is_float() {
+            self.dtype()
+        } else {
+            DType::F32
+        };
+        let (rw, d) = rows::<f64>(self, &ds)?;
+        let r = rw.r;
+        let v: Vec<f64> = (0..rw.m)
+            .map(|i| {
+                let row = &d[i * r..(i + 1) * r];
+                let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+                if m.is_infinite() || row.iter().any(|v| v.is_nan()) {
+                    if row.iter().any(|v| v.is_nan()) {
+                        f64::NAN
+                    } else {
+                        m
+                    }
+                } else {
+                    m + row.iter().map(|&v| (v - m).exp()).sum::<f64>().ln()
+                }
+            })
+            .collect();
+        let out = build(v.clone(), rw.shape(keepdim), dt)?;
+        record_weighted(
+            &out,
+            self,
+            "LogsumexpBackward0",
+            &rw,
+            keepdim,
+            Exact::Logsumexp,
+            || {
+                let w: Vec<f64> = d
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &x)| (x - v[k / r.max(1)]).exp())
+                    .collect();
+                unrows(w, self, &rw, dt)
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// Vector norm over `dims` (empty = all), e.g. `NormOrd::L2` (= Frobenius).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, NormOrd};
+    /// let x = Tensor::from_vec(vec![3.0f64, -4.0], &[2])?;
+    /// assert_eq!(x.norm(NormOrd::L2, &[], false)?.item::<f64>()?, 5.0);
+    /// assert_eq!(x.norm(NormOrd::L1, &[], false)?.item::<f64>()?, 7.0);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn norm(&self, ord: NormOrd, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        float_only(self, "norm")?;
+        let ds = norm_dims(Some(dims), self.dim(), "norm")?;
+        let dt = self.dtype();
+        let (rw, d) = rows::<f64>(self, &ds)?;
+        let r = rw.r;
+        let v: Vec<f64> = (0..rw.m)
+            .map(|i| {
+                let row = d[i * r..(i + 1) * r].iter().map(|v| v.abs());
+                match ord {
+                    NormOrd::L1 => row.sum(),
+                    NormOrd::L2 => row.map(|v| v * v).sum::<f64>().sqrt(),
+                    NormOrd::Inf => row.fold(0.0, |a: f64, b| {
+                        if b.is_nan() || a.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.max(b)
+                        }
+                    }),
+                    NormOrd::NegInf => row.fold(f64::INFINITY, |a: f64, b| {
+                        if b.is_nan() || a.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.min(b)
+                        }
+                    }),
+                }
+            })
+            .collect();
+        let out = build(v.clone(), rw.shape(keepdim), dt)?;
+        let exact = if ord == NormOrd::L2 {
+            Exact::NormL2
+        } else {
+            Exact::None
+        };
+        record_weighted(&out, self, "NormBackward1", &rw, keepdim, exact, || {
+            let sgn = |x: f64| {
+                if x > 0.0 {
+                    1.0
+                } else if x < 0.0 {
+                    -1.0
+                } else {
+                    0.0
+                }
+            };
+            let mut w = vec![0.0f64; d.len()];
+            for i in 0..rw.m {
+                let row = &d[i * r..(i + 1) * r];
+                let cnt = row.iter().filter(|x| x.abs() == v[i]).count().max(1) as f64;
+                for j in 0..r {
+                    let x = row[j];
+                    w[i * r + j] = match ord {
+                        NormOrd::L1 => sgn(x),
+                        NormOrd::L2 => {
+                            if v[i] == 0.0 {
+                                0.0
+                            } else {
+                                x / v[i]
+                            }
+                        }
+                        NormOrd::Inf | NormOrd::NegInf => {
+                            if x.abs() == v[i] {
+                                sgn(x) / cnt
+                            } else {
+                                0.0
+                            }
+                        }
+                    };
+                }
+            }
+            unrows(w, self, &rw, dt)
+        })?;
+        Ok(out)
+    }
+
+    /// True (bool tensor) where every element over `dims` is non-zero; uint8 input gives uint8.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1i32, 0, 2, 3], &[2, 2])?;
+    /// assert_eq!(x.all(&[1], false)?.to_vec::<bool>()?, vec![false, true]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn all(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        logical(self, dims, keepdim, true)
+    }
+
+    /// True where any element over `dims` is non-zero; uint8 input gives uint8.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![0.0f32, 0.0, 2.0, 0.0], &[2, 2])?;
+    /// assert_eq!(x.any(&[1], false)?.to_vec::<bool>()?, vec![false, true]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn any(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        logical(self, dims, keepdim, false)
+    }
+}
+
+fn logical(x: &Tensor, dims: &[i64], keepdim: bool, all: bool) -> Result<Tensor> {
+    let op = if all { "all" } else { "any" };
+    let ds = norm_dims(Some(dims), x.dim(), op)?;
+    let (rw, d) = rows::<bool>(x, &ds)?;
+    let r = rw.r;
+    let v: Vec<bool> = (0..rw.m)
+        .map(|i| {
+            let row = &d[i * r..(i + 1) * r];
+            if all {
+                row.iter().all(|&b| b)
+            } else {
+                row.iter().any(|&b| b)
+            }
+        })
+        .collect();
+    let dt = if x.dtype() == DType::U8 {
+        DType::U8
+    } else {
+        DType::Bool
+    };
+    build(v, rw.shape(keepdim), dt)
+}
+
+/// Square root used by `std`, with backward `g / (2 * out)` (rebuilt from the saved output
+/// under `create_graph`).
+fn sqrt_of(v: &Tensor) -> Result<Tensor> {
+    let d = v.to_vec::<f64>()?;
+    let out = build(
+        d.iter().map(|x| x.sqrt()).collect::<Vec<_>>(),
+        &v.shape(),
+        v.dtype(),
+    )?;
+    if crate::autograd::is_grad_enabled() && v.requires_grad() {
+        let w = build(
+            d.iter().map(|x| 0.5 / x.sqrt()).collect::<Vec<_>>(),
+            &v.shape(),
+            v.dtype(),
+        )?;
+        crate::autograd::record(
+            &[&out],
+            &[v],
+            || {
+                vec![
+                    crate::autograd::SavedTensor::input(v),
+                    crate::autograd::SavedTensor::output(&out, 0),
+                ]
+            },
+            crate::ops::reduce::util::WeightedBackward {
+                name: "StdBackward0",
+                w,
+                dims: vec![],
+                keepdim: true,
+                exact: Exact::Sqrt,
+            },
+        )?;
+    }
+    Ok(out)
+}

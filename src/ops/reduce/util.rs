@@ -1,0 +1,209 @@
+//! Shared plumbing for the non-`sum` reductions: normalising dim lists and viewing an input as
+//! `m` rows of `r` reduced elements (kept dims first, reduced dims last), plus building results.
+
+use crate::layout::{wrap_dim, wrap_dims};
+use crate::ops::grad::{backward, input_grad};
+use crate::{DType, Element, Result, Tensor};
+
+/// Geometry of a reduction: output shapes with and without kept dims, rows `m`, row length `r`.
+pub(crate) struct Rows {
+    pub dims: Vec<usize>,
+    pub kshape: Vec<usize>,
+    pub oshape: Vec<usize>,
+    pub m: usize,
+    pub r: usize,
+}
+
+impl Rows {
+    /// Result shape for `keepdim`.
+    pub(crate) fn shape(&self, keepdim: bool) -> &[usize] {
+        if keepdim { &self.kshape } else { &self.oshape }
+    }
+}
+
+/// Wraps `dims` (`None` or empty = all dims) for a tensor of rank `nd`.
+pub(crate) fn norm_dims(dims: Option<&[i64]>, nd: usize, op: &'static str) -> Result<Vec<usize>> {
+    let ds = match dims {
+        Some(d) if !d.is_empty() => wrap_dims(d, nd, op)?,
+        _ => (0..nd).collect(),
+    };
+    Ok(if nd == 0 { Vec::new() } else { ds })
+}
+
+/// Wraps a single `dim` (0-dim tensors accept 0 and -1 and reduce nothing).
+pub(crate) fn one_dim(dim: i64, nd: usize, op: &'static str) -> Result<Vec<usize>> {
+    let d = wrap_dim(dim, nd, op)?;
+    Ok(if nd == 0 { Vec::new() } else { vec![d] })
+}
+
+/// Reads `x` as rows over `dims`, converting every element to `T`.
+pub(crate) fn rows<T: Element>(x: &Tensor, dims: &[usize]) -> Result<(Rows, Vec<T>)> {
+    let shape = x.shape();
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let perm: Vec<i64> = kept.iter().chain(dims.iter()).map(|&d| d as i64).collect();
+    let data = x.detach().permute(&perm)?.to_vec::<T>()?;
+    let kshape: Vec<usize> = shape
+        .iter()
+        .enumerate()
+        .map(|(i, &s)| if dims.contains(&i) { 1 } else { s })
+        .collect();
+    let oshape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
+    let m = oshape.iter().product();
+    let r = dims.iter().map(|&d| shape[d]).product();
+    Ok((
+        Rows {
+            dims: dims.to_vec(),
+            kshape,
+            oshape,
+            m,
+            r,
+        },
+        data,
+    ))
+}
+
+/// Builds a tensor of `dtype` and `shape` from computed values (no autograd).
+pub(crate) fn build<T: Element>(v: Vec<T>, shape: &[usize], dtype: DType) -> Result<Tensor> {
+    let t = Tensor::from_vec(v, shape)?;
+    if t.dtype() == dtype {
+        Ok(t)
+    } else {
+        let _g = crate::autograd::no_grad();
+        t.to_dtype(dtype)
+    }
+}
+
+/// Re-inserts the reduced `dims` (as size 1) into a non-keepdim gradient so it broadcasts
+/// against the input.
+pub(crate) fn unsqueeze_dims(g: &Tensor, dims: &[usize], keepdim: bool) -> Result<Tensor> {
+    let mut g = g.clone();
+    if !keepdim {
+        let mut ds = dims.to_vec();
+        ds.sort_unstable();
+        for d in ds {
+            g = g.unsqueeze(d as i64)?;
+        }
+    }
+    Ok(g)
+}
+
+/// Scatters row-major `[m, r]` values (kept dims first) back into `x`'s shape, as `dtype`.
+pub(crate) fn unrows<T: Element>(v: Vec<T>, x: &Tensor, rw: &Rows, dtype: DType) -> Result<Tensor> {
+    let shape = x.shape();
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !rw.dims.contains(d)).collect();
+    let order: Vec<usize> = kept.iter().chain(rw.dims.iter()).copied().collect();
+    let pshape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
+    let mut inv = vec![0i64; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inv[d] = i as i64;
+    }
+    let _g = crate::autograd::no_grad();
+    let t = build(v, &pshape, dtype)?.permute(&inv)?;
+    crate::ops::util::fresh_output(&t, &shape)
+}
+
+/// How a [`WeightedBackward`] rebuilds its weight from differentiable ops when a higher-order
+/// graph is being built (`None`: the weight is piecewise constant, e.g. max/min tie masks and
+/// L1/Inf norms, so its derivative is zero almost everywhere).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Exact {
+    None,
+    /// `prod`: product of the other elements of the row (exact with zeros).
+    Prod,
+    /// `logsumexp`: `exp(x - out)`.
+    Logsumexp,
+    /// L2 `norm`: `x / out` (0 where `out == 0`).
+    NormL2,
+    /// `sqrt` (of std): `0.5 / out`.
+    Sqrt,
+}
+
+/// Backward of reductions whose input gradient is `grad (re-expanded) * w` for a weight tensor
+/// `w` of the input's shape computed in the forward (tie masks / counts for max/amax, one-hot
+/// indices for max(dim), products-of-others for prod, softmax for logsumexp, ...). With
+/// `create_graph`, ops whose weight depends smoothly on the input rebuild it from the saved
+/// input and output with recorded ops (see [`Exact`]), so double backward is exact.
+pub(crate) struct WeightedBackward {
+    pub name: &'static str,
+    pub w: Tensor,
+    pub dims: Vec<usize>,
+    pub keepdim: bool,
+    pub exact: Exact,
+}
+
+backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
+    let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+    if ctx.create_graph && self.exact != Exact::None {
+        let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
+        let out = unsqueeze_dims(out, &self.dims, self.keepdim)?;
+        let w = match self.exact {
+            Exact::Logsumexp => x.sub(&out)?.exp()?,
+            Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
+            Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
+            Exact::Prod => prod_of_others(x, &self.dims)?,
+            Exact::None => unreachable!("internal: checked above"),
+        };
+        return input_grad(g.mul(&w)?);
+    }
+    input_grad(g.mul(&self.w)?)
+});
+
+/// For each element, the product of the other elements of its row over `dims`, built from
+/// recorded ops (`[.., r, r]` with the diagonal set to 1, then `prod` over the last dim).
+fn prod_of_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
+    let shape = x.shape();
+    if dims.is_empty() || shape.is_empty() {
+        return x.ones_like();
+    }
+    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
+    let order: Vec<usize> = kept.iter().chain(dims.iter()).copied().collect();
+    let perm: Vec<i64> = order.iter().map(|&d| d as i64).collect();
+    let r: usize = dims.iter().map(|&d| shape[d]).product();
+    let mut rows_shape: Vec<i64> = kept.iter().map(|&d| shape[d] as i64).collect();
+    rows_shape.push(r as i64);
+    let xr = x.permute(&perm)?.reshape(&rows_shape)?;
+    let eye = Tensor::eye(r, DType::F64)?.gt(0.5)?;
+    let others = Tensor::where_(&eye, 1.0, &xr.unsqueeze(-2)?)?;
+    let w = others.prod(&[-1], false)?;
+    let pshape: Vec<i64> = order.iter().map(|&d| shape[d] as i64).collect();
+    let mut inv = vec![0i64; order.len()];
+    for (i, &d) in order.iter().enumerate() {
+        inv[d] = i as i64;
+    }
+    w.reshape(&pshape)?.permute(&inv)
+}
+
+/// Records a [`WeightedBackward`] for `out` if `x` needs grad; `w` is built lazily. With an
+/// `exact` rule, `x` and `out` are saved (version-checked, like PyTorch) for double backward.
+pub(crate) fn record_weighted(
+    out: &Tensor,
+    x: &Tensor,
+    name: &'static str,
+    rw: &Rows,
+    keepdim: bool,
+    exact: Exact,
+    w: impl FnOnce() -> Result<Tensor>,
+) -> Result<()> {
+    if !crate::autograd::is_grad_enabled() || !x.requires_grad() || !x.dtype().is_differentiable() {
+        return Ok(());
+    }
+    let w = w()?;
+    crate::autograd::record(
+        &[out],
+        &[x],
+        || match exact {
+            Exact::None => Vec::new(),
+            _ => vec![
+                crate::autograd::SavedTensor::input(x),
+                crate::autograd::SavedTensor::output(out, 0),
+            ],
+        },
+        WeightedBackward {
+            name,
+            w,
+            dims: rw.dims.clone(),
+            keepdim,
+            exact,
+        },
+    )
+}
