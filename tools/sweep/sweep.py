@@ -292,6 +292,13 @@ def _arg_repr(a):
     if isinstance(a, In):
         return f"{R.DTYPE_NAMES.get(a.dt, a.dt) if False else a.dt}{a.shape}{'' if a.layout == 'contig' else ':' + a.layout}" \
                f"{'' if a.vals == 'randn' else '/' + a.vals}"
+    if isinstance(a, tuple):
+        return "[" + ",".join(_arg_repr(e) for e in a) + "]"
+    if isinstance(a, slice):
+        return f"{'' if a.start is None else a.start}:{'' if a.stop is None else a.stop}" + \
+               ("" if a.step is None else f":{a.step}")
+    if a is Ellipsis:
+        return "..."
     if isinstance(a, list) and a and any(isinstance(e, In) for e in a):
         return "[" + ",".join(_arg_repr(e) for e in a) + "]"
     return repr(a)
@@ -319,8 +326,15 @@ def record_sample(case_name, smp: Sample):
         return a
     args = [conv(a, i == 0) for i, a in enumerate(smp.args)]
     kwargs = {k: conv(v, False) for k, v in smp.kwargs.items()}
+    if smp.op in ("getitem", "setitem"):
+        args[1] = R._IndexTuple(tuple(conv(e, False) if isinstance(e, In) else e for e in smp.args[1]))
     try:
-        res = s.call(smp.op, *args, **kwargs)
+        if smp.op == "getitem":
+            res = s.getitem(args[0], args[1])
+        elif smp.op == "setitem":
+            res = s.setitem(args[0], args[1], args[2])
+        else:
+            res = s.call(smp.op, *args, **kwargs)
     except R.RecordError:
         raise
     except TypeError as e:      # Python argument parsing: not a call PyTorch's signature accepts
@@ -1110,10 +1124,62 @@ for _n in ["zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like", "
     op(_n, "misc", gen=lambda rng, n=_n: gen_misc(n, rng))
 
 
+# ---- basic and advanced indexing, storage-level ops
+def gen_store(name, rng):
+    out = []
+    for dt in ["float32", "float64", "int64", "bool", "float16", "uint8", "complex64"]:
+        x = lambda lay="contig": In([3, 4], dt, lay)
+        if name == "getitem":
+            for ix in [(1,), (-1,), (slice(None), 2), (slice(1, None, 2),), (Ellipsis, None, 1), (None,),
+                       (slice(None, None, -1),), (5,), (0, 0, 0), (Ellipsis, slice(2, 1))]:
+                for lay in ["contig", "T"]:
+                    out.append(Sample(name, [x(lay), ix]))
+            out.append(Sample(name, [x(), (In([2], "int64", fixed=[2, 0], grad=False),)]))
+            out.append(Sample(name, [x(), (slice(None), In([3], "int64", fixed=[3, -1, 0], grad=False))]))
+            out.append(Sample(name, [x(), (In([3, 4], "bool", grad=False),)]))
+            out.append(Sample(name, [x("step"), (In([2], "int64", fixed=[1, 1], grad=False), 0)]))
+            out.append(Sample(name, [x(), (In([1], "int64", fixed=[3], grad=False),)]))
+            out.append(Sample(name, [In([], dt), (None,)]))
+            out.append(Sample(name, [In([], dt), (Ellipsis,)]))
+        elif name == "setitem":
+            for ix, v in [((1,), 2), ((slice(None), 2), 0.5), ((0,), In([4], dt)), ((Ellipsis, 1), In([], dt)),
+                          ((In([2], "int64", fixed=[2, 0], grad=False),), 1),
+                          ((In([3, 4], "bool", grad=False),), In([], dt)), ((1,), In([3], dt))]:
+                for lay in ["contig", "T", "expand"]:
+                    out.append(Sample(name, [x(lay), ix, v], inplace=True))
+        elif name == "_unsafe_view":
+            out.append(Sample(name, [In([2, 3], dt), [3, 2]]))
+            out.append(Sample(name, [In([2, 3], dt), [-1]]))
+            out.append(Sample(name, [In([2, 3], dt), [4, 2]]))
+        elif name == "sum_to_size":
+            for sz in [[1, 4], [4], [3, 1], [1], [2, 4]]:
+                out.append(Sample(name, [x(), sz]))
+        elif name in ("resize_", "resize_as_"):
+            for sz in [[2, 2], [4, 4], [0], [12], []]:
+                a = In([3, 4], dt, grad=False)
+                out.append(Sample(name, [a, sz if name == "resize_" else In(sz, dt, grad=False)], inplace=True,
+                                  grad=False))
+            out.append(Sample(name, [In([3, 4], dt, "T", grad=False), [2, 2] if name == "resize_" else
+                                     In([2, 2], dt, grad=False)], grad=False))
+        elif name in ("empty", "empty_like"):
+            if name == "empty":
+                out.append(Sample(name, [[2, 3]], {"dtype": dt}, grad=False))
+            else:
+                for lay in ["contig", "T", "expand"]:
+                    out.append(Sample(name, [x(lay)], grad=False))
+    return out
+
+
+for _n in ["getitem", "setitem", "_unsafe_view", "sum_to_size", "resize_", "resize_as_", "empty", "empty_like"]:
+    op(_n, "store", gen=lambda rng, n=_n: gen_store(n, rng))
+
+
 # ----------------------------------------------------------------------------- driver
 
 def safe(name):
-    return "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")
+    """Case-name stem of an op: F.gelu -> f_gelu, add_ -> add_ip (unique per op name)."""
+    stem = "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")
+    return stem + "_ip" if name.endswith("_") else stem
 
 
 def dumps(module, cases):
