@@ -27,6 +27,7 @@ KIND_TEXT = {
     "missing_inplace_twin": "missing in-place twin (PyTorch has `op_`, tapegrad/the replayer does not)",
     "arg_form": "argument form the replayer cannot pass (keyword, tensor-or-scalar, negative int, p=)",
     "complex_literal": "complex dtype: the replayer cannot build a complex tensor literal",
+    "complex_values": "complex values: the replayer cannot compare a complex result with `{re, im}`",
     "second_order": "second order (`autograd.grad`, create_graph) not in the replayer",
     "value": "value mismatch",
     "stride": "stride/offset mismatch",
@@ -103,6 +104,8 @@ def classify(line, case, lib, words):
         return "arg_form", got
     if label.startswith("grad(") or label in ("backward", "autograd.grad"):
         return "gradient", f"{field}: expected {exp} got {got}"
+    if field.startswith("values") and '"re":' in exp:
+        return "complex_values", f"{field}: expected {exp} got {got}"
     if field.startswith("values"):
         return "value", f"{field}: expected {exp} got {got}"
     if field in ("stride", "offset"):
@@ -159,6 +162,7 @@ def main():
         per_kind[kind] += 1
         per_kind_op[kind][op] += 1
         example.setdefault(kind, (name, c["about"] if c else "", detail, line))
+        example.setdefault((kind, op), (name, c["about"] if c else "", detail, line))
     total_by_op = collections.Counter(c.get("op", "?") for c in cases.values())
     out = []
     w = out.append
@@ -198,6 +202,22 @@ def main():
     for k, n in per_kind.most_common():
         ops = ", ".join(f"`{o}` {v}" for o, v in per_kind_op[k].most_common())
         w(f"- **{KIND_TEXT.get(k, k)}** ({n}): {ops}")
+    w("")
+    w("## One example per kind and op (the worklist)\n")
+    for k, n in per_kind.most_common():
+        if k in ("complex_literal", "second_order", "complex_values"):
+            continue
+        w(f"### {KIND_TEXT.get(k, k)} ({n})\n")
+        for o, v in per_kind_op[k].most_common():
+            ex = example[(k, o)]
+            w(f"- `{o}` ({v}): `{ex[0]}` {ex[1][:90]} -> {ex[2][:200]}")
+        w("")
+    harness = {"complex_literal", "second_order", "complex_values"}
+    lib_clean = sorted(op for op in total_by_op
+                       if not any(v for k, v in per_op[op].items() if k != "unspecified" and k not in harness))
+    w(f"## Ops whose only divergences are replayer-side (complex literals/values, autograd.grad) "
+      f"or none ({len(lib_clean)})\n")
+    w(", ".join(f"`{o}`" for o in lib_clean))
     w("")
     clean = sorted(op for op in total_by_op if not any(v for k, v in per_op[op].items() if k != "unspecified"))
     w(f"## Ops with every sample passing ({len(clean)})\n")

@@ -1251,12 +1251,12 @@ def main(argv=None):
                 with open(os.path.join(opts.plain, fam + ".json"), "w", encoding="utf-8", newline="\n") as f:
                     f.write(text)
             print(f"{fam}: {len(cases)} cases, {len(text)} bytes -> {os.path.relpath(target)}", flush=True)
-    stats["seconds"] = round(time.time() - t0, 1)
+    seconds = round(time.time() - t0, 1)
     if not opts.check:
         with open(opts.stats, "w") as f:
             json.dump(stats, f, indent=1, sort_keys=True)
     total = sum(v["cases"] for v in stats["families"].values())
-    print(f"total: {total} cases, {len(stats['dropped'])} dropped, {stats['seconds']} s")
+    print(f"total: {total} cases, {len(stats['dropped'])} dropped, {seconds} s")
     return 1 if failed else 0
 
 
