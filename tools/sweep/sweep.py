@@ -270,6 +270,9 @@ def cotangent(s, rng, h, name):
     t = h.torch
     dt = R.DTYPE_NAMES[t.dtype]
     n = t.numel()
+    if n == 0 and t.dim() > 1:      # a literal cannot carry the sizes of an empty tensor
+        e = s.tensor([], dtype=dt, bind=name + "_e")
+        return s.call("reshape", e, list(t.shape), bind=name)
     flat = gen_values(rng, n, dt, "small")
     return s.tensor(nest(flat, list(t.shape)) if t.dim() else flat[0], dtype=dt, bind=name)
 
