@@ -1,0 +1,1280 @@
+#!/usr/bin/env python3
+"""OpInfo-style sweep of tapegrad's public ops, recorded from PyTorch.
+
+Writes conformance fixtures (format 1 of the shared conformance recorder, with the small
+extensions listed in README.md) to grad_tests/fixtures/sweep/<family>.json.
+
+    python tools/sweep/sweep.py                 # (re)write the fixtures
+    python tools/sweep/sweep.py --check         # re-record; fail if any byte differs
+    python tools/sweep/sweep.py --only unary    # one family
+
+The recorder (record.py) is imported from $SWEEP_RECORDER, else ../shared/conformance next to
+the repository, else /work/shared/conformance.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import importlib.util
+import json
+import math
+import os
+import random
+import sys
+import time
+import zlib
+
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, os.pardir, os.pardir))
+
+
+def _load_recorder():
+    cands = [os.environ.get("SWEEP_RECORDER"), os.path.join(REPO, os.pardir, "shared", "conformance"),
+             "/work/shared/conformance"]
+    for d in cands:
+        if d and os.path.exists(os.path.join(d, "record.py")):
+            spec = importlib.util.spec_from_file_location("record", os.path.join(d, "record.py"))
+            mod = importlib.util.module_from_spec(spec)
+            sys.modules["record"] = mod
+            spec.loader.exec_module(mod)
+            return mod
+    raise SystemExit("record.py not found (set SWEEP_RECORDER)")
+
+
+R = _load_recorder()
+
+# ----------------------------------------------------------------------------- format extensions
+# complex dtypes; a complex element is written {"re": x, "im": y}
+R.DTYPES["complex64"] = torch.complex64
+R.DTYPES["complex128"] = torch.complex128
+R.DTYPE_NAMES.update({torch.complex64: "complex64", torch.complex128: "complex128"})
+R.DEFAULT_TOL["complex64"] = R.DEFAULT_TOL["float32"]
+R.DEFAULT_TOL["complex128"] = R.DEFAULT_TOL["float64"]
+R.PLAIN_STRINGS.update({"prod", "amax", "amin", "fro"})
+_orig_scalar = R._scalar
+
+
+def _scalar(v):
+    if isinstance(v, complex):
+        return {"re": _orig_scalar(v.real), "im": _orig_scalar(v.imag)}
+    return _orig_scalar(v)
+
+
+_orig_from_json = R._from_json_scalar
+
+
+def _from_json_scalar(v):
+    if isinstance(v, dict):
+        return complex(_orig_from_json(v["re"]), _orig_from_json(v["im"]))
+    return _orig_from_json(v)
+
+
+R._scalar = _scalar
+_orig_values = R._values
+
+
+def _values(t):
+    # PyTorch hands out "efficient zero" gradients (no storage) from some double-backward
+    # formulas; their value is all zeros.
+    if t.layout == torch.strided and t._is_zerotensor():
+        return R._nested(torch.zeros(t.shape, dtype=t.dtype).tolist())
+    return _orig_values(t)
+
+
+R._values = _values
+R._from_json_scalar = _from_json_scalar
+_orig_invoke = R._invoke
+
+
+def _invoke(op, args, kwargs):
+    # second order: torch.autograd.grad(outputs, inputs, grad_outputs=, create_graph=True)
+    if op == "autograd.grad":
+        return torch.autograd.grad(args[0], args[1], create_graph=True, **kwargs)
+    return _orig_invoke(op, args, kwargs)
+
+
+R._invoke = _invoke
+
+# error messages the shared table does not map yet (sweep-only additions; see README)
+R.ERROR_KINDS.insert(0, ("DTypeMismatch", r"result type \w+ can't be cast|does not support \w+ dtypes|"
+                                          r"Boolean value of Tensor|"
+                                          r"not supported for complex|does not support complex|"
+                                          r"expected both inputs to have same dtype|"
+                                          r"Expected a floating point or complex tensor as input|"
+                                          r"must have the same dtype|expected scalar type|"
+                                          r"is not supported for integer inputs|"
+                                          r"should be floating point|must be floating point|"
+                                          r"result type Float can't be cast|"
+                                          r"Bitwise ops on|only supports floating-point dtypes|"
+                                          r"doesn't support (complex|bool|integer)|"
+                                          r"Tensors of type .* are not supported|"
+                                          r"isn't implemented on bool tensors|"
+                                          r"with a boolean tensor is not supported|"
+                                          r"not implemented for"))
+R.ERROR_KINDS.append(("ShapeMismatch", r"must be broadcastable|Expected input batch_size|"
+                                       r"both arguments to \w+ need to be at least|"
+                                       r"1D tensors expected|must be a matrix|"
+                                       r"Expected target size|should be the same|must be the same size|"
+                                       r"input and target shapes|Expected 3-dimensional tensor|"
+                                       r"batch1 must be a 3D tensor|self must be a matrix|"
+                                       r"Index tensor must have the same number of dimensions|"
+                                       r"Size does not match at dimension|"
+                                       r"inconsistent|does not match|"
+                                       r"must match the size of tensor"))
+R.ERROR_KINDS.append(("IndexOutOfRange", r"index .* is out of bounds|out of bounds|"
+                                         r"k \(\d+\) is too big|selected number k out of range|"
+                                         r"Class values must be smaller than num_classes|"
+                                         r"Class values must be non-negative"))
+R.ERROR_KINDS.append(("InvalidArgument", r"."))    # catch-all: recorded with the torch message
+
+TORCH_VERSION = R.TORCH_VERSION
+
+FLOATS = ["float16", "bfloat16", "float32", "float64"]
+COMPLEX = ["complex64", "complex128"]
+INTS = ["uint8", "int8", "int16", "int32", "int64"]
+ALL = ["bool"] + INTS + FLOATS + COMPLEX
+ALL_DT = {n: R.DTYPES[n] for n in ALL}
+
+
+def is_fc(dt):
+    return dt in FLOATS or dt in COMPLEX
+
+
+# ----------------------------------------------------------------------------- values
+
+def edge_values(dt):
+    if dt == "bool":
+        return [True, False, True, True, False]
+    if dt in INTS:
+        ii = torch.iinfo(ALL_DT[dt])
+        return [ii.min, ii.max, 0, -1 if ii.min < 0 else 1, 1, 2, 3, ii.max - 1, 7]
+    if dt in COMPLEX:
+        return [complex(0, 0), complex(-0.0, 1), complex(math.inf, 0), complex(1, math.nan),
+                complex(1e30, -1e30), complex(0.5, -2.5), complex(-3, 4)]
+    fi = torch.finfo(ALL_DT[dt])
+    return [0.0, -0.0, math.inf, -math.inf, math.nan, float(fi.max), -float(fi.max),
+            float(fi.tiny) / 4, 0.5, 1.5, 2.5, -2.5, 1.0, -1.0]
+
+
+def gen_values(rng, n, dt, kind):
+    """n values of dtype dt; kind in randn, pos, unit, edge, ties, small."""
+    if kind == "edge":
+        ev = edge_values(dt)
+        off = rng.randrange(len(ev))
+        return [ev[(i + off) % len(ev)] for i in range(n)]
+    if kind == "ties":
+        pool = [1, 2, 2] if dt != "bool" else [True, False]
+        return [(pool[rng.randrange(len(pool))] if dt != "bool" else pool[rng.randrange(2)]) for _ in range(n)]
+    if dt == "bool":
+        return [rng.random() < 0.5 for _ in range(n)]
+    if dt in INTS:
+        lo = 0 if dt == "uint8" else -5
+        if kind == "pos":
+            lo = 1
+        hi = 3 if kind == "small" else 6
+        if kind == "unit":
+            lo, hi = (0 if dt == "uint8" else -1), 1
+        return [rng.randint(lo, hi) for _ in range(n)]
+
+    def one():
+        if kind == "pos":
+            return rng.randint(2, 56) / 16
+        if kind == "unit":
+            return rng.randint(-15, 15) / 16
+        if kind == "small":
+            return rng.randint(-24, 24) / 16
+        return rng.randint(-56, 56) / 16
+    if dt in COMPLEX:
+        return [complex(one(), one()) for _ in range(n)]
+    return [one() for _ in range(n)]
+
+
+def nest(flat, shape):
+    if not shape:
+        return flat[0]
+    if len(shape) == 1:
+        return list(flat[:shape[0]])
+    step = int(math.prod(shape[1:]))
+    return [nest(flat[i * step:(i + 1) * step], shape[1:]) for i in range(shape[0])]
+
+
+# ----------------------------------------------------------------------------- inputs
+
+class In:
+    """A tensor input: shape (as the op sees it), dtype, layout, value kind, grad."""
+
+    def __init__(self, shape, dt, layout="contig", vals="randn", grad=True, fixed=None):
+        self.shape, self.dt, self.layout, self.vals, self.grad, self.fixed = \
+            list(shape), dt, layout, vals, grad, fixed
+
+    def ok(self):
+        r = len(self.shape)
+        if self.layout == "T":
+            return r >= 2
+        if self.layout in ("step", "offset"):
+            return r >= 1
+        if self.layout == "expand":
+            return r >= 1 and any(d > 1 for d in self.shape)
+        return True
+
+
+def build(s, rng, spec: In, name, need_clone=False):
+    """Creates the input in the scenario; returns (handle, leaf handle or None)."""
+    rg = spec.grad and is_fc(spec.dt)
+    shape = spec.shape
+    lay = spec.layout
+    if lay == "T":
+        base = shape[:-2] + [shape[-1], shape[-2]]
+    elif lay == "step":
+        base = shape[:-1] + [shape[-1] * 2]
+    elif lay == "offset":
+        base = [shape[0] + 1] + shape[1:]
+    elif lay == "expand":
+        d = next(i for i, n in enumerate(shape) if n > 1)
+        base = shape[:d] + [1] + shape[d + 1:]
+    else:
+        base = shape
+    n = int(math.prod(base))
+    flat = spec.fixed if spec.fixed is not None else gen_values(rng, n, spec.dt, spec.vals)
+    direct = lay == "contig" and not need_clone
+    if n == 0 and len(base) > 1:
+        # a literal cannot carry the sizes of an empty tensor: reshape a 1-D empty one
+        e = s.tensor([], dtype=spec.dt, requires_grad=rg, bind=name + "_e")
+        leaf = s.call("reshape", e, list(base), bind=name if direct else name + "_b")
+        x = leaf
+        leaf = e
+    else:
+        leaf = s.tensor(nest(flat, base) if base else flat[0], dtype=spec.dt, requires_grad=rg,
+                        bind=name if direct else name + "_b")
+        x = leaf
+    if need_clone and rg:
+        x = s.call("clone", x, bind=name + "_c")
+    if lay == "T":
+        x = s.call("transpose", x, -1, -2, bind=name)
+    elif lay == "step":
+        x = s.getitem(x, (Ellipsis, slice(None, None, 2)), bind=name)
+    elif lay == "offset":
+        x = s.getitem(x, (slice(1, None, None),), bind=name)
+    elif lay == "expand":
+        x = s.call("expand", x, list(shape), bind=name)
+    elif x is not leaf or x.name != name:
+        if need_clone and rg:
+            pass
+    return x, (leaf if rg else None)
+
+
+def cotangent(s, rng, h, name):
+    t = h.torch
+    dt = R.DTYPE_NAMES[t.dtype]
+    n = t.numel()
+    if n == 0 and t.dim() > 1:      # a literal cannot carry the sizes of an empty tensor
+        e = s.tensor([], dtype=dt, bind=name + "_e")
+        return s.call("reshape", e, list(t.shape), bind=name)
+    flat = gen_values(rng, n, dt, "small")
+    return s.tensor(nest(flat, list(t.shape)) if t.dim() else flat[0], dtype=dt, bind=name)
+
+
+# ----------------------------------------------------------------------------- samples
+
+class NotACall(Exception):
+    """PyTorch's Python binding rejects the argument list (TypeError): the sample is not a call."""
+
+
+class Sample:
+    def __init__(self, op, args, kwargs=None, about="", unspecified=None, inplace=False,
+                 second=False, grad=True):
+        self.op, self.args, self.kwargs = op, args, kwargs or {}
+        self.about, self.unspecified, self.inplace, self.second, self.grad = \
+            about, unspecified, inplace, second, grad
+
+
+def _arg_repr(a):
+    if isinstance(a, In):
+        return f"{R.DTYPE_NAMES.get(a.dt, a.dt) if False else a.dt}{a.shape}{'' if a.layout == 'contig' else ':' + a.layout}" \
+               f"{'' if a.vals == 'randn' else '/' + a.vals}"
+    if isinstance(a, tuple):
+        return "[" + ",".join(_arg_repr(e) for e in a) + "]"
+    if isinstance(a, slice):
+        return f"{'' if a.start is None else a.start}:{'' if a.stop is None else a.stop}" + \
+               ("" if a.step is None else f":{a.step}")
+    if a is Ellipsis:
+        return "..."
+    if isinstance(a, list) and a and any(isinstance(e, In) for e in a):
+        return "[" + ",".join(_arg_repr(e) for e in a) + "]"
+    return repr(a)
+
+
+def record_sample(case_name, smp: Sample):
+    torch.set_grad_enabled(True)
+    torch.manual_seed(0)
+    about = smp.about or (smp.op + "(" + ", ".join(_arg_repr(a) for a in smp.args) +
+                          "".join(f", {k}={_arg_repr(v)}" for k, v in smp.kwargs.items()) + ")")
+    s = R.Scenario(case_name, about[:200])
+    rng = random.Random(zlib.crc32(case_name.encode()))
+    leaves = []
+    names = iter("abcdefgh")
+
+    def conv(a, top=True):
+        if isinstance(a, In):
+            nm = next(names)
+            h, leaf = build(s, rng, a, nm, need_clone=smp.inplace and top)
+            if leaf is not None:
+                leaves.append(leaf)
+            return h
+        if isinstance(a, list):
+            return [conv(e, False) for e in a]
+        return a
+    args = [conv(a, i == 0) for i, a in enumerate(smp.args)]
+    kwargs = {k: conv(v, False) for k, v in smp.kwargs.items()}
+    if smp.op in ("getitem", "setitem"):
+        args[1] = R._IndexTuple(tuple(conv(e, False) if isinstance(e, In) else e for e in smp.args[1]))
+    try:
+        if smp.op == "getitem":
+            res = s.getitem(args[0], args[1])
+        elif smp.op == "setitem":
+            res = s.setitem(args[0], args[1], args[2])
+        else:
+            res = s.call(smp.op, *args, **kwargs)
+    except R.RecordError:
+        raise
+    except TypeError as e:      # Python argument parsing: not a call PyTorch's signature accepts
+        raise NotACall(str(e)) from e
+    except Exception:           # noqa: BLE001 - torch raised: record the error kind
+        s.expect_error(smp.op, *args, **kwargs)
+        res = None
+    outs = res if isinstance(res, list) else [res]
+    outs = [o for o in outs if isinstance(o, R.T)]
+    if smp.grad and outs and leaves:
+        y = outs[0]
+        if y.torch.requires_grad and is_fc(R.DTYPE_NAMES[y.torch.dtype]):
+            ct = cotangent(s, rng, y, "ct")
+            second = smp.second or (
+                not smp.inplace and all(lf.torch.dtype == torch.float64 for lf in leaves) and
+                all(a.layout == "contig" for a in smp.args if isinstance(a, In)) and
+                zlib.crc32(case_name.encode()) % 3 == 0)
+            if second and y.torch.grad_fn is not None:
+                # first order through .grad (what a replayer without autograd.grad still checks),
+                # then the first-order gradients as tensors with a graph, then their backward:
+                # the leaves' .grad then holds first + second order
+                try:
+                    s.backward(y, gradient=ct, retain_graph=True)
+                except R.RecordError:
+                    raise
+                except Exception:   # noqa: BLE001
+                    s.expect_error("backward", y, gradient=ct, retain_graph=True)
+                try:
+                    gs = s.call("autograd.grad", [y], leaves, grad_outputs=[ct])
+                except R.RecordError:
+                    raise
+                except Exception:   # noqa: BLE001
+                    gs = None
+                if gs:
+                    g0 = gs[0]
+                    if g0.torch.requires_grad:
+                        ct2 = cotangent(s, rng, g0, "ct2")
+                        s.backward(g0, gradient=ct2)
+                    else:
+                        s.expect_error("backward", g0, gradient=cotangent(s, rng, g0, "ct2"))
+            else:
+                try:
+                    s.backward(y, gradient=ct)
+                except R.RecordError:
+                    raise
+                except Exception:   # noqa: BLE001 - backward itself raises in PyTorch
+                    s.expect_error("backward", y, gradient=ct)
+    js = s.to_json()
+    js["op"] = smp.op
+    if smp.unspecified:
+        js["unspecified"] = smp.unspecified
+    return js
+
+
+# ----------------------------------------------------------------------------- the op table
+
+SHAPES_1 = [[], [0], [1], [5], [2, 3], [3, 1, 2], [2, 1, 2, 2]]
+LAYOUTS = ["contig", "T", "step", "expand", "offset"]
+BCAST = [([2, 3], [3]), ([3, 1], [1, 4]), ([2, 1, 3], [4, 1]), ([], [2, 2]), ([2, 2], []),
+         ([0, 3], [1, 3]), ([1], [0])]
+
+OPS = {}        # name -> dict(family, gen, ...)
+
+
+def op(name, family, **kw):
+    OPS[name] = dict(family=family, **kw)
+
+
+def supported(opname, dt, make):
+    """Does PyTorch implement this op for dtype dt?  (probe on a small input)"""
+    try:
+        args, kwargs = make(dt)
+        with torch.no_grad():
+            R._invoke(opname, args, kwargs)
+        return True
+    except Exception as e:   # noqa: BLE001
+        m = str(e)
+        return not ("not implemented for" in m or "not supported" in m or "does not support" in m
+                    or "only supports" in m or "must be floating" in m or "expected a floating" in m.lower()
+                    or "Boolean value" in m or "isn't implemented" in m or "is not supported" in m
+                    or "only defined for" in m or "can only be" in m or "only Tensors of floating" in m
+                    or "Expected floating" in m or "got unsupported" in m)
+
+
+def probe_unary(opname, extra_kwargs=None):
+    def make(dt):
+        return [torch.ones(2, 3, dtype=ALL_DT[dt])], dict(extra_kwargs or {})
+    return [dt for dt in ALL if supported(opname, dt, make)]
+
+
+def probe_binary(opname, scalar=None):
+    def make(dt):
+        b = torch.ones(2, 3, dtype=ALL_DT[dt]) if scalar is None else scalar
+        return [torch.ones(2, 3, dtype=ALL_DT[dt]), b], {}
+    return [dt for dt in ALL if supported(opname, dt, make)]
+
+
+def has_method(name):
+    return hasattr(torch.Tensor, name)
+
+
+def pick(rng, seq, k):
+    seq = list(seq)
+    if len(seq) <= k:
+        return seq
+    return rng.sample(seq, k)
+
+
+# ---- unary
+UNARY = ["abs", "neg", "sign", "relu", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt",
+         "rsqrt", "reciprocal", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+         "sigmoid", "floor", "ceil", "round", "trunc", "logical_not", "bitwise_not", "isnan", "isinf",
+         "isfinite", "nonzero", "F.silu", "F.gelu", "F.softplus", "F.elu", "F.leaky_relu", "nan_to_num",
+         "clone", "contiguous", "detach", "square", "frac", "erf"]
+DOMAIN = {"log": "pos", "log2": "pos", "log10": "pos", "log1p": "pos", "sqrt": "pos", "rsqrt": "pos",
+          "asin": "unit", "acos": "unit", "exp": "small", "exp2": "small", "sinh": "small", "cosh": "small",
+          "expm1": "small"}
+UNARY_KW = {"F.gelu": [{}, {"approximate": "tanh"}], "F.softplus": [{}, {"beta": 2.0, "threshold": 1.0}],
+            "F.elu": [{}, {"alpha": 0.5}], "F.leaky_relu": [{}, {"negative_slope": 0.2}],
+            "nan_to_num": [{}, {"nan": 1.5, "posinf": 9.0, "neginf": -9.0}],
+            "round": [{}, {"decimals": 1}]}
+
+
+def gen_unary(name, rng):
+    dts = probe_unary(name)
+    out = []
+    for dt in dts:
+        vk = DOMAIN.get(name, "randn")
+        for shape in SHAPES_1:
+            lays = ["contig"] + (pick(rng, LAYOUTS[1:], 1) if dt in ("float32", "float64", "int64") or
+                                 rng.random() < 0.2 else [])
+            for lay in lays:
+                i = In(shape, dt, lay, vk)
+                if i.ok():
+                    out.append(Sample(name, [i], second=(dt == "float64" and lay == "contig" and len(shape) == 2)))
+        out.append(Sample(name, [In([3, 3], dt, "contig", "edge")]))
+        out.append(Sample(name, [In([2, 5], dt, "T", "edge")]))
+        if vk != "randn":
+            out.append(Sample(name, [In([2, 3], dt, "contig", "randn")], about=name + " outside its domain"))
+        for kw in UNARY_KW.get(name, [])[1:]:
+            out.append(Sample(name, [In([2, 3], dt)], dict(kw)))
+            out.append(Sample(name, [In([3, 3], dt, "contig", "edge")], dict(kw)))
+    # in-place twin: PyTorch's Tensor.<name>_
+    ip = name + "_"
+    if not name.startswith("F.") and has_method(ip) and name not in ("clone", "contiguous"):
+        ipdts = [dt for dt in dts if supported(ip, dt, lambda d: ([torch.ones(2, 3, dtype=ALL_DT[d])], {}))]
+        for dt in ipdts:
+            for shape, lay in [([], "contig"), ([0], "contig"), ([4], "step"), ([2, 3], "contig"), ([2, 3], "T"),
+                               ([2, 3], "expand"), ([2, 1, 2, 2], "contig")]:
+                    i = In(shape, dt, lay, DOMAIN.get(name, "randn"))
+                    if i.ok():
+                        out.append(Sample(ip, [i], inplace=True))
+            out.append(Sample(ip, [In([3, 3], dt, "offset", "edge")], inplace=True))
+    if name.startswith("F.") and name not in ("F.gelu",):
+        for dt in [d for d in dts if d in FLOATS]:
+            out.append(Sample(name, [In([2, 3], dt)], {"inplace": True}, inplace=True))
+    return out
+
+
+for _n in UNARY:
+    op(_n, "unary", gen=lambda rng, n=_n: gen_unary(n, rng))
+
+# ---- binary
+BINARY = ["add", "sub", "mul", "div", "true_divide", "floor_divide", "remainder", "fmod", "pow", "eq", "ne",
+          "lt", "le", "gt", "ge", "bitwise_and", "bitwise_or", "bitwise_xor", "logical_and", "logical_or",
+          "logical_xor", "maximum", "minimum", "fmax", "fmin", "atan2", "hypot"]
+BIN_SCALARS = [2, -3, 0.5, True, 0, 0.0, "inf"]
+BIN_KW = {"add": [{"alpha": 2}, {"alpha": 0.5}], "sub": [{"alpha": 2}],
+          "div": [{"rounding_mode": "floor"}, {"rounding_mode": "trunc"}]}
+
+
+def _scal(v):
+    return float(v) if v == "inf" else v
+
+
+def gen_binary(name, rng):
+    dts = probe_binary(name)
+    out = []
+    rhs_vals = "pos" if name in ("div", "true_divide", "floor_divide", "remainder", "fmod") else "randn"
+    for dt in dts:
+        # same shape, layouts on either side
+        for shape in [[], [0], [4], [2, 3], [2, 1, 2, 2]]:
+            pairs = [("contig", "contig"), ("T", "contig"), ("contig", "T"), ("step", "expand"), ("offset", "step")]
+            for la, lb in (pairs if dt in ("float32", "float64", "int64") else [pairs[0], pick(rng, pairs[1:], 1)[0]]):
+                a, b = In(shape, dt, la), In(shape, dt, lb, rhs_vals)
+                if a.ok() and b.ok():
+                    out.append(Sample(name, [a, b], second=(dt == "float64" and la == lb == "contig" and
+                                                            len(shape) == 2)))
+        for sa, sb in (BCAST if dt in ("float32", "float64", "int64", "bool") else pick(rng, BCAST, 3)):
+            out.append(Sample(name, [In(sa, dt), In(sb, dt, vals=rhs_vals)]))
+        # scalars and 0-dim tensors in the second position
+        for sc in pick(rng, BIN_SCALARS, 4):
+            out.append(Sample(name, [In([2, 3], dt), _scal(sc)]))
+        out.append(Sample(name, [In([2, 3], dt), In([], dt, vals=rhs_vals)]))
+        out.append(Sample(name, [In([], dt), In([2, 3], dt, vals=rhs_vals)]))
+        # edge values on both sides
+        out.append(Sample(name, [In([3, 4], dt, vals="edge"), In([3, 4], dt, vals="edge")]))
+        out.append(Sample(name, [In([4, 3], dt, vals="edge"), In([3], dt, vals="randn")]))
+        out.append(Sample(name, [In([5], dt, vals="edge"), 0]))
+        for kw in BIN_KW.get(name, []):
+            out.append(Sample(name, [In([2, 3], dt), In([2, 3], dt, vals=rhs_vals)], dict(kw)))
+            out.append(Sample(name, [In([3, 4], dt, vals="edge"), In([4], dt, vals="edge")], dict(kw)))
+    # mixed dtypes (type promotion)
+    for da, db in [("int64", "float32"), ("float32", "float64"), ("bool", "int32"), ("uint8", "int8"),
+                   ("float16", "bfloat16"), ("int32", "complex64"), ("float32", "int64")]:
+        if da in dts and db in dts:
+            out.append(Sample(name, [In([2, 3], da), In([2, 3], db, vals=rhs_vals)]))
+            out.append(Sample(name, [In([2, 3], da), In([], db, vals=rhs_vals)]))
+    # scalar in the first position (function form)
+    if name in ("pow", "remainder", "add", "mul", "sub", "div", "maximum", "eq"):
+        for dt in pick(rng, dts, 4):
+            out.append(Sample(name, [2, In([2, 3], dt, vals=rhs_vals)]))
+            out.append(Sample(name, [-1.5, In([3], dt, vals=rhs_vals)]))
+    # in-place twin
+    ip = name + "_"
+    if has_method(ip):
+        for dt in dts:
+            ipforms = [([2, 3], "contig", [2, 3]), ([2, 3], "T", [3]), ([4], "step", []),
+                       ([2, 3], "expand", [2, 3]), ([], "contig", []), ([1, 3], "contig", [2, 3])]
+            for shape, la, sb in (ipforms if dt in ("float32", "float64", "int64") else pick(rng, ipforms, 3)):
+                a = In(shape, dt, la)
+                if a.ok():
+                    out.append(Sample(ip, [a, In(sb, dt, vals=rhs_vals)], inplace=True))
+            out.append(Sample(ip, [In([2, 3], dt), 2], inplace=True))
+            out.append(Sample(ip, [In([2, 3], dt), 0.5], inplace=True))
+            out.append(Sample(ip, [In([3, 4], dt, vals="edge"), In([3, 4], dt, vals="edge")], inplace=True))
+        for da, db in [("int64", "float32"), ("float32", "float64"), ("bool", "int32")]:
+            if da in dts and db in dts:
+                out.append(Sample(ip, [In([2, 3], da), In([2, 3], db, vals=rhs_vals)], inplace=True))
+    if name == "pow":
+        for dt in [d for d in dts if d in ("float32", "float64")]:
+            z = In([6], dt, fixed=[0.0, 0.0, 0.0, 2.0, -1.0, 0.0])
+            e = In([6], dt, fixed=[0.0, 2.0, 0.5, 0.0, -2.0, -1.0])
+            out.append(Sample("pow", [z, e], about="pow with base 0 and exponent 0 (gradient conventions)"))
+            out.append(Sample("pow", [In([4], dt, fixed=[0.0, 1.0, -2.0, 0.0]), 0.0]))
+            out.append(Sample("pow", [In([4], dt, fixed=[0.0, 1.0, -2.0, 0.0]), 2]))
+            out.append(Sample("pow", [0.0, In([4], dt, fixed=[0.0, 1.0, -2.0, 0.5])]))
+        for dt in [d for d in dts if d in INTS]:
+            out.append(Sample("pow", [In([3], dt), -2]))
+    return out
+
+
+for _n in BINARY:
+    op(_n, "binary", gen=lambda rng, n=_n: gen_binary(n, rng))
+
+
+# ---- ternary / pointwise with extra operands
+def gen_ternary(name, rng):
+    out = []
+    fl = ["float32", "float64", "float16", "bfloat16"]
+    if name in ("clamp", "clamp_"):
+        dts = probe_binary("clamp_min", scalar=1)
+        for dt in dts:
+            for kw in [{"min": -1}, {"max": 0.5}, {"min": -1.0, "max": 1.0}, {"min": 2, "max": 1}]:
+                for lay in ["contig", "T"]:
+                    out.append(Sample(name, [In([2, 3], dt, lay)], dict(kw), inplace=name.endswith("_")))
+            out.append(Sample(name, [In([3, 4], dt, vals="edge")], {"min": -1, "max": 1}, inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt), In([3], dt), In([2, 1], dt)], inplace=name.endswith("_"),
+                              about="clamp with tensor bounds"))
+            out.append(Sample(name, [In([2, 3], dt)], {"min": In([], dt)}, inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt)], {"min": "nan"}, inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt)], {}, inplace=name.endswith("_")))
+    elif name in ("clamp_min", "clamp_max", "clamp_min_", "clamp_max_"):
+        dts = probe_binary("clamp_min", scalar=1)
+        for dt in dts:
+            for v in [0, -0.5, 1, In([], dt), In([3], dt)]:
+                for lay in ["contig", "T", "step"]:
+                    out.append(Sample(name, [In([2, 3], dt, lay), v], inplace=name.endswith("_")))
+    elif name == "where":
+        for dt in ALL:
+            for sc, sx, sy in [([2, 3], [2, 3], [2, 3]), ([2, 1], [3], [2, 3]), ([], [2, 2], []),
+                               ([0, 2], [0, 2], [1])]:
+                out.append(Sample("where", [In(sc, "bool"), In(sx, dt), In(sy, dt)]))
+            out.append(Sample("where", [In([2, 3], "bool", "T"), In([2, 3], dt, "step"), In([2, 3], dt, "expand")]))
+            for s in [1, 0.5, True]:
+                out.append(Sample("where", [In([2, 3], "bool"), In([2, 3], dt), s]))
+                out.append(Sample("where", [In([2, 3], "bool"), s, In([2, 3], dt)]))
+            out.append(Sample("where", [In([2, 3], "bool"), In([2, 3], dt, vals="edge"), In([2, 3], dt, vals="edge")]))
+        out.append(Sample("where", [In([2, 3], "bool"), 1, 2.5]))
+        out.append(Sample("where", [In([2, 3], "int64"), In([2, 3], "float32"), 0.0]))
+    elif name in ("masked_fill", "masked_fill_"):
+        for dt in ALL:
+            for v in [0, 1.5, True, "-inf", In([], dt), In([], "float64")]:
+                out.append(Sample(name, [In([2, 3], dt), In([2, 3], "bool"), v], inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([3], "bool"), 2], inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt), In([2, 3], "int64", vals="unit"), 2],
+                              inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt), In([2, 3], "bool"), In([3], dt)], inplace=name.endswith("_")))
+    elif name in ("lerp", "lerp_"):
+        for dt in fl + COMPLEX:
+            for w in [0.25, 0.75, In([], dt), In([2, 3], dt, vals="unit"), In([3], dt, vals="unit")]:
+                for lay in ["contig", "T"]:
+                    out.append(Sample(name, [In([2, 3], dt, lay), In([2, 3], dt), w], inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt, vals="edge"), In([3], dt, vals="edge"), 0.5],
+                              inplace=name.endswith("_")))
+    elif name in ("addcmul", "addcmul_", "addcdiv", "addcdiv_"):
+        dts = [d for d in ALL if d != "bool"]
+        for dt in dts:
+            for kw in [{}, {"value": 2}, {"value": -0.5}]:
+                for sa, s1, s2 in [([2, 3], [2, 3], [2, 3]), ([2, 3], [3], [2, 1]), ([], [], [])]:
+                    out.append(Sample(name, [In(sa, dt), In(s1, dt), In(s2, dt, vals="pos")], dict(kw),
+                                      inplace=name.endswith("_")))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([2, 3], dt, "step"), In([2, 3], dt, "expand", "pos")],
+                              inplace=name.endswith("_")))
+    return out
+
+
+for _n in ["clamp", "clamp_", "clamp_min", "clamp_max", "clamp_min_", "clamp_max_", "where", "masked_fill",
+           "masked_fill_", "lerp", "lerp_", "addcmul", "addcmul_", "addcdiv", "addcdiv_"]:
+    op(_n, "ternary", gen=lambda rng, n=_n: gen_ternary(n, rng))
+
+
+# ---- reductions
+RED = ["sum", "mean", "prod", "var", "std", "amax", "amin", "max", "min", "argmax", "argmin", "all", "any",
+       "logsumexp", "norm", "cumsum", "cumprod", "softmax", "log_softmax", "nansum", "count_nonzero"]
+RSHAPES = [[], [0], [5], [2, 3], [3, 1, 2], [2, 0, 3], [2, 1, 2, 2]]
+
+
+def gen_reduce(name, rng):
+    out = []
+    dts = probe_unary(name, {"dim": 0} if name in ("cumsum", "cumprod", "softmax", "log_softmax") else None)
+    for dt in dts:
+        for shape in RSHAPES:
+            r = len(shape)
+            forms = []
+            if name in ("cumsum", "cumprod", "softmax", "log_softmax"):
+                forms = [([d], {}) for d in range(-1, r)] if r else [([0], {})]
+                if name in ("cumsum", "softmax", "log_softmax") and dt in ("float32",):
+                    forms.append(([0], {"dtype": "float64"}))
+            elif name in ("argmax", "argmin"):
+                forms = [([], {})] + [([d], {}) for d in range(-r, r)][:2] + ([([0], {"keepdim": True})] if r else [])
+            elif name in ("max", "min"):
+                forms = [([], {})] + [([d], {}) for d in range(r)][:2] + ([([-1, True], {})] if r else [])
+            elif name == "norm":
+                forms = [([], {}), ([1], {}), (["inf"], {}), ([3], {}), ([0.5], {}), ([0], {}), (["-inf"], {})]
+                if r:
+                    forms += [([2, 0], {}), ([1, -1, True], {}), (["fro"], {})]
+            elif name in ("var", "std"):
+                forms = [([], {})] + ([([0], {}), ([[0, -1]], {"keepdim": True}), ([0], {"correction": 0}),
+                                       ([None], {"unbiased": False}), ([-1], {"correction": 2})] if r else [])
+            elif name == "count_nonzero":
+                forms = [([], {})] + ([([0], {})] if r else [])
+            elif name == "logsumexp":
+                forms = [([0 if r else []], {})] + ([([-1], {"keepdim": True}), ([[]], {})] if r else [])
+            else:
+                forms = [([], {})] + ([([0], {}), ([-1], {"keepdim": True})] if r else [])
+                if r >= 2:
+                    forms.append(([[0, -1]], {}))
+                if name in ("sum", "mean", "prod", "nansum") and dt in ("int32", "float16", "bool"):
+                    forms.append(([], {"dtype": "float64" if name != "prod" else "int64"}))
+            for fa, fk in forms:
+                main = dt in ("float32", "float64", "int64")
+                if not main and fa and rng.random() < 0.5:
+                    continue
+                lays = ["contig"] + (pick(rng, ["T", "step", "expand", "offset"], 1) if r >= 2 and main else [])
+                for lay in lays:
+                    i = In(shape, dt, lay)
+                    if i.ok():
+                        out.append(Sample(name, [i] + fa, dict(fk),
+                                          second=(dt == "float64" and lay == "contig" and r == 2 and not fa)))
+        # edge values and ties
+        e = In([3, 4], dt, vals="edge")
+        out.append(Sample(name, [e] + ([1] if name in ("cumsum", "cumprod", "softmax", "log_softmax") else [])))
+        if name not in ("cumsum", "cumprod", "softmax", "log_softmax", "count_nonzero"):
+            out.append(Sample(name, [In([3, 4], dt, vals="edge"), 1]))
+            out.append(Sample(name, [In([3, 4], dt, vals="ties"), 1]))
+            out.append(Sample(name, [In([2, 4], dt, fixed=[1] * 4 + [2] * 4) if dt != "bool" else
+                                     In([2, 4], dt, vals="ties"), -1], about=name + " over all-equal rows"))
+        if name in ("softmax", "log_softmax", "logsumexp") and dt in FLOATS:
+            inf_row = In([3, 3], dt, fixed=[0.0, "inf", 1.0, "-inf", "-inf", "-inf", 1.0, "inf", "inf"])
+            out.append(Sample(name, [inf_row, -1], about=name + " rows holding +inf / all -inf"))
+            out.append(Sample(name, [inf_row, 0]))
+    # errors: dim out of range
+    out.append(Sample(name, [In([2, 3], dts[0] if dts else "float32"), 5]))
+    return out
+
+
+for _n in RED:
+    op(_n, "reduce", gen=lambda rng, n=_n: gen_reduce(n, rng))
+
+
+# ---- sort / topk
+def gen_sort(name, rng):
+    out = []
+    dts = [d for d in ALL if d not in COMPLEX and
+           supported(name, d, lambda d: ([torch.ones(2, 3, dtype=ALL_DT[d])] + ([1] if name == "topk" else []), {}))]
+    for dt in dts:
+        for shape in [[], [0], [6], [2, 3], [3, 1, 4]]:
+            r = len(shape)
+            for vk in ["randn", "ties", "edge"]:
+                i = In(shape, dt, vals=vk)
+                ties = vk != "randn" and r and shape[-1] > 1
+                if name in ("sort", "argsort"):
+                    for kw in [{}, {"descending": True}, {"stable": True}, {"stable": True, "descending": True}]:
+                        a = [i] + ([0] if r == 3 and kw == {} else [])
+                        un = None
+                        if ties and not kw.get("stable"):
+                            un = "unstable sort: the order of equal elements (their indices) is unspecified"
+                        out.append(Sample(name, a, dict(kw), unspecified=un))
+                else:   # topk
+                    n = shape[-1] if r else 1
+                    for k, kw in [(min(2, n), {}), (min(1, n), {"largest": False}), (n, {"sorted": True}),
+                                  (n + 1, {})]:
+                        un = ("topk among ties: which of the equal elements (indices) is returned is unspecified"
+                              if ties else None)
+                        out.append(Sample(name, [i, k], dict(kw), unspecified=un))
+            for lay in ["T", "step", "expand"]:
+                i = In([3, 4], dt, lay)
+                if name == "topk":
+                    out.append(Sample(name, [i, 2]))
+                else:
+                    out.append(Sample(name, [i], {"stable": True}))
+    out.append(Sample(name, [In([2, 3], "float32"), 1, 5] if name == "topk" else [In([2, 3], "float32"), 4]))
+    return out
+
+
+for _n in ["sort", "argsort", "topk", "msort"][:3]:
+    op(_n, "sort", gen=lambda rng, n=_n: gen_sort(n, rng))
+
+
+# ---- indexing family
+def idx(shape, hi, rng, dt="int64"):
+    n = int(math.prod(shape))
+    return In(shape, dt, fixed=[rng.randrange(hi) for _ in range(n)], grad=False)
+
+
+def gen_index(name, rng):
+    out = []
+    dts = [d for d in ALL]
+    for dt in dts:
+        if name == "gather":
+            for d in [0, 1, -1]:
+                out.append(Sample(name, [In([3, 4], dt), d, idx([2, 3], 3 if d == 0 else 4, rng)]))
+            out.append(Sample(name, [In([3, 4], dt, "T"), 1, idx([3, 2], 4, rng)]))
+            out.append(Sample(name, [In([3, 4], dt), 0, In([1, 2], "int64", fixed=[3, 0], grad=False)]))
+            out.append(Sample(name, [In([5], dt), 0, idx([0], 5, rng)]))
+            out.append(Sample(name, [In([], dt), 0, In([], "int64", fixed=[0], grad=False)]))
+        elif name == "index_select":
+            for d in [0, 1]:
+                out.append(Sample(name, [In([3, 4], dt), d, idx([5], 3 if d == 0 else 4, rng)]))
+            out.append(Sample(name, [In([3, 4], dt, "step"), 1, idx([2], 4, rng)]))
+            out.append(Sample(name, [In([3, 4], dt), 0, In([], "int64", fixed=[2], grad=False)]))
+            out.append(Sample(name, [In([3, 4], dt), 0, In([1], "int64", fixed=[3], grad=False)]))
+            out.append(Sample(name, [In([3, 4], dt), 0, In([2], "int32", fixed=[1, 0], grad=False)]))
+        elif name in ("scatter", "scatter_", "scatter_add", "scatter_add_"):
+            ip = name.endswith("_")
+            un = "scatter with duplicate indices: which value wins is unspecified" if "add" not in name else None
+            out.append(Sample(name, [In([3, 4], dt), 0, In([2, 4], "int64", fixed=[0, 1, 2, 0, 1, 2, 0, 1], grad=False),
+                                     In([2, 4], dt)], inplace=ip))
+            out.append(Sample(name, [In([3, 4], dt), 1, idx([3, 2], 4, rng), In([3, 3], dt)], inplace=ip, unspecified=un))
+            out.append(Sample(name, [In([3, 4], dt, "T"), 1, In([3, 1], "int64", fixed=[3, 2, 0], grad=False),
+                                     In([3, 2], dt)], inplace=ip))
+            if "add" not in name:
+                out.append(Sample(name, [In([3, 4], dt), 0, In([1, 3], "int64", fixed=[2, 0, 1], grad=False), 1.5],
+                                  inplace=ip))
+                out.append(Sample(name, [In([3, 4], dt), 0, In([1, 3], "int64", fixed=[2, 0, 1], grad=False)],
+                                  {"value": 2}, inplace=ip))
+            out.append(Sample(name, [In([3, 4], dt), 0, In([1, 2], "int64", fixed=[3, 0], grad=False),
+                                     In([1, 2], dt)], inplace=ip))
+        elif name in ("scatter_reduce", "scatter_reduce_"):
+            if dt == "bool" or dt in COMPLEX:
+                continue
+            ip = name.endswith("_")
+            for red in ["sum", "prod", "mean", "amax", "amin"]:
+                for inc in [True, False]:
+                    out.append(Sample(name, [In([3, 4], dt), 0, idx([4, 4], 3, rng), In([4, 4], dt), red],
+                                      {"include_self": inc}, inplace=ip))
+        elif name in ("index_put", "index_put_"):
+            ip = name.endswith("_")
+            out.append(Sample(name, [In([4, 3], dt), [In([2], "int64", fixed=[3, 1], grad=False)], In([2, 3], dt)],
+                              inplace=ip))
+            out.append(Sample(name, [In([4, 3], dt), [In([3], "int64", fixed=[0, 0, 2], grad=False)], In([3], dt)],
+                              {"accumulate": True}, inplace=ip))
+            out.append(Sample(name, [In([4, 3], dt), [In([3], "int64", fixed=[0, 0, 2], grad=False)], In([3], dt)],
+                              inplace=ip, unspecified="index_put without accumulate and duplicate indices: "
+                                                      "which value wins is unspecified"))
+            out.append(Sample(name, [In([4, 3], dt), [In([4, 3], "bool", grad=False)], In([], dt)], inplace=ip))
+            out.append(Sample(name, [In([4, 3], dt), [In([2], "int64", fixed=[0, 3], grad=False),
+                                                      In([2], "int64", fixed=[2, 1], grad=False)], In([2], dt)],
+                              inplace=ip))
+        elif name == "masked_select":
+            out.append(Sample(name, [In([2, 3], dt), In([2, 3], "bool", grad=False)]))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([3], "bool", grad=False)]))
+            out.append(Sample(name, [In([], dt), In([2, 2], "bool", grad=False)]))
+        elif name == "getitem":
+            out.append(Sample(name, [In([3, 4], dt), [1]]))
+    if name == "F.one_hot":
+        for n in [[3], [2, 2], [0]]:
+            out.append(Sample(name, [idx(n, 4, rng)]))
+            out.append(Sample(name, [idx(n, 4, rng)], {"num_classes": 5}))
+        out.append(Sample(name, [In([2], "int64", fixed=[0, 6], grad=False)], {"num_classes": 3}))
+    if name == "F.embedding":
+        for dt in FLOATS:
+            out.append(Sample(name, [idx([2, 3], 5, rng), In([5, 3], dt)]))
+            out.append(Sample(name, [idx([4], 5, rng), In([5, 2], dt)], {"padding_idx": 1}))
+    return out
+
+
+for _n in ["gather", "index_select", "scatter", "scatter_", "scatter_add", "scatter_add_", "scatter_reduce",
+           "scatter_reduce_", "index_put", "index_put_", "masked_select", "F.one_hot", "F.embedding"]:
+    op(_n, "index", gen=lambda rng, n=_n: gen_index(n, rng))
+
+
+# ---- matmul family
+def gen_matmul(name, rng):
+    out = []
+    dts = probe_binary("mm") if name != "dot" else ALL
+    for dt in dts:
+        if name == "matmul":
+            for sa, sb in [([3], [3]), ([2, 3], [3]), ([3], [3, 2]), ([2, 3], [3, 4]), ([2, 2, 3], [3, 2]),
+                           ([2, 1, 2, 3], [3, 3, 2]), ([0, 3], [3, 2]), ([2, 0], [0, 3]), ([2, 3], [2, 3])]:
+                out.append(Sample(name, [In(sa, dt), In(sb, dt)]))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([3, 4], dt, "step")]))
+            out.append(Sample(name, [In([3, 3], dt, vals="edge"), In([3, 2], dt)]))
+        elif name == "mm":
+            for sa, sb in [([2, 3], [3, 4]), ([1, 1], [1, 1]), ([0, 2], [2, 3]), ([2, 3], [4, 2]), ([3], [3, 1])]:
+                out.append(Sample(name, [In(sa, dt), In(sb, dt)]))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([3, 4], dt, "expand")]))
+            out.append(Sample(name, [In([2, 3], dt, "offset"), In([3, 4], dt, "T")]))
+        elif name == "bmm":
+            for sa, sb in [([2, 2, 3], [2, 3, 4]), ([1, 2, 3], [2, 3, 1]), ([0, 2, 3], [0, 3, 1])]:
+                out.append(Sample(name, [In(sa, dt), In(sb, dt)]))
+            out.append(Sample(name, [In([2, 2, 3], dt, "T"), In([2, 3, 2], dt, "step")]))
+        elif name == "dot":
+            for sa, sb in [([3], [3]), ([0], [0]), ([3], [4]), ([2, 2], [4])]:
+                out.append(Sample(name, [In(sa, dt), In(sb, dt)]))
+            out.append(Sample(name, [In([4], dt, "step"), In([4], dt, "offset")]))
+        elif name == "outer":
+            for sa, sb in [([3], [2]), ([0], [2]), ([1], [1])]:
+                out.append(Sample(name, [In(sa, dt), In(sb, dt)]))
+            out.append(Sample(name, [In([3], dt, "step"), In([3], dt, "expand")]))
+        elif name == "addmm":
+            for kw in [{}, {"beta": 0.5, "alpha": 2}, {"beta": 0}]:
+                out.append(Sample(name, [In([2, 4], dt), In([2, 3], dt), In([3, 4], dt)], dict(kw)))
+                out.append(Sample(name, [In([4], dt), In([2, 3], dt, "T"), In([3, 4], dt)], dict(kw)))
+        elif name == "F.linear":
+            if dt not in FLOATS + COMPLEX:
+                continue
+            out.append(Sample(name, [In([2, 3], dt), In([4, 3], dt)]))
+            out.append(Sample(name, [In([2, 3], dt), In([4, 3], dt), In([4], dt)]))
+            out.append(Sample(name, [In([5, 2, 3], dt), In([4, 3], dt), In([4], dt)]))
+            out.append(Sample(name, [In([3], dt), In([4, 3], dt, "T"), In([], dt)]))
+    if name in ("mm", "matmul", "dot"):
+        out.append(Sample(name, [In([2, 3] if name != "dot" else [3], "float32"),
+                                 In([3, 2] if name != "dot" else [3], "float64")]))
+    return out
+
+
+for _n in ["matmul", "mm", "bmm", "dot", "outer", "addmm", "F.linear"]:
+    op(_n, "matmul", gen=lambda rng, n=_n: gen_matmul(n, rng))
+
+
+# ---- shape ops (views and copies)
+def gen_shape(name, rng):
+    out = []
+    dts = ["float32", "float64", "int64", "bool", "complex64", "float16", "uint8"]
+    for dt in dts:
+        def S(*args, **kw):
+            out.append(Sample(name, list(args), kw))
+        x23 = lambda lay="contig": In([2, 3], dt, lay)
+        x234 = lambda lay="contig": In([2, 3, 4], dt, lay)
+        if name in ("view", "reshape"):
+            for lay in ["contig", "T", "step", "expand", "offset"]:
+                S(x234(lay), [6, 4]); S(x234(lay), [-1]); S(x234(lay), [2, -1, 2]); S(x234(lay), [24, 1])
+            S(x23(), [-1, -1]); S(x23(), [4, 2]); S(In([0, 3], dt), [3, -1]); S(In([0, 3], dt), [-1])
+            S(In([], dt), [1, 1]); S(In([], dt), []); S(In([1], dt), [])
+        elif name == "flatten":
+            for lay in ["contig", "T", "step"]:
+                S(x234(lay)); S(x234(lay), 1); S(x234(lay), 0, 1); S(x234(lay), -2, -1)
+            S(In([], dt)); S(In([3], dt)); S(x234(), 2, 1)
+        elif name == "unflatten":
+            S(x234(), 1, [3, 1]); S(x234(), -1, [2, -1]); S(x234(), 2, [-1, -1]); S(x234(), 1, [2, 2])
+            S(x234("T"), -1, [1, 3]); S(In([0, 4], dt), 1, [2, 2]); S(In([4], dt), 0, [-1, 0])
+        elif name in ("squeeze", "unsqueeze", "squeeze_", "unsqueeze_"):
+            ip = name.endswith("_")
+            y = In([2, 1, 3, 1], dt)
+            if name.startswith("squeeze"):
+                for a in [[], [1], [0], [-1], [[1, 3]] if not ip else [1], [4]]:
+                    out.append(Sample(name, [In([2, 1, 3, 1], dt)] + a, inplace=ip))
+                out.append(Sample(name, [In([], dt), 0], inplace=ip))
+                out.append(Sample(name, [In([1, 3], dt, "T")], inplace=ip))
+            else:
+                for a in [0, 2, -1, 4, -5, 5]:
+                    out.append(Sample(name, [In([2, 1, 3, 1], dt), a], inplace=ip))
+                out.append(Sample(name, [In([], dt), 0], inplace=ip))
+                out.append(Sample(name, [In([2, 3], dt, "step"), 1], inplace=ip))
+        elif name == "permute":
+            S(x234(), [2, 0, 1]); S(x234("T"), [1, 0, 2]); S(x234(), [-1, 0, 1]); S(x234(), [0, 0, 1])
+            S(x234(), [0, 1]); S(In([], dt), []); S(x234("step"), [2, 1, 0])
+        elif name in ("transpose", "transpose_"):
+            ip = name.endswith("_")
+            for a in [(0, 1), (-1, 0), (1, 1), (0, 3)]:
+                out.append(Sample(name, [x234()] + list(a), inplace=ip))
+            out.append(Sample(name, [In([], dt), 0, -1], inplace=ip))
+            out.append(Sample(name, [x234("step"), 0, 2], inplace=ip))
+        elif name in ("t", "t_"):
+            ip = name.endswith("_")
+            for i in [In([], dt), In([3], dt), x23(), x23("T"), x234()]:
+                out.append(Sample(name, [i], inplace=ip))
+        elif name in ("expand", "broadcast_to"):
+            S(In([3, 1], dt), [3, 4]); S(In([3, 1], dt), [2, 3, 4]); S(In([3, 1], dt), [-1, 2]); S(In([3], dt), [2, -1])
+            S(In([3, 1], dt), [4, 4]); S(In([3, 1], dt), [1]); S(In([], dt), [2, 2]); S(In([1, 3], dt, "T"), [2, 3, 2])
+            S(In([3, 1], dt), [-1, -1, 3]); S(In([3, 1], dt), [0, 3, 1]); S(In([1, 3], dt), [3, 1, 3])
+        elif name == "expand_as":
+            S(In([3, 1], dt), In([2, 3, 4], dt, grad=False)); S(In([3], dt), In([3, 2], dt, grad=False))
+        elif name == "movedim":
+            S(x234(), 0, 2); S(x234(), [0, 1], [2, 0]); S(x234(), -1, 0); S(x234(), [0, 0], [1, 2]); S(x234(), 3, 0)
+        elif name == "diagonal":
+            for a in [[], [1], [-1], [0, 1, 2], [0, -1, 0], [5], [0, 0, 0]]:
+                S(x234(), *a)
+            S(In([3, 3], dt, "T"), 1)
+        elif name == "narrow":
+            S(x234(), 0, 1, 1); S(x234(), -1, 1, 2); S(x234(), 1, 3, 0); S(x234(), 1, 2, 2); S(x234("T"), 2, 0, 2)
+            S(x234(), 1, -2, 1)
+        elif name == "select":
+            S(x234(), 0, 1); S(x234(), -1, -1); S(x234(), 1, 3); S(x234("step"), 2, 1); S(In([3], dt), 0, 0)
+        elif name == "slice":
+            S(x234(), 1, 0, 2, 1); S(x234(), 2, 1, None, 2); S(x234(), 0, -5, 10, 1); S(x234(), 1, 2, 1, 1)
+            S(x234(), 2, None, None, 3); S(x234(), 0, 0, 1, 0)
+        elif name in ("unbind", "split", "chunk"):
+            if name == "unbind":
+                S(x234()); S(x234(), 1); S(x234(), -1); S(In([0, 2], dt), 1); S(In([0, 2], dt), 0)
+            elif name == "split":
+                S(x234(), 2); S(x234(), 2, 2); S(x234(), [1, 2], 1); S(x234(), [1, 1], 1); S(x234(), 0, 1)
+                S(x234("T"), 3, -1)
+            else:
+                S(x234(), 2); S(x234(), 3, 1); S(x234(), 5, 2); S(x234(), 0); S(In([0, 2], dt), 2)
+        elif name in ("cat", "stack"):
+            S([x23(), x23()]); S([x23(), x23("T")], 1); S([x23(), In([1, 3], dt)], 0); S([x23(), In([1, 3], dt)], 1)
+            S([x23(), In([0], dt)]); S([In([], dt), In([], dt)]); S([x23()], -1); S([x23(), x23("step")], -1)
+            S([x23(), x23()], 2)
+        elif name == "flip":
+            S(x234(), [0]); S(x234(), [0, 2]); S(x234("T"), [-1]); S(x234(), [1, 1]); S(In([], dt), [])
+        elif name == "roll":
+            S(x234(), 1); S(x234(), 2, 1); S(x234(), [1, -1], [0, 2]); S(x234("step"), -5, -1); S(In([0, 2], dt), 1, 1)
+        elif name == "repeat":
+            S(x23(), [2, 1]); S(x23(), [1, 2, 2]); S(In([], dt), [3]); S(x23(), [0, 2]); S(x23(), [2])
+            S(x23("T"), [2, 2])
+        elif name in ("tril", "triu"):
+            for a in [[], [1], [-1], [5]]:
+                S(In([3, 4], dt), *a)
+            S(x234("T")); S(In([4], dt)); S(In([3, 3], dt, "step"), -2)
+        elif name == "as_strided":
+            S(In([3, 4], dt), [2, 2], [1, 2]); S(In([3, 4], dt), [2, 2], [4, 1], 1); S(In([3, 4], dt), [3, 3], [0, 1])
+            S(In([3, 4], dt), [4, 4], [4, 1]); S(In([3, 4], dt), [2], [-1])
+        elif name == "contiguous" or name == "clone":
+            for lay in LAYOUTS:
+                S(x234(lay))
+    return out
+
+
+SHAPE_OPS = ["view", "reshape", "flatten", "unflatten", "squeeze", "unsqueeze", "squeeze_", "unsqueeze_", "permute",
+             "transpose", "transpose_", "t", "t_", "expand", "broadcast_to", "expand_as", "movedim", "diagonal",
+             "narrow", "select", "slice", "unbind", "split", "chunk", "cat", "stack", "flip", "roll", "repeat", "tril",
+             "triu", "as_strided"]
+for _n in SHAPE_OPS:
+    op(_n, "shape", gen=lambda rng, n=_n: gen_shape(n, rng))
+
+
+# ---- NN functions and losses
+def gen_nn(name, rng):
+    out = []
+    for dt in FLOATS:
+        if name == "F.cross_entropy":
+            for kw in [{}, {"reduction": "sum"}, {"reduction": "none"}, {"ignore_index": 1}, {"label_smoothing": 0.1}]:
+                out.append(Sample(name, [In([4, 3], dt), idx([4], 3, rng)], dict(kw)))
+            out.append(Sample(name, [In([4, 3], dt), idx([4], 3, rng), In([3], dt, vals="pos")]))
+            out.append(Sample(name, [In([2, 3, 2], dt), idx([2, 2], 3, rng)]))
+            out.append(Sample(name, [In([3], dt), In([], "int64", fixed=[1], grad=False)]))
+            out.append(Sample(name, [In([4, 3], dt), In([4, 3], dt, vals="pos", grad=False)]))
+            out.append(Sample(name, [In([4, 3], dt, vals="edge"), idx([4], 3, rng)]))
+            out.append(Sample(name, [In([2, 3], dt), In([2], "int64", fixed=[0, 3], grad=False)]))
+        elif name == "F.nll_loss":
+            for kw in [{}, {"reduction": "sum"}, {"reduction": "none"}, {"ignore_index": 0}]:
+                out.append(Sample(name, [In([4, 3], dt), idx([4], 3, rng)], dict(kw)))
+            out.append(Sample(name, [In([4, 3], dt), idx([4], 3, rng), In([3], dt, vals="pos")]))
+        elif name in ("F.mse_loss", "F.l1_loss"):
+            for kw in [{}, {"reduction": "sum"}, {"reduction": "none"}]:
+                out.append(Sample(name, [In([2, 3], dt), In([2, 3], dt)], dict(kw)))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([2, 3], dt, "step")]))
+            out.append(Sample(name, [In([3, 3], dt, vals="edge"), In([3, 3], dt)]))
+            out.append(Sample(name, [In([0], dt), In([0], dt)]))
+        elif name == "F.binary_cross_entropy":
+            for kw in [{}, {"reduction": "sum"}, {"reduction": "none"}]:
+                out.append(Sample(name, [In([2, 3], dt, fixed=[0.25, 0.5, 0.75, 0.125, 0.875, 0.5]),
+                                         In([2, 3], dt, vals="unit", grad=False)], dict(kw)))
+            out.append(Sample(name, [In([3], dt, fixed=[0.0, 1.0, 0.5]), In([3], dt, fixed=[0.0, 1.0, 1.0])]))
+        elif name == "F.binary_cross_entropy_with_logits":
+            for kw in [{}, {"reduction": "sum"}, {"reduction": "none"}]:
+                out.append(Sample(name, [In([2, 3], dt), In([2, 3], dt, fixed=[0, 1, 1, 0, 0.5, 1])], dict(kw)))
+            out.append(Sample(name, [In([2, 3], dt), In([2, 3], dt, fixed=[0, 1, 1, 0, 0.5, 1])],
+                              {"pos_weight": In([3], dt, vals="pos")}))
+            out.append(Sample(name, [In([2, 3], dt, vals="edge"), In([2, 3], dt, fixed=[0, 1, 1, 0, 0.5, 1])]))
+        elif name == "layer_norm":
+            out.append(Sample(name, [In([2, 3], dt), [3]]))
+            out.append(Sample(name, [In([2, 3, 4], dt), [3, 4], In([3, 4], dt), In([3, 4], dt)]))
+            out.append(Sample(name, [In([2, 3], dt, "T"), [3], None, None, 1e-3]))
+            out.append(Sample(name, [In([2, 3], dt, fixed=[1.0] * 6), [3]]))
+            out.append(Sample(name, [In([2, 3], dt), [2]]))
+        elif name == "F.dropout":
+            out.append(Sample(name, [In([2, 3], dt)], {"p": 0.0}))
+            out.append(Sample(name, [In([2, 3], dt)], {"p": 0.5, "training": False}))
+    return out
+
+
+for _n in ["F.cross_entropy", "F.nll_loss", "F.mse_loss", "F.l1_loss", "F.binary_cross_entropy",
+           "F.binary_cross_entropy_with_logits", "layer_norm", "F.dropout"]:
+    op(_n, "nn", gen=lambda rng, n=_n: gen_nn(n, rng))
+
+
+# ---- creation, filling, copying, casting
+CAST_UB = ("float -> integer cast of nan, inf, a negative value into uint8 or an out-of-range value: undefined "
+           "behaviour in C++, PyTorch's result is platform-dependent")
+
+def gen_misc(name, rng):
+    out = []
+    if name in ("zeros", "ones", "empty"):
+        for dt in ALL:
+            for sh in [[], [0], [2, 3]]:
+                out.append(Sample(name, [sh], {"dtype": dt}, grad=False))
+        out.append(Sample(name, [[2]], grad=False))
+        out.append(Sample(name, [[-1, 2]], grad=False))
+    elif name == "full":
+        for dt in ALL:
+            out.append(Sample(name, [[2, 2], 1], {"dtype": dt}, grad=False))
+        for v in [1, 1.5, True, "nan"]:
+            out.append(Sample(name, [[2], v], grad=False))
+    elif name == "arange":
+        for a in [[5], [1, 4], [0, 1, 0.25], [1.0, 2.5], [5, 0, -2], [0, 5, 0], [0, 5, -1], [0.0, 1.0, 0.3]]:
+            out.append(Sample(name, a, grad=False))
+            out.append(Sample(name, a, {"dtype": "float64"}, grad=False))
+        for dt in ALL[1:]:
+            out.append(Sample(name, [4], {"dtype": dt}, grad=False))
+    elif name == "linspace":
+        for a in [[0, 1, 5], [1.0, -1.0, 4], [0, 1, 1], [0, 1, 0], [0, 10, 4]]:
+            out.append(Sample(name, a, grad=False))
+            out.append(Sample(name, a, {"dtype": "float64"}, grad=False))
+            out.append(Sample(name, a, {"dtype": "int64"}, grad=False))
+    elif name == "eye":
+        for a in [[3], [0], [1]]:
+            for dt in ["float32", "int64", "bool", "float64"]:
+                out.append(Sample(name, a, {"dtype": dt}, grad=False))
+    elif name in ("zeros_like", "ones_like", "empty_like", "full_like"):
+        for dt in ALL:
+            for lay in ["contig", "T", "step", "expand"]:
+                a = [In([2, 3], dt, lay)] + ([2] if name == "full_like" else [])
+                out.append(Sample(name, a))
+            out.append(Sample(name, [In([2, 3], dt)] + ([2] if name == "full_like" else []), {"dtype": "float64"}))
+    elif name in ("fill_", "zero_"):
+        for dt in ALL:
+            for lay in ["contig", "T", "step", "expand", "offset"]:
+                a = [In([2, 3], dt, lay)] + ([1.5] if name == "fill_" else [])
+                out.append(Sample(name, a, inplace=True))
+            if name == "fill_":
+                for v in [True, -1, "nan", 300]:
+                    out.append(Sample(name, [In([3], dt), v], inplace=True))
+                out.append(Sample(name, [In([3], dt), In([], dt)], inplace=True))
+                out.append(Sample(name, [In([3], dt), In([1], dt)], inplace=True))
+    elif name == "copy_":
+        for dt in ALL:
+            for src_dt in pick(rng, ALL, 4) + [dt]:
+                un = CAST_UB if dt == "uint8" and src_dt in FLOATS + COMPLEX else None
+                out.append(Sample(name, [In([2, 3], dt), In([2, 3], src_dt)], inplace=True, unspecified=un))
+            out.append(Sample(name, [In([2, 3], dt, "T"), In([3], dt)], inplace=True))
+            out.append(Sample(name, [In([2, 3], dt, "expand"), In([2, 3], dt)], inplace=True))
+            out.append(Sample(name, [In([2, 3], dt), In([3, 2], dt)], inplace=True))
+    elif name in ("to", "type_as"):
+        for dt in ALL:
+            for dst in ALL:
+                vk = "edge"
+                un = None
+                if dst in INTS and dt in FLOATS + COMPLEX:
+                    un = CAST_UB
+                out.append(Sample(name, [In([3, 3], dt, vals=vk), dst if name == "to" else In([], dst)],
+                                  unspecified=un))
+                if dt != dst and rng.random() < 0.3:
+                    un = CAST_UB if dst == "uint8" and dt in FLOATS + COMPLEX else None
+                    out.append(Sample(name, [In([2, 3], dt, "T"), dst if name == "to" else In([], dst)],
+                                      unspecified=un))
+            out.append(Sample(name, [In([2, 3], dt), dt if name == "to" else In([], dt)]))
+    elif name in ("equal", "allclose", "isclose", "numel", "is_contiguous", "dim", "item"):
+        for dt in ["float32", "int64", "bool", "float64"]:
+            for lay in ["contig", "T"]:
+                if name in ("equal", "allclose", "isclose"):
+                    out.append(Sample(name, [In([2, 3], dt, lay), In([2, 3], dt)], grad=False))
+                    out.append(Sample(name, [In([2, 3], dt, lay, vals="edge"), In([2, 3], dt, lay, vals="edge")],
+                                      grad=False))
+                    out.append(Sample(name, [In([2, 3], dt), In([3], dt)], grad=False))
+                elif name == "item":
+                    out.append(Sample(name, [In([], dt)], grad=False))
+                    out.append(Sample(name, [In([2], dt)], grad=False))
+                else:
+                    out.append(Sample(name, [In([2, 3], dt, lay)], grad=False))
+                    out.append(Sample(name, [In([0, 3], dt, lay)], grad=False))
+    return out
+
+
+for _n in ["zeros", "ones", "full", "arange", "linspace", "eye", "zeros_like", "ones_like", "full_like", "fill_",
+           "zero_", "copy_", "to", "type_as", "equal", "allclose", "isclose", "numel", "is_contiguous", "dim", "item"]:
+    op(_n, "misc", gen=lambda rng, n=_n: gen_misc(n, rng))
+
+
+# ---- basic and advanced indexing, storage-level ops
+def gen_store(name, rng):
+    out = []
+    for dt in ["float32", "float64", "int64", "bool", "float16", "uint8", "complex64"]:
+        x = lambda lay="contig": In([3, 4], dt, lay)
+        if name == "getitem":
+            for ix in [(1,), (-1,), (slice(None), 2), (slice(1, None, 2),), (Ellipsis, None, 1), (None,),
+                       (slice(None, None, -1),), (5,), (0, 0, 0), (Ellipsis, slice(2, 1))]:
+                for lay in ["contig", "T"]:
+                    out.append(Sample(name, [x(lay), ix]))
+            out.append(Sample(name, [x(), (In([2], "int64", fixed=[2, 0], grad=False),)]))
+            out.append(Sample(name, [x(), (slice(None), In([3], "int64", fixed=[3, -1, 0], grad=False))]))
+            out.append(Sample(name, [x(), (In([3, 4], "bool", grad=False),)]))
+            out.append(Sample(name, [x("step"), (In([2], "int64", fixed=[1, 1], grad=False), 0)]))
+            out.append(Sample(name, [x(), (In([1], "int64", fixed=[3], grad=False),)]))
+            out.append(Sample(name, [In([], dt), (None,)]))
+            out.append(Sample(name, [In([], dt), (Ellipsis,)]))
+        elif name == "setitem":
+            for ix, v in [((1,), 2), ((slice(None), 2), 0.5), ((0,), In([4], dt)), ((Ellipsis, 1), In([], dt)),
+                          ((In([2], "int64", fixed=[2, 0], grad=False),), 1),
+                          ((In([3, 4], "bool", grad=False),), In([], dt)), ((1,), In([3], dt))]:
+                for lay in ["contig", "T", "expand"]:
+                    out.append(Sample(name, [x(lay), ix, v], inplace=True))
+        elif name == "_unsafe_view":
+            out.append(Sample(name, [In([2, 3], dt), [3, 2]]))
+            out.append(Sample(name, [In([2, 3], dt), [-1]]))
+            out.append(Sample(name, [In([2, 3], dt), [4, 2]]))
+        elif name == "sum_to_size":
+            for sz in [[1, 4], [4], [3, 1], [1], [2, 4]]:
+                out.append(Sample(name, [x(), sz]))
+        elif name in ("resize_", "resize_as_"):
+            for sz in [[2, 2], [4, 4], [0], [12], []]:
+                a = In([3, 4], dt, grad=False)
+                out.append(Sample(name, [a, sz if name == "resize_" else In(sz, dt, grad=False)], inplace=True,
+                                  grad=False))
+            out.append(Sample(name, [In([3, 4], dt, "T", grad=False), [2, 2] if name == "resize_" else
+                                     In([2, 2], dt, grad=False)], grad=False))
+        elif name in ("empty", "empty_like"):
+            if name == "empty":
+                out.append(Sample(name, [[2, 3]], {"dtype": dt}, grad=False))
+            else:
+                for lay in ["contig", "T", "expand"]:
+                    out.append(Sample(name, [x(lay)], grad=False))
+    return out
+
+
+for _n in ["getitem", "setitem", "_unsafe_view", "sum_to_size", "resize_", "resize_as_", "empty", "empty_like"]:
+    op(_n, "store", gen=lambda rng, n=_n: gen_store(n, rng))
+
+
+# ----------------------------------------------------------------------------- driver
+
+def safe(name):
+    """Case-name stem of an op: F.gelu -> f_gelu, add_ -> add_ip (unique per op name)."""
+    stem = "".join(c if c.isalnum() else "_" for c in name.lower()).strip("_")
+    return stem + "_ip" if name.endswith("_") else stem
+
+
+def dumps(module, cases):
+    j = lambda v: json.dumps(v, allow_nan=False, ensure_ascii=True, separators=(",", ":"))
+    lines = ['{"format":1,"module":%s,"torch":%s,"cases":[' % (j(module), j(TORCH_VERSION))]
+    for i, c in enumerate(cases):
+        lines.append(j(c) + ("," if i + 1 < len(cases) else ""))
+    lines.append("]}")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--only", help="comma-separated families")
+    ap.add_argument("--out", default=os.path.join(REPO, "grad_tests", "fixtures", "sweep"))
+    ap.add_argument("--plain", help="also write the uncompressed .json files here (for the replayer)")
+    ap.add_argument("--stats", default=os.path.join(HERE, "stats.json"))
+    opts = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    fams = sorted({v["family"] for v in OPS.values()})
+    if opts.only:
+        fams = [f for f in fams if f in opts.only.split(",")]
+    t0 = time.time()
+    stats = {"torch": torch.__version__, "families": {}, "ops": {}, "dropped": [], "not_a_call": []}
+    failed = False
+    for fam in fams:
+        cases = []
+        for name, spec in OPS.items():
+            if spec["family"] != fam:
+                continue
+            rng = random.Random(zlib.crc32(name.encode()))
+            samples = spec["gen"](rng)
+            st = stats["ops"].setdefault(name, {"family": fam, "samples": 0, "variants": {}, "dropped": 0,
+                                                "unspecified": 0})
+            for i, smp in enumerate(samples):
+                cname = f"sw_{safe(name)}_{i:04d}"
+                try:
+                    c = record_sample(cname, smp)
+                except NotACall as e:
+                    st["not_a_call"] = st.get("not_a_call", 0) + 1
+                    stats["not_a_call"].append(f"{cname} {smp.op}: {str(e)[:160]}")
+                    torch.set_grad_enabled(True)
+                    continue
+                except Exception as e:   # noqa: BLE001 - listed in stats, never silent
+                    st["dropped"] += 1
+                    stats["dropped"].append(f"{cname} {smp.op}: {type(e).__name__}: {str(e)[:200]}")
+                    torch.set_grad_enabled(True)
+                    continue
+                cases.append(c)
+                st["samples"] += 1
+                st["variants"][smp.op] = st["variants"].get(smp.op, 0) + 1
+                st["unspecified"] += "unspecified" in c
+        text = dumps("sweep_" + fam, cases)
+        target = os.path.join(opts.out, fam + ".json.gz")
+        stats["families"][fam] = {"cases": len(cases), "bytes": len(text),
+                                  "gz_bytes": len(gzip.compress(text.encode(), compresslevel=9, mtime=0))}
+        if opts.check:
+            old = gzip.decompress(open(target, "rb").read()).decode() if os.path.exists(target) else None
+            same = old == text
+            failed |= not same
+            print(f"{fam}: {len(cases)} cases, {'identical' if same else 'DIFFERS'}", flush=True)
+        else:
+            os.makedirs(opts.out, exist_ok=True)
+            with open(target, "wb") as f:     # deterministic: no name, mtime 0
+                f.write(gzip.compress(text.encode(), compresslevel=9, mtime=0))
+            if opts.plain:
+                os.makedirs(opts.plain, exist_ok=True)
+                with open(os.path.join(opts.plain, fam + ".json"), "w", encoding="utf-8", newline="\n") as f:
+                    f.write(text)
+            print(f"{fam}: {len(cases)} cases, {len(text)} bytes -> {os.path.relpath(target)}", flush=True)
+    seconds = round(time.time() - t0, 1)
+    if not opts.check:
+        with open(opts.stats, "w") as f:
+            json.dump(stats, f, indent=1, sort_keys=True)
+    total = sum(v["cases"] for v in stats["families"].values())
+    print(f"total: {total} cases, {len(stats['dropped'])} dropped, {seconds} s")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
