@@ -270,10 +270,10 @@ fn execute(
                 .cloned()
                 .unwrap_or_default();
             for (nr, h) in hooks.pre {
-                if let Some(g) = inputs.get(nr).cloned().flatten() {
-                    if let Some(ng) = h(&g)? {
-                        inputs[nr] = Some(ng);
-                    }
+                if let Some(g) = inputs.get(nr).cloned().flatten()
+                    && let Some(ng) = h(&g)?
+                {
+                    inputs[nr] = Some(ng);
                 }
             }
             for (nr, w) in hooks.retained {
@@ -284,12 +284,11 @@ fn execute(
         }
         if let Some(caps) = capture {
             for (i, c) in caps.iter().enumerate() {
-                if let Some(e) = c {
-                    if key(&e.node) == k {
-                        if let Some(g) = inputs.get(e.input_nr).cloned().flatten() {
-                            add_grad(&mut captured[i], g)?;
-                        }
-                    }
+                if let Some(e) = c
+                    && key(&e.node) == k
+                    && let Some(g) = inputs.get(e.input_nr).cloned().flatten()
+                {
+                    add_grad(&mut captured[i], g)?;
                 }
             }
         }
@@ -481,15 +480,13 @@ pub fn grad(
         create_graph,
         Some(&caps),
     )?;
-    if !allow_unused {
-        if let Some(i) = res.iter().position(|r| r.is_none()) {
-            bail!(
-                InvalidArgument,
-                "grad",
-                "One of the differentiated Tensors (input {}) appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
-                i
-            );
-        }
+    if !allow_unused && let Some(i) = res.iter().position(|r| r.is_none()) {
+        bail!(
+            InvalidArgument,
+            "grad",
+            "One of the differentiated Tensors (input {}) appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+            i
+        );
     }
     Ok(res)
 }

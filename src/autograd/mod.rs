@@ -1,9 +1,12 @@
-//! Autograd: define-by-run recording of a graph of [`Node`]s, an iterative engine, saved tensors
-//! with version checks, grad modes, and the view + in-place machinery (CopySlices, lazy view
-//! regeneration) that makes in-place ops through views differentiable like in PyTorch.
+//! Autograd: define-by-run recording of a graph of nodes (`node.rs`), an iterative engine
+//! ([`backward`], [`grad`]), saved tensors with version checks, grad modes, and the view +
+//! in-place machinery (CopySlices, lazy view regeneration) that makes in-place ops through views
+//! differentiable like in PyTorch.
 //!
-//! Ops talk to this module through [`record`] (out-of-place ops), [`inplace`] (in-place ops) and
-//! [`view`] (view ops). The engine knows no specific op.
+//! Ops talk to this module through `record` (out-of-place ops), `check_inplace` +
+//! `record_inplace` (in-place ops) and `view.rs` (view ops). The engine knows no specific op: the
+//! built-in functions that need kernels (AccumulateGrad, CopySlices, as_strided backward, view
+//! regeneration) live in `builtin/` and reach the kernels through the backend's front door.
 
 mod builtin;
 mod engine;

@@ -270,7 +270,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn backward(&self) -> Result<()> {
-        super::backward(&[self.clone()], &[None], false, false)
+        super::backward(std::slice::from_ref(self), &[None], false, false)
     }
 
     /// `backward(gradient, retain_graph, create_graph)`.
@@ -290,7 +290,7 @@ impl Tensor {
         create_graph: bool,
     ) -> Result<()> {
         super::backward(
-            &[self.clone()],
+            std::slice::from_ref(self),
             &[gradient.cloned()],
             retain_graph,
             create_graph,

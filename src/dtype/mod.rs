@@ -1,5 +1,5 @@
 //! Element types: the [`DType`] enum (the 12 dtypes), the sealed [`Element`] trait that maps Rust
-//! types to dtypes, [`Scalar`] values, PyTorch type promotion ([`promote`]) and the dispatch
+//! types to dtypes, [`Scalar`] values, PyTorch type promotion (`promote.rs`, [`result_type`]) and the dispatch
 //! macros that turn a runtime `DType` into a monomorphised call (`dispatch.rs`: the one list of
 //! dtypes every dispatch form is generated from, and how to add a dtype).
 

@@ -66,13 +66,13 @@ fn coalesce<const N: usize>(sizes: &[usize], strides: [&[isize]; N]) -> Coalesce
             continue;
         }
         let cur: [isize; N] = std::array::from_fn(|k| strides[k][d]);
-        if let (Some(&ps), Some(pst)) = (shp.last(), st.last()) {
-            if (0..N).all(|k| pst[k] == cur[k] * sizes[d] as isize) {
-                let n = shp.len();
-                shp[n - 1] = ps * sizes[d];
-                st[n - 1] = cur;
-                continue;
-            }
+        if let (Some(&ps), Some(pst)) = (shp.last(), st.last())
+            && (0..N).all(|k| pst[k] == cur[k] * sizes[d] as isize)
+        {
+            let n = shp.len();
+            shp[n - 1] = ps * sizes[d];
+            st[n - 1] = cur;
+            continue;
         }
         shp.push(sizes[d]);
         st.push(cur);
@@ -111,9 +111,9 @@ impl<const N: usize> Coalesced<N> {
             rem /= self.sizes[d];
         }
         let mut off = offsets;
-        for d in 0..nd {
-            for (k, o) in off.iter_mut().enumerate() {
-                *o += idx[d] as isize * self.strides[d][k];
+        for (&i, st) in idx.iter().zip(&self.strides) {
+            for (o, &s) in off.iter_mut().zip(st) {
+                *o += i as isize * s;
             }
         }
         let mut pos = lo;

@@ -175,7 +175,7 @@ pub fn infer_size(shape: &[i64], numel: usize, op: &'static str) -> Result<Vec<u
     let mut out: Vec<usize> = shape.iter().map(|&s| s.max(0) as usize).collect();
     let ok = match infer {
         Some(i) => {
-            if prod > 0 && numel % prod == 0 {
+            if prod > 0 && numel.is_multiple_of(prod) {
                 out[i] = numel / prod;
                 true
             } else {

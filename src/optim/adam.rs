@@ -92,9 +92,8 @@ fn validate(cfg: &AdamConfig, op: &'static str) -> Result<()> {
     let (b1, b2) = cfg.betas;
     if !(0.0..1.0).contains(&b1)
         || !(0.0..1.0).contains(&b2)
-        || !(cfg.lr >= 0.0)
-        || !(cfg.eps >= 0.0)
-        || !(cfg.weight_decay >= 0.0)
+        // NaN must fail too: a hyper-parameter is valid only if it compares as >= 0
+        || [cfg.lr, cfg.eps, cfg.weight_decay].iter().any(|v| v.partial_cmp(&0.0).is_none_or(|o| o.is_lt()))
     {
         bail!(InvalidArgument, op, "Invalid hyper-parameter: {:?}", cfg);
     }

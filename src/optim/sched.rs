@@ -83,7 +83,7 @@ impl LrScheduler for StepLr {
     fn step(&mut self, opt: &mut dyn Optimizer) {
         self.base_lr.get_or_insert(opt.lr());
         self.epoch += 1;
-        if self.epoch % self.step_size == 0 {
+        if self.epoch.is_multiple_of(self.step_size) {
             opt.set_lr(opt.lr() * self.gamma);
         }
     }

@@ -186,7 +186,7 @@ mod tests {
             for (i, x) in b.as_bytes_mut().iter_mut().enumerate() {
                 *x = i as u8 + 1;
             }
-            let moved = vec![b];
+            let moved = [b];
             let expect: Vec<u8> = (0..len).map(|i| i as u8 + 1).collect();
             assert_eq!(moved[0].as_bytes(), &expect[..]);
         }

@@ -61,16 +61,12 @@ pub(crate) fn accumulate_into(t: &Tensor, g: Tensor, create_graph: bool) -> Resu
         // (fast path F4 of `builtin/mod.rs`: the first gradient is kept without a copy when
         // nobody else can see it)
         None => {
-            if create_graph {
-                g
-            } else if Arc::strong_count(&g.0) == 1
-                && g.0.meta.lock().view.is_none()
-                && g.storage_unique()
-            {
-                g
-            } else {
-                g.detach().copy()?
-            }
+            // with create_graph the gradient's own history must be kept, so it is never copied
+            let keep = create_graph
+                || (Arc::strong_count(&g.0) == 1
+                    && g.0.meta.lock().view.is_none()
+                    && g.storage_unique());
+            if keep { g } else { g.detach().copy()? }
         }
         Some(old) => {
             if create_graph || old.is_sparse() || g.is_sparse() {

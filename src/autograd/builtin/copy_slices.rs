@@ -61,12 +61,12 @@ impl<G: Backward> Backward for CopySlices<G> {
         let (mut result, region) = owned_base_grad(g, &self.base, &self.view)?;
         // fast path F2: an in-place scalar op (`mul_(2.0)`): its formula applied to the view's
         // region of the base gradient in place, with the values the general path below computes
-        if n_in == 1 && !self.fnode.saves {
-            if let Some(m) = self.fnode.formula.scalar_grad() {
-                if scalar_grad_region(&mut result, &region, m) {
-                    return Ok(smallvec![Some(result)]);
-                }
-            }
+        if n_in == 1
+            && !self.fnode.saves
+            && let Some(m) = self.fnode.formula.scalar_grad()
+            && scalar_grad_region(&mut result, &region, m)
+        {
+            return Ok(smallvec![Some(result)]);
         }
         let slice = region_of_owned(&mut result, region);
         // The formula reads the slice in place (PyTorch clones it first). A result for another

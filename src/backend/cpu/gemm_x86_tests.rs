@@ -3,12 +3,14 @@
 
 use super::*;
 
+/// A microkernel's signature: (depth, packed A, packed B, C, C's row and column strides, rows,
+/// columns, accumulate).
+type Micro<T> = unsafe fn(usize, *const T, *const T, *mut T, isize, isize, usize, usize, bool);
+
 /// Both microkernels of a type against a scalar reference over the same packed panels, for
 /// full and partial tiles, odd and even depths, strided C and accumulation (whichever of
 /// them the running CPU can execute).
-fn check<T: Kernel + Into<f64> + From<f32>>(
-    kernels: &[unsafe fn(usize, *const T, *const T, *mut T, isize, isize, usize, usize, bool)],
-) {
+fn check<T: Kernel + Into<f64> + From<f32>>(kernels: &[Micro<T>]) {
     let lanes = T::NR;
     for kc in [1usize, 2, 7, 64] {
         let a: Vec<T> = (0..kc * 6)
@@ -71,12 +73,8 @@ fn avx2_and_avx512_microkernels_match_a_scalar_reference() {
         return;
     }
     let avx512 = is_x86_feature_detected!("avx512f");
-    let mut k32: Vec<
-        unsafe fn(usize, *const f32, *const f32, *mut f32, isize, isize, usize, usize, bool),
-    > = vec![f32_kernel::micro];
-    let mut k64: Vec<
-        unsafe fn(usize, *const f64, *const f64, *mut f64, isize, isize, usize, usize, bool),
-    > = vec![f64_kernel::micro];
+    let mut k32: Vec<Micro<f32>> = vec![f32_kernel::micro];
+    let mut k64: Vec<Micro<f64>> = vec![f64_kernel::micro];
     if avx512 {
         k32.push(f32_kernel::micro512);
         k64.push(f64_kernel::micro512);

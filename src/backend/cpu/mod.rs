@@ -46,18 +46,21 @@ impl Backend for Cpu {
         // same dtype, both contiguous, different buffers: one memcpy (the common case in
         // CopySlices, where the per-call bookkeeping of the strided path dominates small copies:
         // fast path F7 of `autograd/builtin/mod.rs`)
-        if let Some(src_len) = other {
-            if ddt == sdt && dl.is_contiguous() && sl.is_contiguous() && dl.numel() == sl.numel() {
-                let esz = ddt.size();
-                let n = dl.numel() * esz;
-                let (d0, s0) = (dl.offset() * esz, sl.offset() * esz);
-                // (a geometry outside a buffer shrunk by `set_`/`resize_` takes the general path)
-                if d0 + n <= dst.len() && s0 + n <= src_len {
-                    // SAFETY: both byte ranges lie inside their buffers (checked just above) and
-                    // the buffers are distinct, so the ranges do not overlap.
-                    unsafe { std::ptr::copy_nonoverlapping(sp.add(s0), dp.add(d0), n) };
-                    return;
-                }
+        if let Some(src_len) = other
+            && ddt == sdt
+            && dl.is_contiguous()
+            && sl.is_contiguous()
+            && dl.numel() == sl.numel()
+        {
+            let esz = ddt.size();
+            let n = dl.numel() * esz;
+            let (d0, s0) = (dl.offset() * esz, sl.offset() * esz);
+            // (a geometry outside a buffer shrunk by `set_`/`resize_` takes the general path)
+            if d0 + n <= dst.len() && s0 + n <= src_len {
+                // SAFETY: both byte ranges lie inside their buffers (checked just above) and
+                // the buffers are distinct, so the ranges do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(sp.add(s0), dp.add(d0), n) };
+                return;
             }
         }
         let (ds, ss) = (istrides(dl), istrides(sl));

@@ -122,7 +122,7 @@ impl Team {
                 }
                 std::thread::yield_now();
                 let t0 = *since.get_or_insert_with(Instant::now);
-                if polls % 64 == 0 && t0.elapsed() >= SPIN {
+                if polls.is_multiple_of(64) && t0.elapsed() >= SPIN {
                     self.state[me].store(PARKED, Ordering::SeqCst);
                     if self.word.load(Ordering::SeqCst) == seen {
                         std::thread::park();
@@ -223,7 +223,7 @@ pub(crate) const PARTS_PER_THREAD: usize = 4;
 /// part runs any more (on the team every part still runs; on the calling thread alone the
 /// parts after the panicking one are skipped).
 pub(crate) fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
-    let team = if parts < 2 || parts > MAX_PARTS || rayon::current_thread_index().is_some() {
+    let team = if !(2..=MAX_PARTS).contains(&parts) || rayon::current_thread_index().is_some() {
         None
     } else {
         team()
