@@ -142,7 +142,7 @@ fn reduction(c: &Call, i: usize) -> CallResult<Reduction> {
     }
 }
 
-fn opt_tensor(c: &Call, i: usize, name: &'static str) -> CallResult<Option<Tensor>> {
+pub(super) fn opt_tensor(c: &Call, i: usize, name: &'static str) -> CallResult<Option<Tensor>> {
     match c.opt(i, name) {
         None | Some(Value::Null) => Ok(None),
         Some(v) => Ok(Some(c.env.tensor_of(v)?)),
@@ -152,6 +152,9 @@ fn opt_tensor(c: &Call, i: usize, name: &'static str) -> CallResult<Option<Tenso
 fn opt_scalar(v: Option<&Value>) -> CallResult<Option<Scalar>> {
     match v {
         None | Some(Value::Null) => Ok(None),
+        Some(v) if tensor_name(v).is_some() => Err(CallErr::NoApi(
+            "(tensor bound): tapegrad's clamp takes Scalar bounds".into(),
+        )),
         Some(v) => Ok(Some(to_scalar(v)?)),
     }
 }
@@ -203,7 +206,8 @@ fn norm(c: &Call) -> CallResult<Val> {
             } else if p == f64::NEG_INFINITY {
                 NormOrd::NegInf
             } else {
-                return Err(CallErr::Missing(format!("(p={p})")));
+                // tapegrad's NormOrd has L1, L2, Inf and NegInf only.
+                return Err(CallErr::NoApi(format!("(p={p})")));
             }
         }
     };
@@ -321,6 +325,18 @@ fn topk(c: &Call) -> CallResult<Val> {
 }
 
 pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
+    if c.op.starts_with("F.") && c.kw("inplace") == Some(&Value::Bool(true)) {
+        return match c.op {
+            "F.silu" => val(c.t(0)?.silu_()),
+            "F.relu" => val(c.t(0)?.relu_()),
+            _ => Err(CallErr::NoApi("(inplace=True): no in-place twin".into())),
+        };
+    }
+    if matches!(c.op, "round" | "round_") && c.kwargs.contains_key("decimals") {
+        return Err(CallErr::NoApi(
+            "(decimals=): tapegrad's round has no decimals".into(),
+        ));
+    }
     if let Some(f) = unary_fn(c.op) {
         return val(f(&c.t(0)?));
     }
@@ -391,9 +407,11 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "prod" => {
             let x = c.t(0)?;
             let dims = dims_of(c.opt(1, "dim"))?;
+            // read before the call, so that a failing prod does not leave `dtype` unconsumed
+            let dt = c.kw("dtype").map(to_dtype).transpose()?;
             let r = x.prod(&dims, c.bool_or(2, "keepdim", false)?)?;
-            match c.kw("dtype") {
-                Some(d) => val(r.to_dtype(to_dtype(d)?)),
+            match dt {
+                Some(d) => val(r.to_dtype(d)),
                 None => Ok(Val::T(r)),
             }
         }
