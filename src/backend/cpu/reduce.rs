@@ -2,8 +2,8 @@
 //! row-major) of `r` elements (reduced dims, row-major) through its permuted layout (kept dims
 //! first, reduced dims last), never copied. A [`Fold`] visits each row's elements in order
 //! (`j = 0..r`), so first-index ties and NaN rules are those of a sequential scan. Rows whose
-//! elements are contiguous are read as slices; "outer" reductions (the last kept dim has stride
-//! 1) fold a block of adjacent rows together, reading the source row by row in memory order.
+//! elements are contiguous are read as slices; "outer" reductions (whose last kept dim has unit
+//! stride) fold a block of adjacent rows together, reading the source in memory order.
 //! Rows are split over the kernel team when the work pays.
 
 use super::team;
@@ -124,9 +124,8 @@ fn parts(n: usize, work: usize) -> usize {
 pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<F::S> {
     let (m, r) = (g.m, g.r);
     let w = g.block_width();
-    if w > 0 {
-        // outer reduction: `m / w` groups of `w` adjacent rows, split by column ranges
-        let groups = m / w;
+    if let Some(groups) = m.checked_div(w) {
+        // outer reduction: `groups` of `w` adjacent rows, split by column ranges
         let np = parts(w, m * r).max(1);
         let per = w.div_ceil(np);
         let cols = |lo: usize, hi: usize| -> Vec<F::S> {
@@ -321,6 +320,7 @@ fn write<V: Element>(dst: &mut CpuBuffer, off: usize, dt: DType, vals: &[V]) {
 }
 
 /// [`crate::backend::Backend::reduce`] on the CPU.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce(
     dst: &mut CpuBuffer,
     doff: usize,

@@ -25,13 +25,16 @@ fn gather<A: Element>(buf: &CpuBuffer, g: &Geo, dt: DType, i: usize, out: &mut V
     })
 }
 
+/// A whole-row transform: `f(x_row, second_row, out_row)`.
+type RowFn<'a, A> = dyn Fn(&[A], &[A], &mut [A]) + Sync + 'a;
+
 /// `f(x_row, second_row, out_row)` for every row, results in row order (`m * r` values).
 fn map_rows<A: Element>(
     src: &CpuBuffer,
     gs: &Geo,
     sdt: DType,
     src2: Option<(&CpuBuffer, &Geo, DType)>,
-    f: &(dyn Fn(&[A], &[A], &mut [A]) + Sync),
+    f: &RowFn<'_, A>,
 ) -> Vec<Vec<A>> {
     let (m, r) = (gs.m, gs.r);
     let np = if m * r < PAR_MIN || m < 2 {

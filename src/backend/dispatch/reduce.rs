@@ -37,6 +37,7 @@ fn check_inside(l: &Layout, dt: DType, len: usize, op: &'static str) -> Result<(
 
 /// `op` over `dims` of `src` (dtype `sdt`) into the fresh contiguous `dst` (dtype `ddt`, one
 /// element per kept index) and, for max/min, the fresh contiguous i64 `idx`.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce(
     dst: &TensorData,
     ddt: DType,
