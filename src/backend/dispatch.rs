@@ -32,6 +32,8 @@ macro_rules! on_device {
     };
 }
 
+pub(crate) mod reduce;
+
 /// The write lock of `dst` and the read lock of a distinct `src`, taken in ascending storage id
 /// order (the global lock order of `storage`).
 fn lock_pair<'a>(

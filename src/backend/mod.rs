@@ -22,10 +22,15 @@
 //!   `to_vec`, `item`);
 //! - **elementwise with a scalar** (migrated: the in-place form on a region):
 //!   [`Backend::scalar_update`];
+//! - **reductions, scans, sort** (migrated): [`Backend::reduce`] (max/min with indices,
+//!   prod, norms, logsumexp, all/any over rows of a strided source, in place),
+//!   [`Backend::row_map`] (cumsum/cumprod and the per-element weights of reduction backwards),
+//!   [`Backend::sort`] (sort/argsort/topk), [`Backend::sum_into`] and [`Backend::sum_dense`]
+//!   (`sum`); front doors [`reduce`], [`row_map`], [`sort_rows`], [`sum_into`], [`sum_dense`];
 //! - to come, family by family (their loops still sit in `ops/`, `index/`, `sparse/` over the
 //!   CPU variant's accessors `Storage::read`/`write`/`lock_for_write`): elementwise map with
 //!   broadcasting over strided layouts (unary, binary, ternary; the dense fast paths of
-//!   `ops/dense.rs`), reductions, scans, gather/scatter/index (`index/kernel.rs`,
+//!   `ops/dense.rs`), gather/scatter/index (`index/kernel.rs`,
 //!   `index/put_rows.rs`), row-wise ops (softmax, log_softmax, layer_norm), matmul
 //!   (`backend/cpu/matmul.rs` is already here, called directly), and the sparse kernels.
 //!
@@ -46,10 +51,11 @@
 pub(crate) mod cpu;
 mod dispatch;
 
+pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 
 use crate::layout::Layout;
-use crate::{DType, Element, Result, Scalar};
+use crate::{DType, Element, NormOrd, Result, Scalar};
 
 /// The source of a copy: another buffer, or the destination's own buffer (a copy within one
 /// storage, read through the destination's write lock).
@@ -63,6 +69,47 @@ pub(crate) enum Source<'a, B> {
 pub(crate) enum ScalarArith {
     Mul,
     Div,
+}
+
+/// A reduction of rows to one value each ([`Backend::reduce`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum ReduceOp {
+    /// Largest element and its first index; NaN wins (first NaN).
+    Max,
+    /// Smallest element and its first index; NaN wins (first NaN).
+    Min,
+    /// Sequential product: f64 for floats, wrapping i64 for integers and bool.
+    Prod,
+    /// Vector norm, accumulated in f64.
+    Norm(NormOrd),
+    /// `log(sum(exp(x)))` in f64, max-shifted (NaN if any NaN; the max if it is infinite).
+    Logsumexp,
+    /// Every element non-zero.
+    All,
+    /// Some element non-zero.
+    Any,
+}
+
+/// A whole-row transform ([`Backend::row_map`]); float ops work in f64.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum RowOp {
+    /// Running sum; rounded to f32 after every step unless the output is f64.
+    CumSum,
+    /// Running product in f64.
+    CumProd,
+    /// Running wrapping i64 sum.
+    CumSumInt,
+    /// Running wrapping i64 product.
+    CumProdInt,
+    /// Product of the other elements of the row (prefix times suffix, exact with zeros).
+    ProdOthers,
+    /// `exp(x - y)` (`y`: the second source).
+    ExpShift,
+    /// The norm's per-element weight (`y`: the norm of the row): L1 `sign(x)`, L2 `x / y`
+    /// (0 if `y == 0`), ±inf `sign(x) / ties` at the elements with `|x| == y`.
+    NormWeights(NormOrd),
+    /// `sum_{k >= i} y_k prod_{j <= k, j != i} x_j` (`y`: the output gradient).
+    CumprodBackward,
 }
 
 /// The kernels one device implements, one method per kernel family entry point. Methods see the
@@ -124,5 +171,91 @@ pub(crate) trait Backend {
         dt: DType,
         op: ScalarArith,
         s: Scalar,
+    ) -> bool;
+
+    // ---- reductions, scans, sort ----
+    //
+    // A source is seen as rows: `sl` is its layout permuted so the kept dims come first and
+    // the `nred` reduced dims last (row `i` = the `i`-th kept index in row-major order, its
+    // elements in row-major order of the reduced dims). Panics (an internal invariant) if a
+    // geometry lies outside its buffer; the front door checks that first.
+
+    /// One value per row of `src` written to `dst` from element `doff` on, cast to `ddt` (the
+    /// row order of a contiguous keepdim output); with `idx`, the i64 index within the row of
+    /// the picked element ([`ReduceOp::Max`]/[`ReduceOp::Min`]) too. `dst`, `idx` and `src`
+    /// are distinct buffers.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce(
+        dst: &mut Self::Buffer,
+        doff: usize,
+        ddt: DType,
+        idx: Option<(&mut Self::Buffer, usize)>,
+        src: &Self::Buffer,
+        sl: &Layout,
+        sdt: DType,
+        nred: usize,
+        op: ReduceOp,
+    );
+
+    /// Every row of `src` (and the same row of `src2`, of equal sizes) transformed by `op`
+    /// into the same row of `dst` (`dl`: permuted like `sl`; no internal overlap), cast to
+    /// `ddt`. Buffers are distinct.
+    #[allow(clippy::too_many_arguments)]
+    fn row_map(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        ddt: DType,
+        src: &Self::Buffer,
+        sl: &Layout,
+        sdt: DType,
+        src2: Option<(&Self::Buffer, &Layout, DType)>,
+        nred: usize,
+        op: RowOp,
+    );
+
+    /// Sorts every row of `src` (one reduced dim) by PyTorch's order (NaN above every number,
+    /// ties in input order; `descending` reverses the keys, not the ties) and keeps the first
+    /// `k`; unless `sorted` they are put back in input order. Writes the row indices (i64) to
+    /// `idx` (`il`: the output's layout, permuted like `sl`) and returns, for every output
+    /// element (by its offset in `idx`), the position `pl` (the source's logical row-major
+    /// layout, permuted like `sl`) gives the picked element.
+    #[allow(clippy::too_many_arguments)]
+    fn sort(
+        idx: &mut Self::Buffer,
+        il: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        sdt: DType,
+        pl: &Layout,
+        k: usize,
+        descending: bool,
+        sorted: bool,
+    ) -> Vec<usize>;
+
+    /// `dst[dl] += src[sl]` in logical order for the element type of `dt` (the accumulation
+    /// dtype of `sum`); `dl` has `sl`'s sizes and stride 0 on the reduced dims, `full` when
+    /// every dim is reduced. Runs that reduce into one element sum with 8 accumulators, full
+    /// sums of large contiguous sources in parallel ranges: the rounding of `sum_dims`.
+    ///
+    /// # Safety
+    /// Both geometries lie inside their buffers, which are distinct.
+    unsafe fn sum_into(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        dt: DType,
+        full: bool,
+    );
+
+    /// The full sum of the non-overlapping dense float geometry `sl` (pairwise, f16/bf16
+    /// accumulated in f32) written to element `doff` of `dst` (same dtype); false (nothing
+    /// done) for other dtypes or geometries, or one outside the buffer.
+    fn sum_dense(
+        dst: &mut Self::Buffer,
+        doff: usize,
+        src: &Self::Buffer,
+        sl: &Layout,
+        dt: DType,
     ) -> bool;
 }

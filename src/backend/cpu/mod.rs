@@ -8,11 +8,14 @@ pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 pub(crate) mod matmul;
+pub(crate) mod reduce;
 mod scalar;
+pub(crate) mod scan;
+pub(crate) mod sort;
 pub(crate) mod sum;
 pub(crate) mod team;
 
-use super::{Backend, ScalarArith, Source};
+use super::{Backend, ReduceOp, RowOp, ScalarArith, Source};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element, Result, Scalar, dispatch};
@@ -130,5 +133,71 @@ impl Backend for Cpu {
         s: Scalar,
     ) -> bool {
         scalar::update_region(buf, region, dt, op, s)
+    }
+
+    fn reduce(
+        dst: &mut CpuBuffer,
+        doff: usize,
+        ddt: DType,
+        idx: Option<(&mut CpuBuffer, usize)>,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+        nred: usize,
+        op: ReduceOp,
+    ) {
+        reduce::reduce(dst, doff, ddt, idx, src, sl, sdt, nred, op)
+    }
+
+    fn row_map(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        ddt: DType,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+        src2: Option<(&CpuBuffer, &Layout, DType)>,
+        nred: usize,
+        op: RowOp,
+    ) {
+        scan::row_map(dst, dl, ddt, src, sl, sdt, src2, nred, op)
+    }
+
+    fn sort(
+        idx: &mut CpuBuffer,
+        il: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+        pl: &Layout,
+        k: usize,
+        descending: bool,
+        sorted: bool,
+    ) -> Vec<usize> {
+        sort::sort(idx, il, src, sl, sdt, pl, k, descending, sorted)
+    }
+
+    unsafe fn sum_into(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dt: DType,
+        full: bool,
+    ) {
+        dispatch!(dt, T => {
+            // SAFETY: forwarded contract (geometries inside distinct buffers).
+            unsafe { sum::sum_into::<T>(dst, dl, src, sl, full) }
+        })
+    }
+
+    fn sum_dense(
+        dst: &mut CpuBuffer,
+        doff: usize,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dt: DType,
+    ) -> bool {
+        sum::sum_dense(dst, doff, src, sl, dt)
     }
 }

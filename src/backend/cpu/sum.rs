@@ -3,10 +3,15 @@
 //! when the CPU has it), and block sums are combined pairwise, so the rounding error grows with
 //! `log2(n / BLOCK) + BLOCK / LANES` additions instead of `n`. Halves of large ranges run on
 //! the kernel team; the pairwise tree does not depend on the split, so the result is the same
-//! bit for bit on any number of threads.
+//! bit for bit on any number of threads. Also the strided sum over dims ([`sum_into`]) and the
+//! dense full sum of a float tensor ([`sum_dense`]), the kernels of `sum`/`sum_dims`.
 
 use super::elementwise::{Simd, simd};
-use crate::Element;
+use super::reduce::{elems, elems_mut};
+use crate::layout::{Layout, for_each_run};
+use crate::storage::CpuBuffer;
+use crate::{DType, Element};
+use smallvec::SmallVec;
 
 /// Elements per leaf block of the pairwise tree.
 pub(crate) const BLOCK: usize = 2048;
@@ -138,6 +143,118 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
         pairwise(&x[lo..hi], conv, simd)
     });
     combine(x.len(), depth, &mut sums.into_iter())
+}
+
+/// Sums a contiguous run with 8 independent accumulators (vectorisable).
+#[inline]
+fn sum_run<T: Element>(p: &[T]) -> T {
+    let mut acc = [T::zero(); 8];
+    let chunks = p.chunks_exact(8);
+    let rem = chunks.remainder();
+    for c in chunks {
+        for k in 0..8 {
+            acc[k] = acc[k].add(c[k]);
+        }
+    }
+    let mut s = T::zero();
+    for a in acc {
+        s = s.add(a);
+    }
+    for &v in rem {
+        s = s.add(v);
+    }
+    s
+}
+
+/// Full reductions of at least this many contiguous elements are split across the kernel team.
+const PAR_SUM_MIN: usize = 1 << 20;
+
+/// The sum of contiguous `x`: a few contiguous ranges per team thread, each summed in
+/// 64K-element chunks, the range sums added in order.
+fn par_sum_all<T: Element>(x: &[T]) -> T {
+    let n = x.len();
+    let parts = (super::team::size() * super::team::PARTS_PER_THREAD).min(n.div_ceil(1 << 16));
+    let per = n.div_ceil(parts);
+    let sums = super::team::map(parts, &|i| {
+        let r = &x[(i * per).min(n)..((i + 1) * per).min(n)];
+        r.chunks(1 << 16)
+            .map(sum_run)
+            .fold(T::zero(), |a, b| a.add(b))
+    });
+    sums.into_iter().fold(T::zero(), |a, b| a.add(b))
+}
+
+/// [`crate::backend::Backend::sum_into`] on the CPU: `dst[dl] += src[sl]` in logical order,
+/// `dl` with stride 0 on the reduced dims; runs of the innermost dim that reduce into one
+/// element are summed with [`sum_run`], and a `full` sum (over every dim) of a contiguous
+/// source of at least [`PAR_SUM_MIN`] elements with [`par_sum_all`].
+///
+/// # Safety
+/// Both geometries lie inside their (distinct) buffers.
+pub(crate) unsafe fn sum_into<T: Element>(
+    dst: &mut CpuBuffer,
+    dl: &Layout,
+    src: &CpuBuffer,
+    sl: &Layout,
+    full: bool,
+) {
+    let n = sl.numel();
+    let (po, px) = (dst.as_mut_ptr() as *mut T, src.as_ptr() as *const T);
+    if full && n >= PAR_SUM_MIN && sl.is_contiguous() {
+        // SAFETY: a contiguous geometry covers `n` elements from its offset, inside the
+        // buffer (caller contract); every Element is plain old data, aligned in the buffer.
+        let x = unsafe { std::slice::from_raw_parts(px.add(sl.offset()), n) };
+        let s = par_sum_all(x);
+        // SAFETY: the one destination element lies inside `dst` (caller contract).
+        unsafe { *po.add(dl.offset()) = (*po.add(dl.offset())).add(s) };
+        return;
+    }
+    let ds: SmallVec<[isize; 6]> = dl.strides().iter().map(|&s| s as isize).collect();
+    let ss: SmallVec<[isize; 6]> = sl.strides().iter().map(|&s| s as isize).collect();
+    for_each_run(
+        sl.sizes(),
+        [&ds, &ss],
+        [dl.offset() as isize, sl.offset() as isize],
+        |[oo, ox], len, [so, sx]| {
+            // SAFETY: every offset the walk yields lies inside its buffer (caller contract);
+            // the buffers are distinct.
+            unsafe {
+                if so == 0 && sx == 1 {
+                    let s = sum_run(std::slice::from_raw_parts(px.offset(ox), len));
+                    *po.offset(oo) = (*po.offset(oo)).add(s);
+                } else {
+                    for i in 0..len as isize {
+                        let p = po.offset(oo + i * so);
+                        *p = (*p).add(*px.offset(ox + i * sx));
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// [`crate::backend::Backend::sum_dense`] on the CPU: the full sum of a non-overlapping dense
+/// float geometry in memory order with [`sum`] (f16/bf16 accumulated in f32), narrowed to the
+/// element type and written to `dst[doff]`; false (nothing done) for other dtypes, geometries
+/// that are not dense, empty ones, or ones outside the buffer.
+pub(crate) fn sum_dense(
+    dst: &mut CpuBuffer,
+    doff: usize,
+    src: &CpuBuffer,
+    sl: &Layout,
+    dt: DType,
+) -> bool {
+    use crate::dtype::FloatCompute;
+    let n = sl.numel();
+    if n == 0 || !sl.is_non_overlapping_and_dense() || (sl.offset() + n) * dt.size() > src.len() {
+        return false;
+    }
+    crate::match_dtype!(dt, float, T => {
+        let xs = &elems::<T>(src)[sl.offset()..sl.offset() + n];
+        let s = sum(xs, &|v: T| v.widen());
+        elems_mut::<T>(dst)[doff] = T::narrow(s);
+        true
+    }, else false)
 }
 
 #[cfg(test)]

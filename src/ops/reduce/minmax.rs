@@ -3,46 +3,16 @@
 //! index. Full reductions and amax/amin split the gradient evenly among ties; `max(dim)` routes
 //! it to the returned index.
 
-use crate::ops::reduce::util::{
-    Exact, Rows, build, norm_dims, one_dim, record_weighted, rows, unrows,
-};
+use crate::backend::ReduceOp;
+use crate::ops::reduce::util::{Exact, Rows, fresh, norm_dims, one_dim, record_weighted, rows};
 use crate::{DType, Result, Tensor, bail};
 
-/// Per-row extremum and its first index (NaN wins).
-fn ext_rows<T: PartialOrd + Copy>(d: &[T], m: usize, r: usize, max: bool) -> (Vec<T>, Vec<i64>) {
-    let (mut vs, mut is) = (Vec::with_capacity(m), Vec::with_capacity(m));
-    for row in d.chunks_exact(r.max(1)).take(m) {
-        let (mut best, mut bi) = (row[0], 0usize);
-        #[allow(clippy::eq_op)]
-        if best == best {
-            for (j, &v) in row.iter().enumerate().skip(1) {
-                #[allow(clippy::eq_op)]
-                if v != v {
-                    best = v;
-                    bi = j;
-                    break;
-                }
-                if (max && v > best) || (!max && v < best) {
-                    best = v;
-                    bi = j;
-                }
-            }
-        }
-        vs.push(best);
-        is.push(bi as i64);
-    }
-    (vs, is)
-}
-
-/// Computes extremum values (as f64 or i64 per dtype, built in `x`'s dtype), indices, and the
-/// even-split tie weights / one-hot weights on demand.
+/// Extremum values (keepdim shape, `x`'s dtype) and their first indices (i64, keepdim shape)
+/// per row over `dims`.
 struct Ext {
     rw: Rows,
     vals: Tensor,
-    idx: Vec<i64>,
-    /// row-major data as f64 (for weights)
-    data: Vec<f64>,
-    vf: Vec<f64>,
+    idx: Tensor,
 }
 
 fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool) -> Result<Ext> {
@@ -50,7 +20,7 @@ fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool
     if dt.is_complex() {
         bail!(Unsupported, op, "{}(): does not support complex input", op);
     }
-    let (rw, data) = rows::<f64>(x, &dims)?;
+    let rw = rows(x, &dims, op)?;
     if rw.r == 0 {
         if all {
             bail!(
@@ -68,49 +38,55 @@ fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool
             dims.first().copied().unwrap_or(0)
         );
     }
-    let (vals, idx, vf) = if dt.is_float() {
-        let (v, i) = ext_rows(&data, rw.m, rw.r, max);
-        (build(v.clone(), &rw.kshape, dt)?, i, v)
-    } else {
-        let (_, di) = rows::<i64>(x, &dims)?;
-        let (v, i) = ext_rows(&di, rw.m, rw.r, max);
-        let vf = v.iter().map(|&a| a as f64).collect();
-        (build(v, &rw.kshape, dt)?, i, vf)
-    };
-    Ok(Ext {
-        rw,
-        vals,
-        idx,
-        data,
-        vf,
-    })
+    let vals = fresh(&rw.kshape, dt)?;
+    let idx = fresh(&rw.kshape, DType::I64)?;
+    let rop = if max { ReduceOp::Max } else { ReduceOp::Min };
+    crate::backend::reduce(
+        &vals.data(),
+        dt,
+        Some(&idx.data()),
+        &x.data(),
+        dt,
+        &rw.dims,
+        rop,
+        op,
+    )?;
+    Ok(Ext { rw, vals, idx })
 }
 
 impl Ext {
     fn out(&self, keepdim: bool) -> Result<Tensor> {
         crate::ops::util::fresh_output(&self.vals, self.rw.shape(keepdim))
     }
-    /// Weights 1/count at elements equal to their row's extremum.
-    fn tie_weights(&self, x: &Tensor) -> Result<Tensor> {
-        let r = self.rw.r;
-        let mut w = vec![0.0f64; self.data.len()];
-        for (i, row) in self.data.chunks_exact(r).enumerate() {
-            let c = row.iter().filter(|&&v| v == self.vf[i]).count();
-            for (j, &v) in row.iter().enumerate() {
-                if v == self.vf[i] {
-                    w[i * r + j] = 1.0 / c as f64;
-                }
-            }
-        }
-        unrows(w, x, &self.rw, x.dtype())
+    fn indices(&self, keepdim: bool) -> Result<Tensor> {
+        crate::ops::util::fresh_output(&self.idx, self.rw.shape(keepdim))
     }
+    /// Weights 1/count (computed in f64) at elements equal to their row's extremum.
+    fn tie_weights(&self, x: &Tensor) -> Result<Tensor> {
+        let _g = crate::autograd::no_grad();
+        let x = x.detach();
+        let mask = x.eq(&self.vals)?;
+        let dims: Vec<i64> = self.rw.dims.iter().map(|&d| d as i64).collect();
+        let count = if dims.is_empty() {
+            mask.to_dtype(DType::I64)?
+        } else {
+            mask.sum_dims(&dims, true)?
+        };
+        let w = count.to_dtype(DType::F64)?.reciprocal()?;
+        Tensor::where_(&mask, &w, 0.0)?
+            .to_dtype(x.dtype())?
+            .contiguous()
+    }
+    /// One-hot weights at the returned indices.
     fn onehot(&self, x: &Tensor) -> Result<Tensor> {
-        let r = self.rw.r;
-        let mut w = vec![0.0f64; self.data.len()];
-        for (i, &k) in self.idx.iter().enumerate() {
-            w[i * r + k as usize] = 1.0;
-        }
-        unrows(w, x, &self.rw, x.dtype())
+        let _g = crate::autograd::no_grad();
+        let Some(&d) = self.rw.dims.first() else {
+            return x.detach().ones_like();
+        };
+        let mut shape = vec![1i64; x.dim()];
+        shape[d] = self.rw.r as i64;
+        let pos = Tensor::arange_dtype(0, self.rw.r as i64, 1, DType::I64)?.reshape(&shape)?;
+        pos.eq(&self.idx)?.to_dtype(x.dtype())?.contiguous()
     }
 }
 
@@ -132,7 +108,7 @@ fn along(
 ) -> Result<(Tensor, Tensor)> {
     let e = extremum(x, one_dim(dim, x.dim(), op)?, max, op, false)?;
     let out = e.out(keepdim)?;
-    let idx = build(e.idx.clone(), e.rw.shape(keepdim), DType::I64)?;
+    let idx = e.indices(keepdim)?;
     let name = if max { "MaxBackward0" } else { "MinBackward0" };
     record_weighted(&out, x, name, &e.rw, keepdim, Exact::None, || e.onehot(x))?;
     Ok((out, idx))
@@ -171,11 +147,11 @@ fn arg_impl(
             let flat = x.reshape(&[-1])?;
             let e = extremum(&flat, vec![0], max, op, false)?;
             let shape = if keepdim { vec![1; x.dim()] } else { vec![] };
-            build(e.idx, &shape, DType::I64)
+            crate::ops::util::fresh_output(&e.idx, &shape)
         }
         Some(d) => {
             let e = extremum(x, one_dim(d, x.dim(), op)?, max, op, false)?;
-            build(e.idx.clone(), e.rw.shape(keepdim), DType::I64)
+            e.indices(keepdim)
         }
     }
 }

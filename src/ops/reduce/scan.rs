@@ -2,8 +2,9 @@
 //! (backward computed from the saved input, exact with zeros). Integers/bool accumulate in i64.
 
 use crate::autograd::{SavedTensor, record};
+use crate::backend::RowOp;
 use crate::ops::grad::{backward, input_grad};
-use crate::ops::reduce::util::{Rows, one_dim, rows, unrows};
+use crate::ops::reduce::util::{Rows, one_dim, row_map, rows};
 use crate::{DType, Result, Tensor};
 
 fn scan_dtype(x: &Tensor, dtype: Option<DType>) -> DType {
@@ -14,30 +15,12 @@ fn scan_dtype(x: &Tensor, dtype: Option<DType>) -> DType {
     })
 }
 
-/// Runs `f` over each row (kept dims first, `dim` last) and returns values in `x`'s shape.
-fn scan_f64(
-    x: &Tensor,
-    dim: i64,
-    dt: DType,
-    op: &'static str,
-    f: impl Fn(&mut [f64]),
-) -> Result<(Tensor, Rows, Vec<f64>)> {
-    let ds = one_dim(dim, x.dim(), op)?;
-    let (rw, d) = rows::<f64>(x, &ds)?;
-    let mut v = d.clone();
-    for row in v.chunks_mut(rw.r.max(1)) {
-        f(row);
-    }
-    Ok((unrows(v, x, &rw, dt)?, rw, d))
-}
-
-fn scan_i64(x: &Tensor, dim: i64, op: &'static str, f: impl Fn(&mut [i64])) -> Result<Tensor> {
-    let ds = one_dim(dim, x.dim(), op)?;
-    let (rw, mut d) = rows::<i64>(x, &ds)?;
-    for row in d.chunks_mut(rw.r.max(1)) {
-        f(row);
-    }
-    unrows(d, x, &rw, DType::I64)
+/// `op` along `dim` of `x` into a fresh tensor of `x`'s shape and dtype `dt`, and the rows.
+fn scan(x: &Tensor, dim: i64, dt: DType, op: RowOp, name: &'static str) -> Result<(Tensor, Rows)> {
+    let ds = one_dim(dim, x.dim(), name)?;
+    let rw = rows(x, &ds, name)?;
+    let _g = crate::autograd::no_grad();
+    Ok((row_map(x, None, &rw, dt, op, name)?, rw))
 }
 
 struct CumsumBackward {
@@ -65,12 +48,7 @@ impl Tensor {
     pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let dt = scan_dtype(self, dtype);
         let out = if dt.is_integral(true) {
-            let r = scan_i64(self, dim, "cumsum", |row| {
-                for j in 1..row.len() {
-                    row[j] = row[j].wrapping_add(row[j - 1]);
-                }
-            })?;
-            if dt != DType::I64 { r.to_dtype(dt)? } else { r }
+            scan(self, dim, dt, RowOp::CumSumInt, "cumsum")?.0
         } else if dt.is_complex() || self.dtype().is_complex() {
             crate::bail!(
                 Unsupported,
@@ -85,18 +63,7 @@ impl Tensor {
             } else {
                 self.clone()
             };
-            let round = |v: f64| -> f64 {
-                match dt {
-                    DType::F64 => v,
-                    _ => v as f32 as f64,
-                }
-            };
-            scan_f64(&src, dim, dt, "cumsum", |row| {
-                for j in 1..row.len() {
-                    row[j] = round(row[j] + row[j - 1]);
-                }
-            })?
-            .0
+            scan(&src, dim, dt, RowOp::CumSum, "cumsum")?.0
         };
         if dt.is_differentiable() {
             let d = crate::layout::wrap_dim(dim, self.dim(), "cumsum")? as i64;
@@ -116,16 +83,7 @@ impl Tensor {
     pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
         let dt = scan_dtype(self, dtype);
         if dt.is_integral(true) {
-            let r = scan_i64(self, dim, "cumprod", |row| {
-                for j in 1..row.len() {
-                    row[j] = row[j].wrapping_mul(row[j - 1]);
-                }
-            })?;
-            return if dt != DType::I64 {
-                r.to_dtype(dt)
-            } else {
-                Ok(r)
-            };
+            return Ok(scan(self, dim, dt, RowOp::CumProdInt, "cumprod")?.0);
         }
         if dt.is_complex() || self.dtype().is_complex() {
             crate::bail!(
@@ -134,11 +92,7 @@ impl Tensor {
                 "cumprod: complex inputs are not supported yet"
             );
         }
-        let (out, rw, d) = scan_f64(self, dim, dt, "cumprod", |row| {
-            for j in 1..row.len() {
-                row[j] *= row[j - 1];
-            }
-        })?;
+        let (out, rw) = scan(self, dim, dt, RowOp::CumProd, "cumprod")?;
         if crate::autograd::is_grad_enabled() && self.requires_grad() {
             let x = self.clone();
             let dim = if self.dim() == 0 {
@@ -150,12 +104,7 @@ impl Tensor {
                 &[&out],
                 &[self],
                 || vec![SavedTensor::input(self)],
-                CumprodBackward {
-                    x_rows: d,
-                    rw,
-                    x,
-                    dim,
-                },
+                CumprodBackward { rw, x, dim },
             )?;
         }
         Ok(out)
@@ -165,7 +114,6 @@ impl Tensor {
 /// grad_i = sum_{k >= i} g_k * prod_{j <= k, j != i} x_j (exact with zeros), computed from the
 /// input rows; under `create_graph` the same sum is built from recorded ops on the saved input.
 struct CumprodBackward {
-    x_rows: Vec<f64>,
     rw: Rows,
     x: Tensor,
     dim: usize,
@@ -196,26 +144,16 @@ backward!(
         if ctx.create_graph && g.dim() > 0 {
             return input_grad(self.differentiable(&ctx.saved[0], &g)?);
         }
-        let (_, gr) = rows::<f64>(&g, &self.rw.dims)?;
-        let r = self.rw.r;
-        let mut out = vec![0.0f64; gr.len()];
-        for row in 0..self.rw.m {
-            let (x, gg) = (
-                &self.x_rows[row * r..(row + 1) * r],
-                &gr[row * r..(row + 1) * r],
-            );
-            for i in 0..r {
-                let mut pre: f64 = x[..i].iter().product();
-                let mut acc = 0.0;
-                for k in i..r {
-                    if k > i {
-                        pre *= x[k];
-                    }
-                    acc += gg[k] * pre;
-                }
-                out[row * r + i] = acc;
-            }
-        }
-        input_grad(unrows(out, &self.x, &self.rw, g.dtype())?)
+        let _g = crate::autograd::no_grad();
+        let x = self.x.detach();
+        let out = row_map(
+            &x,
+            Some(&g),
+            &self.rw,
+            g.dtype(),
+            RowOp::CumprodBackward,
+            "cumprod",
+        )?;
+        input_grad(out)
     }
 );

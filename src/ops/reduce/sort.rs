@@ -3,45 +3,15 @@
 //! Values are gathered with the differentiable [`take`] primitive, so their backward scatters
 //! the gradient back to the picked positions (and double backward works); indices are int64.
 
-use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::autograd::no_grad;
 use crate::ops::movement::gather::take;
-use crate::ops::reduce::util::{one_dim, rows};
+use crate::ops::reduce::util::{fresh, one_dim};
 use crate::{DType, Result, Tensor, bail};
 
-/// A sort key that orders like PyTorch: integers exactly, floats with NaN above `+inf`.
-#[derive(Clone, Copy, PartialEq)]
-enum Key {
-    Int(i64),
-    Float(f64),
-}
-
-fn cmp_keys(a: &Key, b: &Key) -> Ordering {
-    match (a, b) {
-        (Key::Int(x), Key::Int(y)) => x.cmp(y),
-        (Key::Float(x), Key::Float(y)) => match (x.is_nan(), y.is_nan()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            _ => x.partial_cmp(y).unwrap_or(Ordering::Equal),
-        },
-        _ => unreachable!("internal: mixed sort keys"),
-    }
-}
-
-/// Rows of `x` along `dim` (that dim last) as keys, plus the row-major flat position in `x` of
-/// every row element, and the wrapped dim (`None` for a 0-dim tensor).
-struct Sorted {
-    m: usize,
-    r: usize,
-    keys: Vec<Key>,
-    pos: Vec<usize>,
-    dim: Option<usize>,
-}
-
-fn key_rows(x: &Tensor, dim: i64, op: &'static str) -> Result<Sorted> {
+/// The wrapped dim (`None` for a 0-dim tensor) and its size, after the dtype check.
+fn sort_dim(x: &Tensor, dim: i64, op: &'static str) -> Result<(Option<usize>, usize)> {
     let dt = x.dtype();
     if dt.is_complex() {
         bail!(
@@ -52,77 +22,38 @@ fn key_rows(x: &Tensor, dim: i64, op: &'static str) -> Result<Sorted> {
             dt.torch_scalar_name()
         );
     }
-    let dims = one_dim(dim, x.dim(), op)?;
-    let _g = no_grad();
-    let (rw, keys) = if dt.is_float() {
-        let (rw, v) = rows::<f64>(x, &dims)?;
-        (rw, v.into_iter().map(Key::Float).collect())
-    } else {
-        let (rw, v) = rows::<i64>(x, &dims)?;
-        (rw, v.into_iter().map(Key::Int).collect())
-    };
-    let n = x.numel() as i64;
-    let ar = Tensor::arange_dtype(0, n, 1, DType::I64)?
-        .reshape(&x.shape().iter().map(|&s| s as i64).collect::<Vec<_>>())?;
-    let (_, pos) = rows::<i64>(&ar, &dims)?;
-    Ok(Sorted {
-        m: rw.m,
-        r: rw.r,
-        keys,
-        pos: pos.into_iter().map(|p| p as usize).collect(),
-        dim: dims.first().copied(),
-    })
+    let d = one_dim(dim, x.dim(), op)?.first().copied();
+    x.check_strided(op)?;
+    Ok((d, d.map_or(1, |d| x.shape()[d])))
 }
 
-/// Permutation of `keys` sorted ascending or descending (ties keep their order).
-fn order(keys: &[Key], descending: bool) -> Vec<usize> {
-    let mut p: Vec<usize> = (0..keys.len()).collect();
-    if descending {
-        p.sort_by(|&a, &b| cmp_keys(&keys[b], &keys[a]));
-    } else {
-        p.sort_by(|&a, &b| cmp_keys(&keys[a], &keys[b]));
-    }
-    p
-}
-
-/// Picks `k` entries per row (`pick(row_keys) -> positions within the row`) and returns the
-/// differentiable values and the int64 indices, shaped like `x` with `dim` of size `k`.
+/// Sorts `x` along `d` (keys ascending, or descending when `descending`), keeps `k` per row
+/// (in input order unless `sorted`), and returns the differentiable values and the int64
+/// indices, shaped like `x` with `d` of size `k`.
+#[allow(clippy::too_many_arguments)]
 fn pick_rows(
     x: &Tensor,
-    s: &Sorted,
+    d: Option<usize>,
     k: usize,
+    descending: bool,
+    sorted: bool,
     name: &'static str,
-    pick: impl Fn(&[Key]) -> Vec<usize>,
 ) -> Result<(Tensor, Tensor)> {
     let mut shape = x.shape();
-    if let Some(d) = s.dim {
+    if let Some(d) = d {
         shape[d] = k;
     }
-    // flat output position of (row i, slot j): the same row-major walk over the output shape
-    let out_pos: Vec<usize> = {
-        let _g = no_grad();
-        let n: usize = shape.iter().product();
-        let ar = Tensor::arange_dtype(0, n as i64, 1, DType::I64)?
-            .reshape(&shape.iter().map(|&v| v as i64).collect::<Vec<_>>())?;
-        let dims: Vec<usize> = s.dim.into_iter().collect();
-        rows::<i64>(&ar, &dims)?
-            .1
-            .into_iter()
-            .map(|p| p as usize)
-            .collect()
-    };
-    let n = s.m * k;
-    let (mut src, mut idx) = (vec![0usize; n], vec![0i64; n]);
-    for i in 0..s.m {
-        let row = &s.keys[i * s.r..(i + 1) * s.r];
-        for (j, &p) in pick(row).iter().enumerate() {
-            let o = out_pos[i * k + j];
-            src[o] = s.pos[i * s.r + p];
-            idx[o] = p as i64;
-        }
-    }
+    let indices = fresh(&shape, DType::I64)?;
+    let src = crate::backend::sort_rows(
+        &indices.data(),
+        &x.data(),
+        x.dtype(),
+        d,
+        k,
+        descending,
+        sorted,
+    )?;
     let values = take(x, Arc::new(src), &shape, name)?;
-    let indices = Tensor::from_vec(idx, &shape)?;
     Ok((values, indices))
 }
 
@@ -141,8 +72,8 @@ impl Tensor {
     /// ```
     pub fn sort(&self, dim: i64, descending: bool, stable: bool) -> Result<(Tensor, Tensor)> {
         let _ = stable;
-        let s = key_rows(self, dim, "sort")?;
-        pick_rows(self, &s, s.r, "SortBackward0", |row| order(row, descending))
+        let (d, r) = sort_dim(self, dim, "sort")?;
+        pick_rows(self, d, r, descending, true, "SortBackward0")
     }
 
     /// Indices that sort `self` along `dim` (the second output of [`Tensor::sort`]).
@@ -177,8 +108,8 @@ impl Tensor {
         largest: bool,
         sorted: bool,
     ) -> Result<(Tensor, Tensor)> {
-        let s = key_rows(self, dim, "topk")?;
-        if k > s.r {
+        let (d, r) = sort_dim(self, dim, "topk")?;
+        if k > r {
             bail!(
                 IndexOutOfRange,
                 "topk",
@@ -186,16 +117,9 @@ impl Tensor {
                 k,
                 dim,
                 self.shape(),
-                s.r
+                r
             );
         }
-        pick_rows(self, &s, k, "TopkBackward0", |row| {
-            let mut p = order(row, largest);
-            p.truncate(k);
-            if !sorted {
-                p.sort_unstable();
-            }
-            p
-        })
+        pick_rows(self, d, k, largest, sorted, "TopkBackward0")
     }
 }

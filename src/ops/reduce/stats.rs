@@ -2,7 +2,8 @@
 //! (p = 1, 2, inf, -inf, "fro"), `all`/`any`. `mean`/`var` are compositions of differentiable
 //! ops; the others record a weight-based backward (see `util::WeightedBackward`).
 
-use crate::ops::reduce::util::{Exact, build, norm_dims, record_weighted, rows, unrows};
+use crate::backend::{ReduceOp, RowOp};
+use crate::ops::reduce::util::{Exact, norm_dims, record_weighted, reduce_to, row_map, rows};
 use crate::{DType, Result, Tensor, bail};
 
 /// Which vector norm [`Tensor::norm`] computes.
@@ -130,27 +131,15 @@ impl Tensor {
                 "prod(): complex inputs are not supported yet"
             );
         }
+        let rw = rows(self, &ds, "prod")?;
+        let _g = crate::autograd::no_grad();
         if dt.is_integral(true) {
-            let (rw, d) = rows::<i64>(self, &ds)?;
-            let v: Vec<i64> = d
-                .chunks(rw.r.max(1))
-                .take(rw.m)
-                .map(|c| {
-                    if rw.r == 0 {
-                        1
-                    } else {
-                        c.iter().fold(1i64, |a, &b| a.wrapping_mul(b))
-                    }
-                })
-                .collect();
-            return build(v, rw.shape(keepdim), DType::I64);
+            let out = reduce_to(self, &rw, DType::I64, ReduceOp::Prod, "prod")?;
+            return crate::ops::util::fresh_output(&out, rw.shape(keepdim));
         }
-        let (rw, d) = rows::<f64>(self, &ds)?;
-        let r = rw.r;
-        let v: Vec<f64> = (0..rw.m)
-            .map(|i| d[i * r..(i + 1) * r].iter().product())
-            .collect();
-        let out = build(v, rw.shape(keepdim), dt)?;
+        let out = reduce_to(self, &rw, dt, ReduceOp::Prod, "prod")?;
+        let out = crate::ops::util::fresh_output(&out, rw.shape(keepdim))?;
+        drop(_g);
         record_weighted(
             &out,
             self,
@@ -160,21 +149,8 @@ impl Tensor {
             Exact::Prod,
             || {
                 // product of all other elements of the row (prefix * suffix; exact with zeros)
-                let mut w = vec![0.0f64; d.len()];
-                for i in 0..rw.m {
-                    let row = &d[i * r..(i + 1) * r];
-                    let mut pre = 1.0;
-                    for j in 0..r {
-                        w[i * r + j] = pre;
-                        pre *= row[j];
-                    }
-                    let mut suf = 1.0;
-                    for j in (0..r).rev() {
-                        w[i * r + j] *= suf;
-                        suf *= row[j];
-                    }
-                }
-                unrows(w, self, &rw, dt)
+                let _g = crate::autograd::no_grad();
+                row_map(self, None, &rw, dt, RowOp::ProdOthers, "prod")
             },
         )?;
         Ok(out)
@@ -196,24 +172,12 @@ impl Tensor {
         } else {
             DType::F32
         };
-        let (rw, d) = rows::<f64>(self, &ds)?;
-        let r = rw.r;
-        let v: Vec<f64> = (0..rw.m)
-            .map(|i| {
-                let row = &d[i * r..(i + 1) * r];
-                let m = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                if m.is_infinite() || row.iter().any(|v| v.is_nan()) {
-                    if row.iter().any(|v| v.is_nan()) {
-                        f64::NAN
-                    } else {
-                        m
-                    }
-                } else {
-                    m + row.iter().map(|&v| (v - m).exp()).sum::<f64>().ln()
-                }
-            })
-            .collect();
-        let out = build(v.clone(), rw.shape(keepdim), dt)?;
+        let rw = rows(self, &ds, "logsumexp")?;
+        let g = crate::autograd::no_grad();
+        // in f64 first: the backward weights use the unrounded result
+        let v = reduce_to(self, &rw, DType::F64, ReduceOp::Logsumexp, "logsumexp")?;
+        let out = crate::ops::util::fresh_output(&v.to_dtype(dt)?, rw.shape(keepdim))?;
+        drop(g);
         record_weighted(
             &out,
             self,
@@ -222,12 +186,8 @@ impl Tensor {
             keepdim,
             Exact::Logsumexp,
             || {
-                let w: Vec<f64> = d
-                    .iter()
-                    .enumerate()
-                    .map(|(k, &x)| (x - v[k / r.max(1)]).exp())
-                    .collect();
-                unrows(w, self, &rw, dt)
+                let _g = crate::autograd::no_grad();
+                row_map(self, Some(&v), &rw, dt, RowOp::ExpShift, "logsumexp")
             },
         )?;
         Ok(out)
@@ -246,73 +206,20 @@ impl Tensor {
         float_only(self, "norm")?;
         let ds = norm_dims(Some(dims), self.dim(), "norm")?;
         let dt = self.dtype();
-        let (rw, d) = rows::<f64>(self, &ds)?;
-        let r = rw.r;
-        let v: Vec<f64> = (0..rw.m)
-            .map(|i| {
-                let row = d[i * r..(i + 1) * r].iter().map(|v| v.abs());
-                match ord {
-                    NormOrd::L1 => row.sum(),
-                    NormOrd::L2 => row.map(|v| v * v).sum::<f64>().sqrt(),
-                    NormOrd::Inf => row.fold(0.0, |a: f64, b| {
-                        if b.is_nan() || a.is_nan() {
-                            f64::NAN
-                        } else {
-                            a.max(b)
-                        }
-                    }),
-                    NormOrd::NegInf => row.fold(f64::INFINITY, |a: f64, b| {
-                        if b.is_nan() || a.is_nan() {
-                            f64::NAN
-                        } else {
-                            a.min(b)
-                        }
-                    }),
-                }
-            })
-            .collect();
-        let out = build(v.clone(), rw.shape(keepdim), dt)?;
+        let rw = rows(self, &ds, "norm")?;
+        let g = crate::autograd::no_grad();
+        // in f64 first: the backward weights use the unrounded result
+        let v = reduce_to(self, &rw, DType::F64, ReduceOp::Norm(ord), "norm")?;
+        let out = crate::ops::util::fresh_output(&v.to_dtype(dt)?, rw.shape(keepdim))?;
+        drop(g);
         let exact = if ord == NormOrd::L2 {
             Exact::NormL2
         } else {
             Exact::None
         };
         record_weighted(&out, self, "NormBackward1", &rw, keepdim, exact, || {
-            let sgn = |x: f64| {
-                if x > 0.0 {
-                    1.0
-                } else if x < 0.0 {
-                    -1.0
-                } else {
-                    0.0
-                }
-            };
-            let mut w = vec![0.0f64; d.len()];
-            for i in 0..rw.m {
-                let row = &d[i * r..(i + 1) * r];
-                let cnt = row.iter().filter(|x| x.abs() == v[i]).count().max(1) as f64;
-                for j in 0..r {
-                    let x = row[j];
-                    w[i * r + j] = match ord {
-                        NormOrd::L1 => sgn(x),
-                        NormOrd::L2 => {
-                            if v[i] == 0.0 {
-                                0.0
-                            } else {
-                                x / v[i]
-                            }
-                        }
-                        NormOrd::Inf | NormOrd::NegInf => {
-                            if x.abs() == v[i] {
-                                sgn(x) / cnt
-                            } else {
-                                0.0
-                            }
-                        }
-                    };
-                }
-            }
-            unrows(w, self, &rw, dt)
+            let _g = crate::autograd::no_grad();
+            row_map(self, Some(&v), &rw, dt, RowOp::NormWeights(ord), "norm")
         })?;
         Ok(out)
     }
@@ -345,41 +252,32 @@ impl Tensor {
 fn logical(x: &Tensor, dims: &[i64], keepdim: bool, all: bool) -> Result<Tensor> {
     let op = if all { "all" } else { "any" };
     let ds = norm_dims(Some(dims), x.dim(), op)?;
-    let (rw, d) = rows::<bool>(x, &ds)?;
-    let r = rw.r;
-    let v: Vec<bool> = (0..rw.m)
-        .map(|i| {
-            let row = &d[i * r..(i + 1) * r];
-            if all {
-                row.iter().all(|&b| b)
-            } else {
-                row.iter().any(|&b| b)
-            }
-        })
-        .collect();
+    let rw = rows(x, &ds, op)?;
     let dt = if x.dtype() == DType::U8 {
         DType::U8
     } else {
         DType::Bool
     };
-    build(v, rw.shape(keepdim), dt)
+    let rop = if all { ReduceOp::All } else { ReduceOp::Any };
+    let _g = crate::autograd::no_grad();
+    let out = reduce_to(x, &rw, dt, rop, op)?;
+    crate::ops::util::fresh_output(&out, rw.shape(keepdim))
 }
 
 /// Square root used by `std`, with backward `g / (2 * out)` (rebuilt from the saved output
 /// under `create_graph`).
 fn sqrt_of(v: &Tensor) -> Result<Tensor> {
-    let d = v.to_vec::<f64>()?;
-    let out = build(
-        d.iter().map(|x| x.sqrt()).collect::<Vec<_>>(),
-        &v.shape(),
-        v.dtype(),
-    )?;
+    // in f64 then rounded, as a correctly rounded square root of every dtype
+    let g = crate::autograd::no_grad();
+    let s64 = v.detach().to_dtype(DType::F64)?.sqrt()?;
+    let out = s64.to_dtype(v.dtype())?.contiguous()?;
+    drop(g);
     if crate::autograd::is_grad_enabled() && v.requires_grad() {
-        let w = build(
-            d.iter().map(|x| 0.5 / x.sqrt()).collect::<Vec<_>>(),
-            &v.shape(),
-            v.dtype(),
-        )?;
+        let w = {
+            let _g = crate::autograd::no_grad();
+            // 0.5 / sqrt(v): the reciprocal scaled by a power of two
+            s64.reciprocal()?.mul(0.5)?.to_dtype(v.dtype())?
+        };
         crate::autograd::record(
             &[&out],
             &[v],

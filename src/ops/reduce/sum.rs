@@ -1,100 +1,11 @@
 //! Reductions. `sum` (all dims or given dims, keepdim) and `sum_to_size` live here with their
 //! backward; integer and bool sums accumulate (and return) i64, f16/bf16 accumulate in f32.
+//! The kernels are the backend's (`Backend::sum_into`, `Backend::sum_dense`).
 
 use crate::autograd::record;
-use crate::layout::{Layout, for_each_run, wrap_dims};
+use crate::layout::{Layout, wrap_dims};
 use crate::ops::grad::{backward, input_grad};
-use crate::ops::util::{broadcast_strides, with_raw};
-use crate::tensor::TensorData;
-use crate::{DType, Element, Result, Tensor, dispatch};
-
-/// Sums a contiguous run with 8 independent accumulators (vectorisable).
-#[inline]
-fn sum_run<T: Element>(p: &[T]) -> T {
-    let mut acc = [T::zero(); 8];
-    let chunks = p.chunks_exact(8);
-    let rem = chunks.remainder();
-    for c in chunks {
-        for k in 0..8 {
-            acc[k] = acc[k].add(c[k]);
-        }
-    }
-    let mut s = T::zero();
-    for a in acc {
-        s = s.add(a);
-    }
-    for &v in rem {
-        s = s.add(v);
-    }
-    s
-}
-
-/// Sum-reduces `x` (already of accumulation dtype `T`) over `dims` into `out` (keepdim shape,
-/// zero-initialised, contiguous).
-fn sum_kernel<T: Element>(x: &TensorData, out: &TensorData, in_shape: &[usize]) {
-    let out_st = broadcast_strides(&out.layout, in_shape);
-    let out_geo = TensorData {
-        storage: out.storage.clone(),
-        layout: Layout::new(
-            in_shape.to_vec(),
-            out_st
-                .iter()
-                .map(|&s| s as usize)
-                .collect::<crate::layout::Dims>(),
-            out.layout.offset(),
-        ),
-    };
-    with_raw(&out_geo, in_shape, &[x], |o, ins| {
-        let (po, px) = (o.ptr as *mut T, ins[0].ptr as *const T);
-        for_each_run(
-            in_shape,
-            [o.strides, ins[0].strides],
-            [o.offset, ins[0].offset],
-            |[oo, ox], len, [so, sx]| {
-                // SAFETY: geometries are tensor layouts inside their locked storages; `out` is a
-                // fresh tensor distinct from `x`.
-                unsafe {
-                    if so == 0 && sx == 1 {
-                        let s = sum_run(std::slice::from_raw_parts(px.offset(ox), len));
-                        *po.offset(oo) = (*po.offset(oo)).add(s);
-                    } else {
-                        for i in 0..len as isize {
-                            let p = po.offset(oo + i * so);
-                            *p = (*p).add(*px.offset(ox + i * sx));
-                        }
-                    }
-                }
-            },
-        );
-    });
-}
-
-/// Full reductions of at least this many contiguous elements are split across the kernel team.
-const PAR_SUM_MIN: usize = 1 << 20;
-
-/// Sums all of contiguous `x` into the single element of `out`: a few contiguous ranges per
-/// team thread, each summed in 64K-element chunks, the range sums added in order.
-fn par_sum_all<T: Element>(x: &TensorData, out: &TensorData) {
-    use crate::backend::cpu::team;
-    let n = x.layout.numel();
-    let parts = (team::size() * team::PARTS_PER_THREAD).min(n.div_ceil(1 << 16));
-    let per = n.div_ceil(parts);
-    with_raw(out, &[], &[x], |o, ins| {
-        // SAFETY: `x` is contiguous, so its `n` elements start at its offset inside the locked
-        // storage; `out` is a fresh 1-element tensor distinct from `x`.
-        unsafe {
-            let px = std::slice::from_raw_parts((ins[0].ptr as *const T).offset(ins[0].offset), n);
-            let sums = team::map(parts, &|i| {
-                let r = &px[(i * per).min(n)..((i + 1) * per).min(n)];
-                r.chunks(1 << 16)
-                    .map(sum_run)
-                    .fold(T::zero(), |a, b| a.add(b))
-            });
-            let s = sums.into_iter().fold(T::zero(), |a, b| a.add(b));
-            *(o.ptr as *mut T).offset(o.offset) = s;
-        }
-    });
-}
+use crate::{DType, Result, Tensor};
 
 /// The dtype `sum` returns for an input dtype.
 pub(crate) fn sum_dtype(d: DType) -> DType {
@@ -140,35 +51,18 @@ pub(crate) fn sum_raw(x: &Tensor, dims: Option<&[usize]>, keepdim: bool) -> Resu
 /// The full sum of a non-overlapping dense float tensor (in memory order, pairwise, f16/bf16
 /// accumulated in f32) as a tensor of `kshape` in `sum_dtype`; `None` for other tensors.
 fn full_sum_dense(x: &Tensor, kshape: &[usize]) -> Option<Result<Tensor>> {
-    use crate::backend::cpu::sum::sum;
-    let d = x.data_ref();
-    let l = &d.layout;
-    let n = l.numel();
-    if n == 0 || !l.is_non_overlapping_and_dense() {
+    if !x.dtype().is_float() {
         return None;
     }
-    let g = d.storage.read();
-    if (l.offset() + n) * x.dtype().size() > g.len() {
-        return None;
-    }
-    macro_rules! go {
-        ($S:ty, $conv:expr) => {{
-            // SAFETY: a dense layout covers `n` elements from its offset (strides are
-            // non-negative), inside the read-locked storage (checked above); every Element is
-            // plain old data and the buffer is aligned for it.
-            let xs =
-                unsafe { std::slice::from_raw_parts((g.as_ptr() as *const $S).add(l.offset()), n) };
-            sum(xs, &$conv)
-        }};
-    }
-    use crate::dtype::FloatCompute;
-    Some(crate::match_dtype!(x.dtype(), float, T => {
-        Tensor::from_vec(vec![T::narrow(go!(T, |v: T| v.widen()))], kshape)
-    }, else return None))
+    let out = match Tensor::empty(kshape, x.dtype()) {
+        Ok(t) => t,
+        Err(e) => return Some(Err(e)),
+    };
+    crate::backend::sum_dense(&out.data(), &x.data(), x.dtype()).then_some(Ok(out))
 }
 
 /// Sum of `x` (of `shape`) over `dims` into a tensor of the keepdim shape `kshape`, in
-/// `sum_dtype`: the strided kernel (and the parallel one for full sums of contiguous tensors of
+/// `sum_dtype`: the strided kernel (parallel for full sums of large contiguous tensors of
 /// dtypes without a dense fast path).
 fn sum_general(x: &Tensor, shape: &[usize], dims: &[usize], kshape: &[usize]) -> Result<Tensor> {
     let acc = x.dtype().accumulate_dtype();
@@ -179,11 +73,7 @@ fn sum_general(x: &Tensor, shape: &[usize], dims: &[usize], kshape: &[usize]) ->
         x.to_dtype(acc)?
     };
     let out = Tensor::zeros(kshape, acc)?;
-    if dims.len() == shape.len() && xin.is_contiguous() && xin.numel() >= PAR_SUM_MIN {
-        dispatch!(acc, T => par_sum_all::<T>(&xin.data(), &out.data()));
-    } else {
-        dispatch!(acc, T => sum_kernel::<T>(&xin.data(), &out.data(), shape));
-    }
+    crate::backend::sum_into(&out.data(), &xin.data(), acc, dims.len() == shape.len());
     if out.dtype() != sum_dtype(x.dtype()) {
         let _g = crate::autograd::no_grad();
         out.to_dtype(sum_dtype(x.dtype()))

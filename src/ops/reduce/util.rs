@@ -1,16 +1,17 @@
-//! Shared plumbing for the non-`sum` reductions: normalising dim lists and viewing an input as
-//! `m` rows of `r` reduced elements (kept dims first, reduced dims last), plus building results.
+//! Shared plumbing for the non-`sum` reductions: normalising dim lists, the row geometry of a
+//! reduction (`m` rows of `r` reduced elements: kept dims first, reduced dims last), calls to
+//! the backend's row kernels into fresh outputs, and the weight-based backward.
 
+use crate::backend::{ReduceOp, RowOp};
 use crate::layout::{wrap_dim, wrap_dims};
 use crate::ops::grad::{backward, input_grad};
-use crate::{DType, Element, Result, Tensor};
+use crate::{DType, Result, Tensor};
 
-/// Geometry of a reduction: output shapes with and without kept dims, rows `m`, row length `r`.
+/// Geometry of a reduction: its dims, output shapes with and without kept dims, row length `r`.
 pub(crate) struct Rows {
     pub dims: Vec<usize>,
     pub kshape: Vec<usize>,
     pub oshape: Vec<usize>,
-    pub m: usize,
     pub r: usize,
 }
 
@@ -36,41 +37,79 @@ pub(crate) fn one_dim(dim: i64, nd: usize, op: &'static str) -> Result<Vec<usize
     Ok(if nd == 0 { Vec::new() } else { vec![d] })
 }
 
-/// Reads `x` as rows over `dims`, converting every element to `T`.
-pub(crate) fn rows<T: Element>(x: &Tensor, dims: &[usize]) -> Result<(Rows, Vec<T>)> {
+/// The row geometry of reducing `x` over `dims`; errors for a sparse `x`.
+pub(crate) fn rows(x: &Tensor, dims: &[usize], op: &'static str) -> Result<Rows> {
+    x.check_strided(op)?;
     let shape = x.shape();
-    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
-    let perm: Vec<i64> = kept.iter().chain(dims.iter()).map(|&d| d as i64).collect();
-    let data = x.detach().permute(&perm)?.to_vec::<T>()?;
     let kshape: Vec<usize> = shape
         .iter()
         .enumerate()
         .map(|(i, &s)| if dims.contains(&i) { 1 } else { s })
         .collect();
-    let oshape: Vec<usize> = kept.iter().map(|&d| shape[d]).collect();
-    let m = oshape.iter().product();
+    let oshape: Vec<usize> = (0..shape.len())
+        .filter(|d| !dims.contains(d))
+        .map(|d| shape[d])
+        .collect();
     let r = dims.iter().map(|&d| shape[d]).product();
-    Ok((
-        Rows {
-            dims: dims.to_vec(),
-            kshape,
-            oshape,
-            m,
-            r,
-        },
-        data,
-    ))
+    Ok(Rows {
+        dims: dims.to_vec(),
+        kshape,
+        oshape,
+        r,
+    })
 }
 
-/// Builds a tensor of `dtype` and `shape` from computed values (no autograd).
-pub(crate) fn build<T: Element>(v: Vec<T>, shape: &[usize], dtype: DType) -> Result<Tensor> {
-    let t = Tensor::from_vec(v, shape)?;
-    if t.dtype() == dtype {
-        Ok(t)
-    } else {
-        let _g = crate::autograd::no_grad();
-        t.to_dtype(dtype)
-    }
+/// A fresh contiguous tensor of `shape` and `dtype` for a kernel that writes every element.
+pub(crate) fn fresh(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    Tensor::empty_strided(shape, &crate::layout::contiguous_strides(shape), dtype)
+}
+
+/// `op` over `rw`'s dims of `x` (read as `x`'s dtype) into a fresh tensor of the keepdim shape
+/// and dtype `dt` (no autograd).
+pub(crate) fn reduce_to(
+    x: &Tensor,
+    rw: &Rows,
+    dt: DType,
+    op: ReduceOp,
+    name: &'static str,
+) -> Result<Tensor> {
+    let out = fresh(&rw.kshape, dt)?;
+    crate::backend::reduce(
+        &out.data(),
+        dt,
+        None,
+        &x.data(),
+        x.dtype(),
+        &rw.dims,
+        op,
+        name,
+    )?;
+    Ok(out)
+}
+
+/// `op` applied to every row over `rw`'s dims of `x` (with the same row of `y`, which
+/// broadcasts to `x`) into a fresh tensor of `x`'s shape and dtype `dt` (no autograd).
+pub(crate) fn row_map(
+    x: &Tensor,
+    y: Option<&Tensor>,
+    rw: &Rows,
+    dt: DType,
+    op: RowOp,
+    name: &'static str,
+) -> Result<Tensor> {
+    let out = fresh(&x.shape(), dt)?;
+    let yd = y.map(|t| (t.data(), t.dtype()));
+    crate::backend::row_map(
+        &out.data(),
+        dt,
+        &x.data(),
+        x.dtype(),
+        yd.as_ref().map(|(d, dt)| (d, *dt)),
+        &rw.dims,
+        op,
+        name,
+    )?;
+    Ok(out)
 }
 
 /// Re-inserts the reduced `dims` (as size 1) into a non-keepdim gradient so it broadcasts
@@ -85,21 +124,6 @@ pub(crate) fn unsqueeze_dims(g: &Tensor, dims: &[usize], keepdim: bool) -> Resul
         }
     }
     Ok(g)
-}
-
-/// Scatters row-major `[m, r]` values (kept dims first) back into `x`'s shape, as `dtype`.
-pub(crate) fn unrows<T: Element>(v: Vec<T>, x: &Tensor, rw: &Rows, dtype: DType) -> Result<Tensor> {
-    let shape = x.shape();
-    let kept: Vec<usize> = (0..shape.len()).filter(|d| !rw.dims.contains(d)).collect();
-    let order: Vec<usize> = kept.iter().chain(rw.dims.iter()).copied().collect();
-    let pshape: Vec<usize> = order.iter().map(|&d| shape[d]).collect();
-    let mut inv = vec![0i64; order.len()];
-    for (i, &d) in order.iter().enumerate() {
-        inv[d] = i as i64;
-    }
-    let _g = crate::autograd::no_grad();
-    let t = build(v, &pshape, dtype)?.permute(&inv)?;
-    crate::ops::util::fresh_output(&t, &shape)
 }
 
 /// How a [`WeightedBackward`] rebuilds its weight from differentiable ops when a higher-order

@@ -1,0 +1,395 @@
+//! Row reductions over a strided source, in place: the source is seen as `m` rows (kept dims,
+//! row-major) of `r` elements (reduced dims, row-major) through its permuted layout (kept dims
+//! first, reduced dims last), never copied. A [`Fold`] visits each row's elements in order
+//! (`j = 0..r`), so first-index ties and NaN rules are those of a sequential scan. Rows whose
+//! elements are contiguous are read as slices; "outer" reductions (whose last kept dim has unit
+//! stride) fold a block of adjacent rows together, reading the source in memory order.
+//! Rows are split over the kernel team when the work pays.
+
+use super::team;
+use crate::backend::ReduceOp;
+use crate::dtype::cast;
+use crate::layout::Layout;
+use crate::storage::CpuBuffer;
+use crate::{DType, Element, NormOrd, dispatch, match_dtype};
+use smallvec::SmallVec;
+
+/// Elements of work (rows x row length) below which a reduction runs on one thread.
+const PAR_MIN: usize = 1 << 16;
+
+/// The elements of a buffer as `T`.
+pub(crate) fn elems<T: Element>(b: &CpuBuffer) -> &[T] {
+    // SAFETY: the buffer is allocated aligned for every element type, every bit pattern of its
+    // initialised bytes is read as plain old data by `Element` types except bool, whose tensor
+    // bytes are only ever written as 0/1; the slice covers whole elements inside the buffer.
+    unsafe {
+        std::slice::from_raw_parts(b.as_ptr() as *const T, b.len() / std::mem::size_of::<T>())
+    }
+}
+
+/// The elements of a buffer as mutable `T`.
+pub(crate) fn elems_mut<T: Element>(b: &mut CpuBuffer) -> &mut [T] {
+    let n = b.len() / std::mem::size_of::<T>();
+    // SAFETY: as in [`elems`], borrowed exclusively.
+    unsafe { std::slice::from_raw_parts_mut(b.as_mut_ptr() as *mut T, n) }
+}
+
+/// A layout seen as `m` rows of `r` elements: its last `nred` dims are the row.
+pub(crate) struct Geo {
+    kept_sizes: SmallVec<[usize; 6]>,
+    kept_strides: SmallVec<[isize; 6]>,
+    /// offset of every row element from the row's base, in row order
+    pub red: Vec<isize>,
+    offset: isize,
+    pub m: usize,
+    pub r: usize,
+}
+
+impl Geo {
+    pub(crate) fn new(l: &Layout, nred: usize) -> Geo {
+        let nk = l.dim() - nred;
+        let (ks, rs) = l.sizes().split_at(nk);
+        let (kst, rst) = l.strides().split_at(nk);
+        let r: usize = rs.iter().product();
+        let mut red = Vec::with_capacity(r);
+        let mut idx: SmallVec<[usize; 6]> = SmallVec::from_elem(0, rs.len());
+        let mut off = 0isize;
+        for _ in 0..r {
+            red.push(off);
+            for d in (0..rs.len()).rev() {
+                idx[d] += 1;
+                off += rst[d] as isize;
+                if idx[d] < rs[d] {
+                    break;
+                }
+                off -= (rs[d] * rst[d]) as isize;
+                idx[d] = 0;
+            }
+        }
+        Geo {
+            kept_sizes: ks.into(),
+            kept_strides: kst.iter().map(|&s| s as isize).collect(),
+            red,
+            offset: l.offset() as isize,
+            m: ks.iter().product(),
+            r,
+        }
+    }
+
+    /// Offset of row `i`'s first element.
+    #[inline]
+    pub(crate) fn base(&self, mut i: usize) -> isize {
+        let mut off = self.offset;
+        for d in (0..self.kept_sizes.len()).rev() {
+            let s = self.kept_sizes[d];
+            off += (i % s) as isize * self.kept_strides[d];
+            i /= s;
+        }
+        off
+    }
+
+    /// Whether every row is one contiguous run.
+    fn rows_contiguous(&self) -> bool {
+        self.red.iter().enumerate().all(|(j, &o)| o == j as isize)
+    }
+
+    /// The width of the outer-reduction blocks: the last kept dim's size when its stride is 1
+    /// (and rows are not contiguous themselves), else 0.
+    fn block_width(&self) -> usize {
+        match (self.kept_sizes.last(), self.kept_strides.last()) {
+            (Some(&c), Some(&1)) if c >= 8 && self.r > 1 && !self.rows_contiguous() => c,
+            _ => 0,
+        }
+    }
+}
+
+/// A sequential fold over a row's elements: `step(state, x[j], j)` for `j = 0..r`.
+pub(crate) trait Fold<T>: Sync {
+    type S: Copy + Send + Sync;
+    fn init(&self, row: usize) -> Self::S;
+    fn step(&self, s: &mut Self::S, v: T, j: usize);
+}
+
+/// Splits `n` items into parts for the team when `work` elements pay for it.
+fn parts(n: usize, work: usize) -> usize {
+    if work < PAR_MIN || n < 2 {
+        1
+    } else {
+        (team::size() * team::PARTS_PER_THREAD).min(n)
+    }
+}
+
+/// The states of `f` folded over every row of `x` (geometry `g`), in row order. `x` holds the
+/// buffer's elements; every offset `g` names lies inside it (checked by the caller).
+pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<F::S> {
+    let (m, r) = (g.m, g.r);
+    let w = g.block_width();
+    if let Some(groups) = m.checked_div(w) {
+        // outer reduction: `groups` of `w` adjacent rows, split by column ranges
+        let np = parts(w, m * r).max(1);
+        let per = w.div_ceil(np);
+        let cols = |lo: usize, hi: usize| -> Vec<F::S> {
+            let mut out = Vec::with_capacity(groups * (hi - lo));
+            for gi in 0..groups {
+                let base = g.base(gi * w) + lo as isize;
+                let mut st: Vec<F::S> = (lo..hi).map(|c| f.init(gi * w + c)).collect();
+                for (j, &o) in g.red.iter().enumerate() {
+                    let p = (base + o) as usize;
+                    for (s, &v) in st.iter_mut().zip(&x[p..p + (hi - lo)]) {
+                        f.step(s, v, j);
+                    }
+                }
+                out.push(st);
+            }
+            out.into_iter().flatten().collect()
+        };
+        if np == 1 {
+            return cols(0, w);
+        }
+        let chunks = team::map(np, &|i| cols((i * per).min(w), ((i + 1) * per).min(w)));
+        // reassemble row order: group-major, then columns
+        let mut out = Vec::with_capacity(m);
+        for gi in 0..groups {
+            for (i, ch) in chunks.iter().enumerate() {
+                let width = ((i + 1) * per).min(w) - (i * per).min(w);
+                out.extend_from_slice(&ch[gi * width..(gi + 1) * width]);
+            }
+        }
+        return out;
+    }
+    let contig = g.rows_contiguous();
+    let rows = |lo: usize, hi: usize| -> Vec<F::S> {
+        (lo..hi)
+            .map(|i| {
+                let mut s = f.init(i);
+                let b = g.base(i);
+                if contig {
+                    let p = b as usize;
+                    for (j, &v) in x[p..p + r].iter().enumerate() {
+                        f.step(&mut s, v, j);
+                    }
+                } else {
+                    for (j, &o) in g.red.iter().enumerate() {
+                        f.step(&mut s, x[(b + o) as usize], j);
+                    }
+                }
+                s
+            })
+            .collect()
+    };
+    let np = parts(m, m * r);
+    if np == 1 {
+        return rows(0, m);
+    }
+    let per = m.div_ceil(np);
+    team::map(np, &|i| rows((i * per).min(m), ((i + 1) * per).min(m)))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// Extremum with its first index; NaN wins (and stops the scan).
+struct Ext<const MAX: bool>;
+
+impl<T: Element + PartialOrd, const MAX: bool> Fold<T> for Ext<MAX> {
+    type S = (T, usize, bool);
+    #[inline(always)]
+    fn init(&self, _: usize) -> Self::S {
+        (T::zero(), 0, false)
+    }
+    #[inline(always)]
+    #[allow(clippy::eq_op)]
+    fn step(&self, s: &mut Self::S, v: T, j: usize) {
+        if s.2 {
+            return;
+        }
+        if j == 0 || v != v {
+            *s = (v, j, v != v);
+        } else if (MAX && v > s.0) || (!MAX && v < s.0) {
+            s.0 = v;
+            s.1 = j;
+        }
+    }
+}
+
+/// `f64` product (sequential, from 1).
+struct ProdF;
+impl<T: Element> Fold<T> for ProdF {
+    type S = f64;
+    fn init(&self, _: usize) -> f64 {
+        1.0
+    }
+    #[inline(always)]
+    fn step(&self, s: &mut f64, v: T, _: usize) {
+        *s *= cast::<T, f64>(v);
+    }
+}
+
+/// Wrapping `i64` product.
+struct ProdI;
+impl<T: Element> Fold<T> for ProdI {
+    type S = i64;
+    fn init(&self, _: usize) -> i64 {
+        1
+    }
+    #[inline(always)]
+    fn step(&self, s: &mut i64, v: T, _: usize) {
+        *s = s.wrapping_mul(cast::<T, i64>(v));
+    }
+}
+
+/// The zero `Iterator::sum` of f64 starts from (so empty rows keep its sign).
+fn sum_zero() -> f64 {
+    std::iter::empty::<f64>().sum()
+}
+
+/// Vector norms in f64 (L2 before its square root).
+struct Norm(NormOrd);
+impl<T: Element> Fold<T> for Norm {
+    type S = f64;
+    fn init(&self, _: usize) -> f64 {
+        match self.0 {
+            NormOrd::L1 | NormOrd::L2 => sum_zero(),
+            NormOrd::Inf => 0.0,
+            NormOrd::NegInf => f64::INFINITY,
+        }
+    }
+    #[inline(always)]
+    fn step(&self, s: &mut f64, v: T, _: usize) {
+        let b = cast::<T, f64>(v).abs();
+        *s = match self.0 {
+            NormOrd::L1 => *s + b,
+            NormOrd::L2 => *s + b * b,
+            NormOrd::Inf | NormOrd::NegInf if b.is_nan() || s.is_nan() => f64::NAN,
+            NormOrd::Inf => s.max(b),
+            NormOrd::NegInf => s.min(b),
+        };
+    }
+}
+
+/// Largest element (NaN ignored) and whether a NaN was seen: pass 1 of logsumexp.
+struct LseMax;
+impl<T: Element> Fold<T> for LseMax {
+    type S = (f64, bool);
+    fn init(&self, _: usize) -> Self::S {
+        (f64::NEG_INFINITY, false)
+    }
+    #[inline(always)]
+    fn step(&self, s: &mut Self::S, v: T, _: usize) {
+        let v = cast::<T, f64>(v);
+        s.0 = s.0.max(v);
+        s.1 |= v.is_nan();
+    }
+}
+
+/// `sum(exp(x - shift[row]))`: pass 2 of logsumexp.
+struct LseSum<'a>(&'a [(f64, bool)]);
+impl<T: Element> Fold<T> for LseSum<'_> {
+    type S = (f64, f64);
+    fn init(&self, row: usize) -> Self::S {
+        (sum_zero(), self.0[row].0)
+    }
+    #[inline(always)]
+    fn step(&self, s: &mut Self::S, v: T, _: usize) {
+        s.0 += (cast::<T, f64>(v) - s.1).exp();
+    }
+}
+
+/// `all` (`ALL`) or `any` of the elements as bool.
+struct Logic<const ALL: bool>;
+impl<T: Element, const ALL: bool> Fold<T> for Logic<ALL> {
+    type S = bool;
+    fn init(&self, _: usize) -> bool {
+        ALL
+    }
+    #[inline(always)]
+    fn step(&self, s: &mut bool, v: T, _: usize) {
+        let b = cast::<T, bool>(v);
+        *s = if ALL { *s && b } else { *s || b };
+    }
+}
+
+/// Writes `vals` (cast to `dt`) to the first `vals.len()` elements of `dst` from `off`.
+fn write<V: Element>(dst: &mut CpuBuffer, off: usize, dt: DType, vals: &[V]) {
+    dispatch!(dt, D => {
+        let d = &mut elems_mut::<D>(dst)[off..off + vals.len()];
+        for (o, &v) in d.iter_mut().zip(vals) {
+            *o = cast::<V, D>(v);
+        }
+    })
+}
+
+/// [`crate::backend::Backend::reduce`] on the CPU.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reduce(
+    dst: &mut CpuBuffer,
+    doff: usize,
+    ddt: DType,
+    idx: Option<(&mut CpuBuffer, usize)>,
+    src: &CpuBuffer,
+    sl: &Layout,
+    sdt: DType,
+    nred: usize,
+    op: ReduceOp,
+) {
+    let g = Geo::new(sl, nred);
+    match op {
+        ReduceOp::Max | ReduceOp::Min => match_dtype!(sdt, real, T => {
+            let x = elems::<T>(src);
+            let st = if op == ReduceOp::Max {
+                fold_rows(x, &g, &Ext::<true>)
+            } else {
+                fold_rows(x, &g, &Ext::<false>)
+            };
+            let v: Vec<T> = st.iter().map(|s| s.0).collect();
+            write(dst, doff, ddt, &v);
+            if let Some((ib, ioff)) = idx {
+                let iv: Vec<i64> = st.iter().map(|s| s.1 as i64).collect();
+                write(ib, ioff, DType::I64, &iv);
+            }
+        }),
+        ReduceOp::Prod => dispatch!(sdt, T => {
+            let x = elems::<T>(src);
+            if sdt.is_integral(true) {
+                write(dst, doff, ddt, &fold_rows(x, &g, &ProdI));
+            } else {
+                write(dst, doff, ddt, &fold_rows(x, &g, &ProdF));
+            }
+        }),
+        ReduceOp::Norm(ord) => dispatch!(sdt, T => {
+            let mut v = fold_rows(elems::<T>(src), &g, &Norm(ord));
+            if ord == NormOrd::L2 {
+                v.iter_mut().for_each(|s| *s = s.sqrt());
+            }
+            write(dst, doff, ddt, &v);
+        }),
+        ReduceOp::Logsumexp => dispatch!(sdt, T => {
+            let x = elems::<T>(src);
+            let mx = fold_rows(x, &g, &LseMax);
+            let sums = fold_rows(x, &g, &LseSum(&mx));
+            let v: Vec<f64> = mx
+                .iter()
+                .zip(&sums)
+                .map(|(&(m, nan), &(s, _))| {
+                    if nan {
+                        f64::NAN
+                    } else if m.is_infinite() {
+                        m
+                    } else {
+                        m + s.ln()
+                    }
+                })
+                .collect();
+            write(dst, doff, ddt, &v);
+        }),
+        ReduceOp::All | ReduceOp::Any => dispatch!(sdt, T => {
+            let x = elems::<T>(src);
+            let v = if op == ReduceOp::All {
+                fold_rows(x, &g, &Logic::<true>)
+            } else {
+                fold_rows(x, &g, &Logic::<false>)
+            };
+            write(dst, doff, ddt, &v);
+        }),
+    }
+}

@@ -1,0 +1,191 @@
+//! Row maps: each row of a strided source (its last `nred` dims, see [`super::reduce::Geo`])
+//! is read into an accumulator-typed row buffer (f64, or wrapping i64 for integer scans),
+//! transformed as a whole, and written to the same row of the destination cast to its dtype.
+//! The kernels of `cumsum`/`cumprod` and of the per-element weights of reduction backwards
+//! (products of the other elements, `exp(x - lse)`, norm weights, cumprod's backward). Rows run
+//! on the kernel team when the work pays.
+
+use super::reduce::{Geo, elems, elems_mut};
+use super::team;
+use crate::backend::RowOp;
+use crate::dtype::cast;
+use crate::layout::Layout;
+use crate::storage::CpuBuffer;
+use crate::{DType, Element, NormOrd, dispatch};
+
+/// Elements of work below which a row map runs on one thread.
+const PAR_MIN: usize = 1 << 15;
+
+/// Row `i` of `buf` (geometry `g`, dtype `dt`) appended to `out` as `A`.
+fn gather<A: Element>(buf: &CpuBuffer, g: &Geo, dt: DType, i: usize, out: &mut Vec<A>) {
+    let b = g.base(i);
+    dispatch!(dt, S => {
+        let x = elems::<S>(buf);
+        out.extend(g.red.iter().map(|&o| cast::<S, A>(x[(b + o) as usize])));
+    })
+}
+
+/// A whole-row transform: `f(x_row, second_row, out_row)`.
+type RowFn<'a, A> = dyn Fn(&[A], &[A], &mut [A]) + Sync + 'a;
+
+/// `f(x_row, second_row, out_row)` for every row, results in row order (`m * r` values).
+fn map_rows<A: Element>(
+    src: &CpuBuffer,
+    gs: &Geo,
+    sdt: DType,
+    src2: Option<(&CpuBuffer, &Geo, DType)>,
+    f: &RowFn<'_, A>,
+) -> Vec<Vec<A>> {
+    let (m, r) = (gs.m, gs.r);
+    let np = if m * r < PAR_MIN || m < 2 {
+        1
+    } else {
+        (team::size() * team::PARTS_PER_THREAD).min(m)
+    };
+    let per = m.div_ceil(np.max(1));
+    let chunk = |p: usize| -> Vec<A> {
+        let (lo, hi) = ((p * per).min(m), ((p + 1) * per).min(m));
+        let mut out = vec![A::zero(); (hi - lo) * r];
+        let (mut x, mut y) = (Vec::with_capacity(r), Vec::with_capacity(r));
+        for i in lo..hi {
+            x.clear();
+            y.clear();
+            gather(src, gs, sdt, i, &mut x);
+            if let Some((b2, g2, dt2)) = src2 {
+                gather(b2, g2, dt2, i, &mut y);
+            }
+            f(&x, &y, &mut out[(i - lo) * r..(i - lo + 1) * r]);
+        }
+        out
+    };
+    team::map(np, &chunk)
+}
+
+/// Writes rows (row order, `r` each) to `dst` (geometry `g`) cast to `dt`.
+fn scatter<A: Element>(dst: &mut CpuBuffer, g: &Geo, dt: DType, rows: &[Vec<A>]) {
+    dispatch!(dt, D => {
+        let d = elems_mut::<D>(dst);
+        let mut i = 0;
+        for ch in rows {
+            for row in ch.chunks_exact(g.r.max(1)) {
+                let b = g.base(i);
+                for (&o, &v) in g.red.iter().zip(row) {
+                    d[(b + o) as usize] = cast::<A, D>(v);
+                }
+                i += 1;
+            }
+        }
+    })
+}
+
+fn sgn(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        0.0
+    }
+}
+
+/// [`crate::backend::Backend::row_map`] on the CPU.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn row_map(
+    dst: &mut CpuBuffer,
+    dl: &Layout,
+    ddt: DType,
+    src: &CpuBuffer,
+    sl: &Layout,
+    sdt: DType,
+    src2: Option<(&CpuBuffer, &Layout, DType)>,
+    nred: usize,
+    op: RowOp,
+) {
+    let (gd, gs) = (Geo::new(dl, nred), Geo::new(sl, nred));
+    let g2 = src2.map(|(b, l, dt)| (b, Geo::new(l, nred), dt));
+    let s2 = g2.as_ref().map(|(b, g, dt)| (*b, g, *dt));
+    match op {
+        RowOp::CumSumInt | RowOp::CumProdInt => {
+            let rows = map_rows::<i64>(src, &gs, sdt, s2, &|x, _, o| {
+                let mut acc = 0i64;
+                for (j, (&v, o)) in x.iter().zip(o.iter_mut()).enumerate() {
+                    acc = match (j, op) {
+                        (0, _) => v,
+                        (_, RowOp::CumSumInt) => acc.wrapping_add(v),
+                        _ => acc.wrapping_mul(v),
+                    };
+                    *o = acc;
+                }
+            });
+            scatter(dst, &gd, ddt, &rows);
+        }
+        _ => {
+            let round = ddt != DType::F64;
+            let rows = map_rows::<f64>(src, &gs, sdt, s2, &|x, y, o| {
+                let r = x.len();
+                match op {
+                    RowOp::CumSum | RowOp::CumProd => {
+                        let mut acc = 0.0;
+                        for (j, (&v, o)) in x.iter().zip(o.iter_mut()).enumerate() {
+                            acc = match (j, op) {
+                                (0, _) => v,
+                                (_, RowOp::CumSum) if round => (acc + v) as f32 as f64,
+                                (_, RowOp::CumSum) => acc + v,
+                                _ => acc * v,
+                            };
+                            *o = acc;
+                        }
+                    }
+                    RowOp::ProdOthers => {
+                        // prefix * suffix products: exact with zeros
+                        let mut pre = 1.0;
+                        for j in 0..r {
+                            o[j] = pre;
+                            pre *= x[j];
+                        }
+                        let mut suf = 1.0;
+                        for j in (0..r).rev() {
+                            o[j] *= suf;
+                            suf *= x[j];
+                        }
+                    }
+                    RowOp::ExpShift => {
+                        for j in 0..r {
+                            o[j] = (x[j] - y[j]).exp();
+                        }
+                    }
+                    RowOp::NormWeights(ord) => {
+                        let v = y.first().copied().unwrap_or(0.0);
+                        let cnt = x.iter().filter(|x| x.abs() == v).count().max(1) as f64;
+                        for j in 0..r {
+                            let x = x[j];
+                            o[j] = match ord {
+                                NormOrd::L1 => sgn(x),
+                                NormOrd::L2 if v == 0.0 => 0.0,
+                                NormOrd::L2 => x / v,
+                                NormOrd::Inf | NormOrd::NegInf if x.abs() == v => sgn(x) / cnt,
+                                NormOrd::Inf | NormOrd::NegInf => 0.0,
+                            };
+                        }
+                    }
+                    RowOp::CumprodBackward => {
+                        // grad_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j
+                        for i in 0..r {
+                            let mut pre: f64 = x[..i].iter().product();
+                            let mut acc = 0.0;
+                            for k in i..r {
+                                if k > i {
+                                    pre *= x[k];
+                                }
+                                acc += y[k] * pre;
+                            }
+                            o[i] = acc;
+                        }
+                    }
+                    RowOp::CumSumInt | RowOp::CumProdInt => unreachable!("internal: int scan"),
+                }
+            });
+            scatter(dst, &gd, ddt, &rows);
+        }
+    }
+}
