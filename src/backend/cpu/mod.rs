@@ -8,11 +8,13 @@ pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 pub(crate) mod matmul;
+mod optim;
+mod rowwise;
 mod scalar;
 pub(crate) mod sum;
 pub(crate) mod team;
 
-use super::{Backend, ScalarArith, Source};
+use super::{Backend, OptimStep, RowOp, ScalarArith, Source};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element, Result, Scalar, dispatch};
@@ -127,5 +129,46 @@ impl Backend for Cpu {
         s: Scalar,
     ) -> bool {
         scalar::update_region(buf, region, dt, op, s)
+    }
+
+    // ---- nn, linalg ----
+
+    unsafe fn bmm(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: &CpuBuffer,
+        al: &Layout,
+        b: &CpuBuffer,
+        bl: &Layout,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { matmul::bmm(out, ol, a, al, b, bl, dt) }
+    }
+
+    fn rowwise(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowOp,
+    ) {
+        rowwise::rowwise(dst, src, so, outer, n, inner, dt, op)
+    }
+
+    fn read_at<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType, at: &[usize]) -> Result<Vec<T>> {
+        rowwise::read_at(buf, l, dt, at)
+    }
+
+    fn optim_step(
+        bufs: &mut [&mut CpuBuffer],
+        parts: &[(usize, usize)],
+        dt: DType,
+        step: OptimStep,
+    ) -> bool {
+        optim::optim_step(bufs, parts, dt, step)
     }
 }
