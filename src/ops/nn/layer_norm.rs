@@ -24,11 +24,7 @@ fn rsqrt(x: &Tensor) -> Result<Tensor> {
         } else {
             x.contiguous()?
         };
-        let out = Tensor::empty_strided(
-            &shape,
-            &Layout::contiguous(&shape).strides().to_vec(),
-            x.dtype(),
-        )?;
+        let out = Tensor::empty_strided(&shape, Layout::contiguous(&shape).strides(), x.dtype())?;
         let numel = out.numel();
         crate::backend::rowwise(
             &out.data(),

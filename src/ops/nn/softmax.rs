@@ -30,11 +30,7 @@ fn softmax_raw(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
     } else {
         x.contiguous()?
     };
-    let out = Tensor::empty_strided(
-        &shape,
-        &Layout::contiguous(&shape).strides().to_vec(),
-        x.dtype(),
-    )?;
+    let out = Tensor::empty_strided(&shape, Layout::contiguous(&shape).strides(), x.dtype())?;
     let op = if log {
         RowOp::LogSoftmax
     } else {
