@@ -53,6 +53,7 @@ pub mod optim;
 pub mod sparse;
 mod storage;
 mod tensor;
+mod testing;
 mod view;
 
 pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};

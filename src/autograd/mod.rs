@@ -10,7 +10,6 @@
 
 mod builtin;
 mod engine;
-mod function;
 mod grad_mode;
 mod meta;
 mod node;
@@ -18,9 +17,9 @@ mod saved;
 mod tensor_api;
 pub(crate) mod view;
 
+pub use crate::testing::gradcheck::{GradcheckOptions, gradcheck, gradgradcheck};
 pub(crate) use builtin::{AsStridedBackward, MultiViewBackward, ScalarGrad};
 pub use engine::{backward, grad};
-pub use function::{GradcheckOptions, gradcheck, gradgradcheck};
 pub use grad_mode::{GradModeGuard, enable_grad, is_grad_enabled, no_grad, set_grad_enabled};
 pub(crate) use meta::AutogradMeta;
 pub use node::NodeRef;

@@ -32,7 +32,9 @@ macro_rules! on_device {
     };
 }
 
+mod nn;
 pub(crate) mod reduce;
+pub(crate) use nn::{bmm, optim_step, read_at, rowwise};
 
 /// The write lock of `dst` and the read lock of a distinct `src`, taken in ascending storage id
 /// order (the global lock order of `storage`).

@@ -31,8 +31,11 @@
 //!   CPU variant's accessors `Storage::read`/`write`/`lock_for_write`): elementwise map with
 //!   broadcasting over strided layouts (unary, binary, ternary; the dense fast paths of
 //!   `ops/dense.rs`), gather/scatter/index (`index/kernel.rs`,
-//!   `index/put_rows.rs`), row-wise ops (softmax, log_softmax, layer_norm), matmul
-//!   (`backend/cpu/matmul.rs` is already here, called directly), and the sparse kernels.
+//!   `index/put_rows.rs`), and the sparse kernels;
+//! - **nn and linalg** (migrated): [`Backend::bmm`] (batched strided matmul: `mm`, `bmm`,
+//!   `matmul`), [`Backend::rowwise`] (softmax, log_softmax, layer_norm's rsqrt),
+//!   [`Backend::read_at`] (the target picks of `nll_loss` / `cross_entropy`);
+//! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW).
 //!
 //! # Adding a device
 //!
@@ -53,6 +56,7 @@ mod dispatch;
 
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
+pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
 
 use crate::layout::Layout;
 use crate::{DType, Element, NormOrd, Result, Scalar};
@@ -110,6 +114,45 @@ pub(crate) enum RowOp {
     NormWeights(NormOrd),
     /// `sum_{k >= i} y_k prod_{j <= k, j != i} x_j` (`y`: the output gradient).
     CumprodBackward,
+}
+
+/// A row-wise kernel of the nn family: each row is the `n` elements along one dim.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum RowwiseOp {
+    /// `exp(x - max) / sum(exp(x - max))` along the row (a NaN max propagates; an infinite max
+    /// subtracts 0).
+    Softmax,
+    /// `x - max - ln(sum(exp(x - max)))` along the row.
+    LogSoftmax,
+    /// `1 / sqrt(x)` of each element (rows of length 1: layer_norm's inverse deviation).
+    Rsqrt,
+}
+
+/// One fused optimizer step over a parameter, its gradient and its state buffers, as PyTorch's
+/// single-tensor (foreach=False) update computed in f64 per element.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum OptimStep {
+    /// SGD; buffers `[param, grad]` plus `[momentum_buffer]` when momentum is on. `first`: the
+    /// momentum buffer is initialised with this step's direction.
+    Sgd {
+        lr: f64,
+        momentum: f64,
+        dampening: f64,
+        weight_decay: f64,
+        nesterov: bool,
+        first: bool,
+    },
+    /// Adam / AdamW (`decoupled`); buffers `[param, grad, exp_avg, exp_avg_sq]` plus
+    /// `[max_exp_avg_sq]` for AMSGrad. `step` counts from 1.
+    Adam {
+        lr: f64,
+        beta1: f64,
+        beta2: f64,
+        eps: f64,
+        weight_decay: f64,
+        decoupled: bool,
+        step: u64,
+    },
 }
 
 /// The kernels one device implements, one method per kernel family entry point. Methods see the
@@ -257,5 +300,64 @@ pub(crate) trait Backend {
         src: &Self::Buffer,
         sl: &Layout,
         dt: DType,
+    ) -> bool;
+
+    // ---- nn, linalg (row-wise ops, loss picks, batched matmul) ----
+
+    /// `out[i] = a[i] @ b[i]` for every `i` of the leading dim of the 3-D layouts `ol`
+    /// `[B, m, n]`, `al` `[B, m, k]`, `bl` `[B, k, n]` (any strides), all of dtype `dt`
+    /// (callers widen f16/bf16 to f32). Every element of `out` is written (zeros when `k == 0`).
+    ///
+    /// # Safety
+    /// The geometries lie inside their buffers; `out` is a buffer distinct from `a` and `b`
+    /// (which may be the same buffer) and `ol` has no internal overlap.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn bmm(
+        out: &mut Self::Buffer,
+        ol: &Layout,
+        a: &Self::Buffer,
+        al: &Layout,
+        b: &Self::Buffer,
+        bl: &Layout,
+        dt: DType,
+    );
+
+    /// Row kernel `op` of a float dtype `dt`: `src` holds `outer * n * inner` contiguous
+    /// elements from element offset `so`, seen as `[outer, n, inner]` with rows along `n`; the
+    /// result goes to the first `outer * n * inner` elements of `dst` in the same order. f32
+    /// computes in f32, f64 in f64, f16/bf16 in f32. Panics (an internal invariant) if a range
+    /// lies outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn rowwise(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowwiseOp,
+    );
+
+    /// The elements of `l` (of dtype `dt`) at the logical (row-major) positions `at`, cast to
+    /// `T`: the target picks of the class losses. Errors if `l` lies outside the buffer; the
+    /// positions are below `l.numel()` (caller contract; panics otherwise).
+    fn read_at<T: Element>(
+        buf: &Self::Buffer,
+        l: &Layout,
+        dt: DType,
+        at: &[usize],
+    ) -> Result<Vec<T>>;
+
+    // ---- fused optimizer step ----
+
+    /// Runs `step` over `bufs[i]`'s elements `[parts[i].0, parts[i].0 + parts[i].1)` (all of
+    /// dtype `dt`, equal counts; order as in [`OptimStep`]). False (nothing done) when `dt` is
+    /// not f32/f64. Panics (an internal invariant) if a range lies outside its buffer.
+    fn optim_step(
+        bufs: &mut [&mut Self::Buffer],
+        parts: &[(usize, usize)],
+        dt: DType,
+        step: OptimStep,
     ) -> bool;
 }

@@ -1,7 +1,7 @@
 //! `Adam` and AdamW (decoupled weight decay), with AMSGrad, as PyTorch's single-tensor code.
 
 use super::Optimizer;
-use super::fused::{Real, run_fused};
+use super::fused::{OptimStep, run_fused};
 use super::state;
 use crate::checkpoint::StateDict;
 use crate::{DType, Result, Tensor, bail};
@@ -123,45 +123,6 @@ fn read_step(t: &Tensor, k: &str, op: &'static str) -> Result<u64> {
     Ok(v as u64)
 }
 
-fn adam_kernel<T: Real>(s: &mut [&mut [T]], c: AdamConfig, t: u64) {
-    let (b1, b2) = c.betas;
-    let bc1 = 1.0 - b1.powi(t as i32);
-    let bc2_sqrt = (1.0 - b2.powi(t as i32)).sqrt();
-    let step_size = c.lr / bc1;
-    let (head, rest) = s.split_at_mut(2);
-    let (p, g) = head.split_at_mut(1);
-    let (p, g) = (&mut *p[0], &*g[0]);
-    let (m, rest) = rest.split_at_mut(1);
-    let (v, rest) = rest.split_at_mut(1);
-    let (m, v) = (&mut *m[0], &mut *v[0]);
-    let mut vmax = rest.first_mut();
-    for i in 0..p.len() {
-        let mut pv = p[i].v();
-        let mut gv = g[i].v();
-        if c.weight_decay != 0.0 {
-            if c.decoupled {
-                pv *= 1.0 - c.lr * c.weight_decay;
-            } else {
-                gv += c.weight_decay * pv;
-            }
-        }
-        let mv = m[i].v() + (1.0 - b1) * (gv - m[i].v());
-        let vv = b2 * v[i].v() + (1.0 - b2) * gv * gv;
-        m[i] = T::f(mv);
-        v[i] = T::f(vv);
-        let denom_v = match vmax.as_mut() {
-            Some(vm) => {
-                let x = vm[i].v().max(vv);
-                vm[i] = T::f(x);
-                x
-            }
-            None => vv,
-        };
-        let denom = denom_v.sqrt() / bc2_sqrt + c.eps;
-        p[i] = T::f(pv - step_size * mv / denom);
-    }
-}
-
 impl Optimizer for Adam {
     fn step(&mut self) -> Result<()> {
         let _span = tracing::debug_span!("adam_step").entered();
@@ -186,13 +147,16 @@ impl Optimizer for Adam {
             let (c, t) = (self.cfg, st.step);
             let mut states = vec![&st.exp_avg, &st.exp_avg_sq];
             states.extend(st.max_exp_avg_sq.as_ref());
-            run_fused(
-                p,
-                &g,
-                &states,
-                |s| adam_kernel::<f32>(s, c, t),
-                |s| adam_kernel::<f64>(s, c, t),
-            )?;
+            let step = OptimStep::Adam {
+                lr: c.lr,
+                beta1: c.betas.0,
+                beta2: c.betas.1,
+                eps: c.eps,
+                weight_decay: c.weight_decay,
+                decoupled: c.decoupled,
+                step: t,
+            };
+            run_fused(p, &g, &states, step)?;
         }
         Ok(())
     }

@@ -1,30 +1,8 @@
-//! Fused elementwise update kernels for optimizers: parameter, gradient and state buffers are
-//! contiguous tensors of one float dtype, processed in one pass.
+//! Fused optimizer updates: parameter, gradient and state buffers are contiguous tensors of one
+//! float dtype, processed in one pass by the backend's optimizer step ([`OptimStep`]).
 
-use crate::storage::with_distinct_slices_mut;
-use crate::{DType, Result, Tensor, bail};
-
-/// A real float the fused kernels compute in (f32 or f64).
-pub(crate) trait Real: crate::Element + Copy {
-    fn f(v: f64) -> Self;
-    fn v(self) -> f64;
-}
-impl Real for f32 {
-    fn f(v: f64) -> Self {
-        v as f32
-    }
-    fn v(self) -> f64 {
-        self as f64
-    }
-}
-impl Real for f64 {
-    fn f(v: f64) -> Self {
-        v
-    }
-    fn v(self) -> f64 {
-        self
-    }
-}
+pub(crate) use crate::backend::OptimStep;
+use crate::{Result, Tensor, bail};
 
 /// A contiguous tensor's (storage, offset, numel), or an error naming `what`.
 fn part(t: &Tensor, what: &str) -> Result<(crate::Storage, usize, usize)> {
@@ -35,14 +13,13 @@ fn part(t: &Tensor, what: &str) -> Result<(crate::Storage, usize, usize)> {
     Ok((d.storage, d.layout.offset(), d.layout.numel()))
 }
 
-/// Runs `f(param, grad, states)` over typed slices. The gradient is read through a private
+/// Runs `step` over `[param, grad, states..]`. The gradient is read through a private
 /// contiguous copy when it is not contiguous or aliases a state. Bumps the parameter's version.
 pub(crate) fn run_fused(
     param: &Tensor,
     grad: &Tensor,
     states: &[&Tensor],
-    f32_kernel: impl FnOnce(&mut [&mut [f32]]),
-    f64_kernel: impl FnOnce(&mut [&mut [f64]]),
+    step: OptimStep,
 ) -> Result<()> {
     if grad.shape() != param.shape() || grad.dtype() != param.dtype() {
         bail!(
@@ -66,16 +43,7 @@ pub(crate) fn run_fused(
     }
     let parts: Vec<(&crate::Storage, usize, usize)> =
         owned.iter().map(|(s, o, n)| (s, *o, *n)).collect();
-    match param.dtype() {
-        DType::F32 => with_distinct_slices_mut::<f32, _>(&parts, f32_kernel)?,
-        DType::F64 => with_distinct_slices_mut::<f64, _>(&parts, f64_kernel)?,
-        d => bail!(
-            Unsupported,
-            "optimizer",
-            "optimizers support float32 and float64 parameters, got {}",
-            d
-        ),
-    }
+    crate::backend::optim_step(&parts, param.dtype(), step)?;
     param.0.version.bump();
     Ok(())
 }

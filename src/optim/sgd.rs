@@ -1,7 +1,7 @@
 //! `Sgd`: PyTorch's SGD with momentum, dampening, Nesterov and L2 weight decay.
 
 use super::Optimizer;
-use super::fused::{Real, run_fused};
+use super::fused::{OptimStep, run_fused};
 use super::state;
 use crate::checkpoint::StateDict;
 use crate::{Result, Tensor, bail};
@@ -85,31 +85,6 @@ fn validate(cfg: &SgdConfig, op: &'static str) -> Result<()> {
 const KIND: &str = "SGD";
 const BUF: &str = "momentum_buffer";
 
-fn sgd_kernel<T: Real>(s: &mut [&mut [T]], c: SgdConfig, first: bool) {
-    let (lr, mom, damp, wd) = (c.lr, c.momentum, c.dampening, c.weight_decay);
-    let (head, rest) = s.split_at_mut(2);
-    let (p, g) = head.split_at_mut(1);
-    let (p, g) = (&mut *p[0], &*g[0]);
-    let mut buf = rest.first_mut();
-    for i in 0..p.len() {
-        let pv = p[i].v();
-        let mut d = g[i].v();
-        if wd != 0.0 {
-            d += wd * pv;
-        }
-        if let Some(b) = buf.as_mut() {
-            let nb = if first {
-                d
-            } else {
-                mom * b[i].v() + (1.0 - damp) * d
-            };
-            b[i] = T::f(nb);
-            d = if c.nesterov { d + mom * nb } else { nb };
-        }
-        p[i] = T::f(pv - lr * d);
-    }
-}
-
 impl Optimizer for Sgd {
     fn step(&mut self) -> Result<()> {
         let _span = tracing::debug_span!("sgd_step").entered();
@@ -121,13 +96,15 @@ impl Optimizer for Sgd {
                 self.bufs[i] = Some(p.zeros_like()?);
             }
             let states: Vec<&Tensor> = self.bufs[i].iter().filter(|_| c.momentum != 0.0).collect();
-            run_fused(
-                p,
-                &g,
-                &states,
-                |s| sgd_kernel::<f32>(s, c, first),
-                |s| sgd_kernel::<f64>(s, c, first),
-            )?;
+            let step = OptimStep::Sgd {
+                lr: c.lr,
+                momentum: c.momentum,
+                dampening: c.dampening,
+                weight_decay: c.weight_decay,
+                nesterov: c.nesterov,
+                first,
+            };
+            run_fused(p, &g, &states, step)?;
         }
         Ok(())
     }

@@ -255,8 +255,7 @@ fn coo_forward(
             vshape.extend((sd..shape.len()).map(|d| ranges[d].1 - ranges[d].0));
             vals = Tensor::zeros(&vshape, vals.dtype())?;
         } else {
-            for d in sd..shape.len() {
-                let (s, e) = ranges[d];
+            for (d, &(s, e)) in ranges.iter().enumerate().take(shape.len()).skip(sd) {
                 vals = vals.narrow((d - sd + 1) as i64, s as i64, e - s)?;
             }
             vals = super::kernel::contig(&vals)?;
@@ -280,6 +279,10 @@ fn coo_forward(
 /// `(d, start, len)` of `rest` holds it. Two passes over fixed chunks: count the hits of each
 /// chunk, place the chunks by an exact prefix sum, then write the shifted indices and the
 /// positions of each chunk into its own slice of the outputs (in parallel when large).
+/// One chunk's share of a filter's output: (first input position, the chunk's slice of every
+/// output index row, its slice of the row map).
+type Piece<'a> = (usize, Vec<&'a mut [i64]>, &'a mut [usize]);
+
 fn coo_filter(
     ix: &[i64],
     sd: usize,
@@ -334,7 +337,7 @@ fn coo_filter(
             o.chunks_mut(m).collect()
         };
         let mut map_rest: &mut [usize] = &mut map;
-        let mut pieces: Vec<(usize, Vec<&mut [i64]>, &mut [usize])> = Vec::with_capacity(n_chunks);
+        let mut pieces: Vec<Piece<'_>> = Vec::with_capacity(n_chunks);
         for (c, &k) in counts.iter().enumerate() {
             let mut ps = Vec::with_capacity(sd);
             for r in rows.iter_mut() {

@@ -307,49 +307,6 @@ impl Storage {
     }
 }
 
-/// Runs `f` with mutable typed slices over the elements of several *distinct* storages, each
-/// given as (storage, element offset, element count). Locks are taken in ascending id order.
-/// Errors if two entries share a storage or a range lies outside its storage.
-pub(crate) fn with_distinct_slices_mut<T: crate::Element, R>(
-    parts: &[(&Storage, usize, usize)],
-    f: impl FnOnce(&mut [&mut [T]]) -> R,
-) -> Result<R> {
-    let mut order: Vec<usize> = (0..parts.len()).collect();
-    order.sort_by_key(|&i| parts[i].0.id());
-    for w in order.windows(2) {
-        if parts[w[0]].0.same(parts[w[1]].0) {
-            crate::bail!(
-                InvalidArgument,
-                "optimizer",
-                "tensors passed to a fused kernel must not share storage"
-            );
-        }
-    }
-    let mut guards: Vec<(usize, CpuWrite<'_>)> =
-        order.iter().map(|&i| (i, parts[i].0.write())).collect();
-    guards.sort_by_key(|(i, _)| *i);
-    let mut slices: Vec<&mut [T]> = Vec::with_capacity(parts.len());
-    for (i, g) in guards.iter_mut() {
-        let (_, off, n) = parts[*i];
-        let size = std::mem::size_of::<T>();
-        if (off + n) * size > g.len() {
-            crate::bail!(
-                InvalidArgument,
-                "optimizer",
-                "tensor geometry lies outside its storage"
-            );
-        }
-        // SAFETY: the range [off, off+n) elements lies inside this buffer (checked above); the
-        // buffer is at least 16-byte aligned so every element is aligned; each guard is a distinct
-        // storage (checked above) held exclusively for the lifetime of the slices; Element
-        // types are plain old data with every bit pattern written by tapegrad valid.
-        slices.push(unsafe {
-            std::slice::from_raw_parts_mut((g.as_mut_ptr() as *mut T).add(off), n)
-        });
-    }
-    Ok(f(&mut slices))
-}
-
 impl Storage {
     /// Runs `f` on `n` elements of type `T` starting at element `off` (read lock held for the
     /// call). Errors if the range lies outside the storage.

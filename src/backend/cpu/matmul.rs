@@ -159,3 +159,40 @@ pub(crate) unsafe fn matmul<T: Element>(
         }
     }
 }
+
+/// See [`Backend::bmm`](crate::backend::Backend::bmm): [`matmul`] over each matrix of the
+/// leading dim.
+///
+/// # Safety
+/// As [`Backend::bmm`](crate::backend::Backend::bmm).
+pub(super) unsafe fn bmm(
+    out: &mut crate::storage::CpuBuffer,
+    ol: &crate::layout::Layout,
+    a: &crate::storage::CpuBuffer,
+    al: &crate::layout::Layout,
+    b: &crate::storage::CpuBuffer,
+    bl: &crate::layout::Layout,
+    dt: crate::DType,
+) {
+    let (bs, m, n) = (ol.sizes()[0], ol.sizes()[1], ol.sizes()[2]);
+    let k = al.sizes()[2];
+    let (os, ast, bst) = (ol.strides(), al.strides(), bl.strides());
+    crate::dispatch!(dt, T => {
+        let po = (out.as_mut_ptr() as *mut T).wrapping_add(ol.offset());
+        let pa = (a.as_ptr() as *const T).wrapping_add(al.offset());
+        let pb = (b.as_ptr() as *const T).wrapping_add(bl.offset());
+        for i in 0..bs {
+            // SAFETY: the geometries lie inside their buffers and `out` is distinct from the
+            // operands without internal overlap (this function's contract), so each matrix
+            // `i` addresses valid elements.
+            unsafe {
+                matmul::<T>(
+                    m, n, k,
+                    Mat { ptr: po.wrapping_add(i * os[0]), rs: os[1] as isize, cs: os[2] as isize },
+                    Mat { ptr: pa.wrapping_add(i * ast[0]), rs: ast[1] as isize, cs: ast[2] as isize },
+                    Mat { ptr: pb.wrapping_add(i * bst[0]), rs: bst[1] as isize, cs: bst[2] as isize },
+                );
+            }
+        }
+    })
+}

@@ -8,14 +8,16 @@ pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 pub(crate) mod matmul;
+mod optim;
 pub(crate) mod reduce;
+mod rowwise;
 mod scalar;
 pub(crate) mod scan;
 pub(crate) mod sort;
 pub(crate) mod sum;
 pub(crate) mod team;
 
-use super::{Backend, ReduceOp, RowOp, ScalarArith, Source};
+use super::{Backend, OptimStep, ReduceOp, RowOp, RowwiseOp, ScalarArith, Source};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element, Result, Scalar, dispatch};
@@ -199,5 +201,46 @@ impl Backend for Cpu {
         dt: DType,
     ) -> bool {
         sum::sum_dense(dst, doff, src, sl, dt)
+    }
+
+    // ---- nn, linalg ----
+
+    unsafe fn bmm(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: &CpuBuffer,
+        al: &Layout,
+        b: &CpuBuffer,
+        bl: &Layout,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { matmul::bmm(out, ol, a, al, b, bl, dt) }
+    }
+
+    fn rowwise(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowwiseOp,
+    ) {
+        rowwise::rowwise(dst, src, so, outer, n, inner, dt, op)
+    }
+
+    fn read_at<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType, at: &[usize]) -> Result<Vec<T>> {
+        rowwise::read_at(buf, l, dt, at)
+    }
+
+    fn optim_step(
+        bufs: &mut [&mut CpuBuffer],
+        parts: &[(usize, usize)],
+        dt: DType,
+        step: OptimStep,
+    ) -> bool {
+        optim::optim_step(bufs, parts, dt, step)
     }
 }

@@ -1,13 +1,12 @@
 //! Linear algebra products: `mm`, `bmm`, `dot` (with their backward), and the compositions
 //! `matmul` (torch.matmul's 1-D/2-D/batched-broadcast rules), `addmm` and `outer`.
-//! Kernels live in `backend::cpu::matmul`; f16/bf16 are multiplied in f32.
+//! The kernel is the backend's batched matmul ([`Backend::bmm`](crate::backend)); f16/bf16 are
+//! multiplied in f32.
 
 use crate::autograd::{SavedTensor, record};
-use crate::backend::cpu::matmul::{Mat, matmul as kernel};
 use crate::layout::broadcast_shapes;
 use crate::ops::grad::{backward, grads};
-use crate::ops::util::with_raw;
-use crate::{DType, Result, Tensor, bail, dispatch};
+use crate::{DType, Result, Tensor, bail};
 
 /// `out[b] = a[b] @ b[b]` for 3-D `a` `[B,m,k]`, `b` `[B,k,n]` of equal dtype; no autograd.
 fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -17,36 +16,10 @@ fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
         return bmm_raw(&a.to_dtype(DType::F32)?, &b.to_dtype(DType::F32)?)?.to_dtype(dt);
     }
     let (sa, sb) = (a.shape(), b.shape());
-    let (bs, m, k, n) = (sa[0], sa[1], sa[2], sb[2]);
+    let (bs, m, n) = (sa[0], sa[1], sb[2]);
     // the kernel writes every element (zeros when k == 0), so a recycled block is fine
     let out = Tensor::empty_strided(&[bs, m, n], &[m * n, n, 1], dt)?;
-    let (ad, bd, od) = (a.data(), b.data(), out.data());
-    let (ast, bst) = (ad.layout.strides().to_vec(), bd.layout.strides().to_vec());
-    with_raw(&od, &[], &[&ad, &bd], |o, ins| {
-        dispatch!(dt, T => {
-            let (po, pa, pb) = (o.ptr as *mut T, ins[0].ptr as *const T, ins[1].ptr as *const T);
-            for i in 0..bs as isize {
-                // SAFETY: offsets/strides come from the tensors' own (bounds-checked) layouts
-                // within their locked storages; `out` is fresh, contiguous and distinct.
-                unsafe {
-                    kernel::<T>(
-                        m, n, k,
-                        Mat { ptr: po.offset(i * (m * n) as isize), rs: n as isize, cs: 1 },
-                        Mat {
-                            ptr: pa.offset(ins[0].offset + i * ast[0] as isize),
-                            rs: ast[1] as isize,
-                            cs: ast[2] as isize,
-                        },
-                        Mat {
-                            ptr: pb.offset(ins[1].offset + i * bst[0] as isize),
-                            rs: bst[1] as isize,
-                            cs: bst[2] as isize,
-                        },
-                    );
-                }
-            }
-        })
-    });
+    crate::backend::bmm(&out.data(), &a.data(), &b.data(), dt);
     Ok(out)
 }
 

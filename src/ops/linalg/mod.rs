@@ -1,6 +1,6 @@
 //! Linear algebra: the matmul family in [`matmul`] (`mm`, `bmm`, `dot` with their backward, and
-//! the compositions `matmul`, `addmm`, `outer`, `linear`). Kernels live in
-//! `backend::cpu::matmul`; f16/bf16 are multiplied in f32.
+//! the compositions `matmul`, `addmm`, `outer`, `linear`). The kernel is the backend's batched
+//! matmul (`Backend::bmm`, CPU code in `backend/cpu/matmul.rs`); f16/bf16 are multiplied in f32.
 //!
 //! Derivative rules (`g` = output gradient):
 //! - mm/bmm: `g @ conj(b)^T` for `a`, `conj(a)^T @ g` for `b`

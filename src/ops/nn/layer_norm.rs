@@ -1,8 +1,10 @@
-//! `layer_norm` over the trailing dims, composed of differentiable ops around an f64 `rsqrt`
-//! of the variance (backward `-g * y^3 / 2`, saved: output).
+//! `layer_norm` over the trailing dims, composed of differentiable ops around an `rsqrt` of the
+//! variance (the backend's row kernel, typed) (backward `-g * y^3 / 2`, saved: output).
 
-use super::{check_float, from_f64};
+use super::check_float;
 use crate::autograd::{SavedTensor, record};
+use crate::backend::RowwiseOp;
+use crate::layout::Layout;
 use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor, bail};
 
@@ -14,8 +16,25 @@ backward!(RsqrtBackward, "RsqrtBackward0", |self, ctx, g: Tensor| {
 });
 
 fn rsqrt(x: &Tensor) -> Result<Tensor> {
-    let v: Vec<f64> = x.to_vec::<f64>()?.iter().map(|a| 1.0 / a.sqrt()).collect();
-    let out = from_f64(v, &x.shape(), x.dtype())?;
+    let shape = x.shape();
+    let out = {
+        let _g = crate::autograd::no_grad();
+        let src = if x.is_contiguous() {
+            x.clone()
+        } else {
+            x.contiguous()?
+        };
+        let out = Tensor::empty_strided(&shape, Layout::contiguous(&shape).strides(), x.dtype())?;
+        let numel = out.numel();
+        crate::backend::rowwise(
+            &out.data(),
+            &src.data(),
+            x.dtype(),
+            RowwiseOp::Rsqrt,
+            (numel, 1, 1),
+        );
+        out
+    };
     record(
         &[&out],
         &[x],

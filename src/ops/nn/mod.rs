@@ -1,6 +1,8 @@
 //! Neural-network functions, one file per concept: [`softmax`] (`softmax`, `log_softmax`),
-//! [`layer_norm`], [`dropout`], [`embedding`] and every loss in [`loss`]. Kernels compute in f64
-//! and return the input dtype.
+//! [`layer_norm`], [`dropout`], [`embedding`] and every loss in [`loss`]. softmax, log_softmax
+//! and layer_norm's rsqrt are the backend's row kernels (`Backend::rowwise`: f32 in f32, f64 in
+//! f64, f16/bf16 in f32); the class losses read only the picked entries (`Backend::read_at`);
+//! the elementwise losses are compositions of ops (BCE in f64, rounded to the input dtype).
 //!
 //! Derivative rules (`g` = output gradient):
 //! - softmax: `y * (g - sum_dim(g * y))` (saved: output `y`)

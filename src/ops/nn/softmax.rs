@@ -1,8 +1,11 @@
-//! `softmax` and `log_softmax` along one dim (numerically stable, computed in f64), with the
+//! `softmax` and `log_softmax` along one dim (numerically stable; the backend's row kernel,
+//! computing f32 in f32, f64 in f64, f16/bf16 in f32), with the
 //! backward `y * (g - sum(g * y))` (saved: output) and `g - softmax(x) * sum(g)` (saved: input).
 
-use super::{check_float, from_f64};
+use super::check_float;
 use crate::autograd::{SavedTensor, no_grad, record};
+use crate::backend::RowwiseOp;
+use crate::layout::Layout;
 use crate::layout::wrap_dim;
 use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor};
@@ -21,31 +24,20 @@ fn split3(shape: &[usize], d: usize) -> (usize, usize, usize) {
 
 fn softmax_raw(x: &Tensor, d: usize, log: bool) -> Result<Tensor> {
     let shape = x.shape();
-    let (outer, n, inner) = split3(&shape, d);
-    let v = x.to_vec::<f64>()?;
-    let mut out = vec![0.0; v.len()];
-    for o in 0..outer {
-        for i in 0..inner {
-            let at = |k: usize| o * n * inner + k * inner + i;
-            let m = (0..n).map(|k| v[at(k)]).fold(f64::NEG_INFINITY, f64::max);
-            let m = if m.is_finite() {
-                m
-            } else if m.is_nan() {
-                m
-            } else {
-                0.0
-            };
-            let s: f64 = (0..n).map(|k| (v[at(k)] - m).exp()).sum();
-            for k in 0..n {
-                out[at(k)] = if log {
-                    v[at(k)] - m - s.ln()
-                } else {
-                    (v[at(k)] - m).exp() / s
-                };
-            }
-        }
-    }
-    from_f64(out, &shape, x.dtype())
+    let split = split3(&shape, d);
+    let src = if x.is_contiguous() {
+        x.clone()
+    } else {
+        x.contiguous()?
+    };
+    let out = Tensor::empty_strided(&shape, Layout::contiguous(&shape).strides(), x.dtype())?;
+    let op = if log {
+        RowwiseOp::LogSoftmax
+    } else {
+        RowwiseOp::Softmax
+    };
+    crate::backend::rowwise(&out.data(), &src.data(), x.dtype(), op, split);
+    Ok(out)
 }
 
 struct SoftmaxBackward {

@@ -5,7 +5,7 @@
 use super::Reduction;
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::ops::grad::{GradIf, backward, grads};
-use crate::{Result, Tensor, bail};
+use crate::{DType, Result, Tensor, bail};
 
 /// PyTorch's `EPSILON` in `binary_cross_entropy_backward`.
 const EPS: f64 = 1e-12;
@@ -81,20 +81,23 @@ impl Tensor {
         }
         let loss = {
             let _g = no_grad();
-            let (xv, tv) = (self.to_vec::<f64>()?, target.to_vec::<f64>()?);
-            if xv.iter().any(|x| !(0.0..=1.0).contains(x)) {
+            // composed in f64 (the values of the former f64 host loop, bit for bit), rounded
+            // back to the input dtype
+            let x = self.to_dtype(DType::F64)?;
+            let t = target.to_dtype(DType::F64)?;
+            // NaN fails the range check too
+            let inside = x.ge(0.0)?.logical_and(&x.le(1.0)?)?;
+            if !inside.all(&[], false)?.item::<bool>()? {
                 bail!(
                     InvalidArgument,
                     op,
                     "all elements of input should be between 0 and 1"
                 );
             }
-            let v: Vec<f64> = xv
-                .iter()
-                .zip(&tv)
-                .map(|(&x, &t)| -(t * x.ln().max(-100.0) + (1.0 - t) * (1.0 - x).ln().max(-100.0)))
-                .collect();
-            let l = Tensor::from_vec(v, &self.shape())?;
+            let one_minus = |v: &Tensor| v.neg()?.add(1.0);
+            let l0 = t.mul(&x.log()?.clamp_min(-100.0)?)?;
+            let l1 = one_minus(&t)?.mul(&one_minus(&x)?.log()?.clamp_min(-100.0)?)?;
+            let l = l0.add(&l1)?.neg()?;
             if l.dtype() == self.dtype() {
                 l
             } else {

@@ -63,11 +63,15 @@ fn class_picks(
                     w.shape()
                 );
             }
-            w.to_vec::<f64>()?
+            // the c class weights, read on the host: the picks weight each target by them
+            w.check_strided("to_vec")?;
+            crate::backend::read_vec::<f64>(&w.data(), w.dtype())?
         }
         None => vec![1.0; c],
     };
-    let tv = target.to_vec::<i64>()?;
+    // the targets, read on the host once: an index list validated against the class count
+    target.check_strided("to_vec")?;
+    let tv = crate::backend::read_vec::<i64>(&target.data(), target.dtype())?;
     let st = cstrides(&ish);
     let mut idx = Vec::with_capacity(tv.len());
     let mut w = Vec::with_capacity(tv.len());
@@ -113,12 +117,21 @@ backward!(NllLossBackward, "NllLossBackward0", |self, _, g: Tensor| {
 });
 
 fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
-    let xv = input.to_vec::<f64>()?;
+    // only the picked entries are read (a positional read kernel, not a copy of the input)
+    input.check_strided("to_vec")?;
+    let at: Vec<usize> = p.idx.iter().copied().filter(|&i| i != SKIP).collect();
+    let mut xv = crate::backend::read_at::<f64>(&input.data(), input.dtype(), &at)?.into_iter();
     let vals: Vec<f64> = p
         .idx
         .iter()
         .zip(&p.w)
-        .map(|(&i, &w)| if i == SKIP { 0.0 } else { -w * xv[i] })
+        .map(|(&i, &w)| {
+            if i == SKIP {
+                0.0
+            } else {
+                -w * xv.next().unwrap_or(0.0)
+            }
+        })
         .collect();
     let wsum: f64 = p.w.iter().sum();
     let dt = input.dtype();

@@ -3,10 +3,10 @@
 //! ops on the saved logits/target, so it is differentiable twice).
 
 use super::{BceWithLogitsOptions, Reduction, reduce};
-use crate::autograd::{SavedTensor, record};
+use crate::autograd::{SavedTensor, no_grad, record};
 use crate::ops::grad::{GradIf, backward, grads};
-use crate::ops::nn::{check_float, from_f64};
-use crate::{Result, Tensor, bail};
+use crate::ops::nn::check_float;
+use crate::{DType, Result, Tensor, bail};
 
 /// Backward whose derivative w.r.t. each input is a constant tensor (l1_loss: the sign of the
 /// difference; its derivative is zero almost everywhere, so this is exact to every order).
@@ -84,24 +84,15 @@ impl Tensor {
     pub fn l1_loss(&self, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
         let d = self.sub(target)?;
         check_float(&d, "l1_loss")?;
-        let dv = d.to_vec::<f64>()?;
         let sh = d.shape();
-        let out = from_f64(dv.iter().map(|v| v.abs()).collect(), &sh, d.dtype())?;
-        let sg = from_f64(
-            dv.iter()
-                .map(|v| {
-                    if *v > 0.0 {
-                        1.0
-                    } else if *v < 0.0 {
-                        -1.0
-                    } else {
-                        0.0
-                    }
-                })
-                .collect(),
-            &sh,
-            d.dtype(),
-        )?;
+        let (out, sg) = {
+            let _g = no_grad();
+            // exact in every dtype; the sign's derivative is 0 (NaN: 0, like the former loop)
+            let sg = d.sign()?;
+            let sg = sg.masked_fill(&sg.ne(&sg)?, 0.0)?;
+            (d.abs()?, sg)
+        };
+        debug_assert_eq!(out.shape(), sh);
         record(
             &[&out],
             &[&d],
@@ -141,24 +132,36 @@ impl Tensor {
             );
         }
         let sh = self.shape();
-        let xv = self.to_vec::<f64>()?;
-        let yv = target.to_vec::<f64>()?;
-        let pw = match opts.pos_weight {
-            Some(p) => p.broadcast_to(&sh)?.to_vec::<f64>()?,
-            None => vec![1.0; xv.len()],
-        };
-        let sp = |z: f64| z.max(0.0) + (-z.abs()).exp().ln_1p(); // softplus
-        let l: Vec<f64> = (0..xv.len())
-            .map(|i| {
-                let (x, y, p) = (xv[i], yv[i], pw[i]);
-                (1.0 - y) * x + (1.0 + (p - 1.0) * y) * sp(-x)
-            })
-            .collect();
         let dt = self.dtype();
-        let out = from_f64(l, &sh, dt)?;
-        let pw = match opts.pos_weight {
-            Some(_) => Some(from_f64(pw, &sh, dt)?),
-            None => None,
+        // composed in f64 (the values of the former f64 host loop, bit for bit):
+        // (1 - y) x + (1 + (pw - 1) y) softplus(-x), softplus(z) = max(z, 0) + ln_1p(exp(-|z|))
+        let (out, pw) = {
+            let _g = no_grad();
+            let x = self.to_dtype(DType::F64)?;
+            let y = target.to_dtype(DType::F64)?;
+            let nx = x.neg()?;
+            let sp = nx.clamp_min(0.0)?.add(&nx.abs()?.neg()?.exp()?.log1p()?)?;
+            let coef = match opts.pos_weight {
+                Some(p) => p
+                    .broadcast_to(&sh)?
+                    .to_dtype(DType::F64)?
+                    .sub(1.0)?
+                    .mul(&y)?
+                    .add(1.0)?,
+                // (1 + 0 y, as the former loop: NaN where y is not finite)
+                None => y.mul(0.0)?.add(1.0)?,
+            };
+            let l = y.neg()?.add(1.0)?.mul(&x)?.add(&coef.mul(&sp)?)?;
+            let pw = match opts.pos_weight {
+                Some(p) => Some(
+                    p.broadcast_to(&sh)?
+                        .to_dtype(DType::F64)?
+                        .to_dtype(dt)?
+                        .contiguous()?,
+                ),
+                None => None,
+            };
+            (l.to_dtype(dt)?, pw)
         };
         record(
             &[&out],

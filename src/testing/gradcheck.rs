@@ -1,7 +1,10 @@
 //! `gradcheck` / `gradgradcheck`: compare autograd's Jacobian with central finite differences
-//! (f64 inputs; complex inputs are perturbed in their real and imaginary parts).
+//! (f64 inputs; complex inputs are perturbed in their real and imaginary parts). A numerical test
+//! utility (like `torch.autograd.gradcheck` over `torch.testing`): it reads values on the host
+//! with `to_vec` by design, which is why it lives here and not under `autograd/`. Re-exported as
+//! `tapegrad::autograd::{gradcheck, gradgradcheck, GradcheckOptions}`.
 
-use super::engine::grad;
+use crate::autograd::grad;
 use crate::{DType, Result, Tensor, bail};
 
 /// Tolerances and step for [`gradcheck`].
@@ -117,11 +120,11 @@ pub fn gradcheck(
                 Some(g) => g.to_vec::<f64>()?,
                 None => vec![0.0; n_in],
             };
-            for k in 0..n_in {
+            for (k, &ak) in an.iter().enumerate().take(n_in) {
                 let plus = f(&perturbed(inputs, i, k, opts.eps)?)?.to_vec::<f64>()?[j];
                 let minus = f(&perturbed(inputs, i, k, -opts.eps)?)?.to_vec::<f64>()?[j];
                 let num = (plus - minus) / (2.0 * opts.eps);
-                if (an[k] - num).abs() > opts.atol + opts.rtol * num.abs() {
+                if (ak - num).abs() > opts.atol + opts.rtol * num.abs() {
                     bail!(
                         InvalidArgument,
                         "gradcheck",
@@ -130,7 +133,7 @@ pub fn gradcheck(
                         i,
                         k,
                         num,
-                        an[k]
+                        ak
                     );
                 }
             }
