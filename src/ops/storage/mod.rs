@@ -58,16 +58,16 @@ impl Tensor {
         strides: Option<&[usize]>,
         src: Option<&Tensor>,
     ) -> Result<Tensor> {
-        if let Some(st) = strides {
-            if st.len() != sizes.len() {
-                bail!(
-                    InvalidArgument,
-                    "set_",
-                    "unequal size length ({}) and stride length ({})",
-                    sizes.len(),
-                    st.len()
-                );
-            }
+        if let Some(st) = strides
+            && st.len() != sizes.len()
+        {
+            bail!(
+                InvalidArgument,
+                "set_",
+                "unequal size length ({}) and stride length ({})",
+                sizes.len(),
+                st.len()
+            );
         }
         if storage.device() != self.device() {
             bail!(
