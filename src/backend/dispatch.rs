@@ -158,3 +158,6 @@ pub(crate) fn scalar_update_owned(
     };
     on_device!(buf, |B, b| B::scalar_update(b, region, dt, op, s))
 }
+
+/// Front door of the gather/scatter/index and data-movement family.
+pub(crate) mod movement;

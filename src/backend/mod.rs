@@ -7,7 +7,8 @@
 //!
 //! A [`Storage`](crate::storage::Storage) holds a `DeviceBuffer`, an enum with one variant per
 //! device (`Cpu` today). The front door ([`copy_raw`], [`fill`], [`accumulate`], [`read_vec`],
-//! [`scalar_update_owned`], in `dispatch.rs`) takes the storages' locks, then matches the
+//! [`scalar_update_owned`], in `dispatch.rs`; one module per migrated family, e.g.
+//! [`movement`] in `dispatch/movement.rs`) takes the storages' locks, then matches the
 //! buffers' variants in one place, the `on_device!` macro, and calls the [`Backend`] method of
 //! that device. Op files never name a device.
 //!
@@ -27,11 +28,17 @@
 //!   [`Backend::row_map`] (cumsum/cumprod and the per-element weights of reduction backwards),
 //!   [`Backend::sort`] (sort/argsort/topk), [`Backend::sum_into`] and [`Backend::sum_dense`]
 //!   (`sum`); front doors [`reduce`], [`row_map`], [`sort_rows`], [`sum_into`], [`sum_dense`];
-//! - to come, family by family (their loops still sit in `ops/`, `index/`, `sparse/` over the
+//! - **gather/scatter/index and data movement** (migrated: `ops/movement/`, `index/`,
+//!   `ops/storage/`): [`Backend::take`] / [`Backend::put`] (gather and scatter over logical
+//!   positions: `gather`, `scatter*`, advanced indexing, `masked_select`, the backward of every
+//!   index op), [`Backend::put_rows`] (the row scatter of `index_put_`),
+//!   [`Backend::index_select`], [`Backend::copy_flipped`] (`flip`), [`Backend::tri_zero`]
+//!   (`tril`/`triu`), [`Backend::scatter_reduce`], [`Backend::nonzero`] (`nonzero`, bool
+//!   masks); `cat`, `roll` and `repeat` are strided copies of regions ([`Backend::copy`]);
+//! - to come, family by family (their loops still sit in `ops/`, `sparse/` over the
 //!   CPU variant's accessors `Storage::read`/`write`/`lock_for_write`): elementwise map with
 //!   broadcasting over strided layouts (unary, binary, ternary; the dense fast paths of
-//!   `ops/dense.rs`), gather/scatter/index (`index/kernel.rs`,
-//!   `index/put_rows.rs`), and the sparse kernels;
+//!   `ops/dense.rs`), and the sparse kernels;
 //! - **nn and linalg** (migrated): [`Backend::bmm`] (batched strided matmul: `mm`, `bmm`,
 //!   `matmul`), [`Backend::rowwise`] (softmax, log_softmax, layer_norm's rsqrt),
 //!   [`Backend::read_at`] (the target picks of `nll_loss` / `cross_entropy`);
@@ -46,14 +53,16 @@
 //!
 //! # Safety
 //!
-//! The strided kernels (`copy`, `fill`, `accumulate`) are `unsafe`: the caller (the front door)
-//! guarantees that every element the geometries address lies inside the buffers — true of every
-//! tensor geometry — and the aliasing rules of each method. [`Backend::read`] and
-//! [`Backend::scalar_update`] check their geometry themselves.
+//! The strided kernels (`copy`, `fill`, `accumulate`, `copy_flipped`) are `unsafe`: the caller
+//! (the front door) guarantees that every element the geometries address lies inside the
+//! buffers — true of every tensor geometry — and the aliasing rules of each method.
+//! [`Backend::read`], [`Backend::scalar_update`] and the gather/scatter/index kernels check
+//! their geometry themselves.
 
 pub(crate) mod cpu;
 mod dispatch;
 
+pub(crate) use dispatch::movement;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
@@ -360,4 +369,128 @@ pub(crate) trait Backend {
         dt: DType,
         step: OptimStep,
     ) -> bool;
+
+    // ---- gather/scatter/index and data movement ----
+
+    /// `dst[dl] = src[sl]` with the dims listed in `flip` read in reverse order (`flip`).
+    ///
+    /// # Safety
+    /// Both geometries lie inside their buffers (of equal sizes); the buffers are distinct;
+    /// `dl` has no internal overlap.
+    unsafe fn copy_flipped(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        flip: &[usize],
+        dt: DType,
+    );
+
+    /// Element `i` of `dl` (logical order) `= src` at logical position `idx[i]` of `sl`, zero
+    /// where `idx[i] == SKIP`. Errors (nothing written) if a geometry lies outside its buffer
+    /// or an index is out of `sl`'s range (both: `sl` over a storage shrunk by `set_`).
+    fn take(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        idx: &[usize],
+        dt: DType,
+        op: &'static str,
+    ) -> Result<()>;
+
+    /// The scatter of [`Put`]: `dst` at logical position `p.dst[i]` of `dl` is set to (or with
+    /// `p.accumulate` incremented by) `src` at logical position `p.src[i]` of `sl` (`i` when
+    /// `p.src` is `None`), in order (the last write wins; duplicates accumulate). Positions
+    /// equal to `SKIP` are skipped. Everything is validated before the first write: on error
+    /// nothing changes. With [`Source::Same`] the values are read before any write.
+    fn put(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: Source<'_, Self::Buffer>,
+        sl: &Layout,
+        p: &Put<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// Whole-row scatter of `index_put_` on dim 0: value row `j` (row-major contiguous `sl`,
+    /// `rows.len()` rows of `g.row_len`) is written to (or added into) row `g.rows[j]` of `dst`.
+    /// Large accumulations run in parallel chunks merged in a fixed order. Errors (nothing
+    /// written) if a geometry lies outside its buffer.
+    fn put_rows(
+        dst: &mut Self::Buffer,
+        g: &RowPut<'_>,
+        src: &Self::Buffer,
+        sl: &Layout,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// `dst[dl]` (a fresh output with `sl`'s sizes, except `idx.len()` along `dim`) `=
+    /// src[sl]` with position `j` along `dim` read at `idx[j]` (in range): `index_select`.
+    /// Errors if `sl` lies outside its buffer.
+    fn index_select(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        dim: usize,
+        idx: &[usize],
+        dt: DType,
+    ) -> Result<()>;
+
+    /// Zeroes the elements of `dl` (at least 2 dims) outside the lower (`lower`) or upper
+    /// triangle of its last two dims: `tril`/`triu` after a copy. Panics (internal) if `dl`
+    /// lies outside the buffer.
+    fn tri_zero(dst: &mut Self::Buffer, dl: &Layout, dt: DType, diagonal: i64, lower: bool);
+
+    /// `scatter_reduce` on `dst[dl]` (which holds `self`'s values): combines `src[sl]` element
+    /// `k` into position `t` for each `(t, k)` of `r.pairs`, floats computed in f64 and integers
+    /// in wrapping i64, then cast back. Errors if a geometry lies outside its buffer.
+    fn scatter_reduce(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        r: &Reduce<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// Logical (row-major) positions of the nonzero elements of `l` (NaN is nonzero, `-0.0`
+    /// is not). Errors if `l` lies outside the buffer.
+    fn nonzero(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<usize>>;
+}
+
+/// Marks a position of [`Backend::take`] / [`Backend::put`] with no element (zero / skipped).
+pub(crate) const SKIP: usize = usize::MAX;
+
+/// Positions of a [`Backend::put`].
+pub(crate) struct Put<'a> {
+    /// Logical positions written in the destination.
+    pub(crate) dst: &'a [usize],
+    /// Logical positions read in the source (`None`: `0..dst.len()`).
+    pub(crate) src: Option<&'a [usize]>,
+    /// Add instead of overwriting.
+    pub(crate) accumulate: bool,
+    /// Op named by a geometry error.
+    pub(crate) op: &'static str,
+}
+
+/// Target geometry of a [`Backend::put_rows`]: `size` rows of `row_len` contiguous elements,
+/// `row_stride` apart, from element `offset`.
+pub(crate) struct RowPut<'a> {
+    pub(crate) offset: usize,
+    pub(crate) size: usize,
+    pub(crate) row_stride: usize,
+    pub(crate) row_len: usize,
+    /// Target row of each value row (each `< size`).
+    pub(crate) rows: &'a [u32],
+    pub(crate) accumulate: bool,
+}
+
+/// What a [`Backend::scatter_reduce`] combines.
+pub(crate) struct Reduce<'a> {
+    /// `(target position in dst, source position in src)`, logical positions, in order.
+    pub(crate) pairs: &'a [(usize, usize)],
+    pub(crate) reduce: crate::ScatterReduce,
+    pub(crate) include_self: bool,
 }

@@ -1,9 +1,13 @@
 //! Advanced-indexing kernels: index-tensor validation (bool masks -> nonzero), NumPy result
 //! geometry (adjacent advanced dims stay in place, separated ones move to the front) and the
-//! gather / scatter loops over element offsets.
+//! gather / scatter over element offsets (the backend's `take` / `put` kernels).
 
+use crate::backend::Put;
+use crate::layout::Layout;
 use crate::layout::{broadcast_shapes, contiguous_strides, numel};
-use crate::{DType, Element, Result, Tensor, bail, dispatch};
+use crate::ops::movement::gather::{output, read_index};
+use crate::tensor::TensorData;
+use crate::{DType, Result, Tensor, bail};
 
 /// Resolved advanced indexing of one tensor: the result shape and, per result element in
 /// row-major order, the element offset (relative to storage start) it refers to.
@@ -25,7 +29,7 @@ pub(crate) fn normalize(src_shape: &[usize], indices: &[Option<Tensor>]) -> Resu
         };
         match t.dtype() {
             DType::I64 | DType::I32 | DType::I16 | DType::I8 => {
-                out.push(Some((t.shape(), t.to_vec::<i64>()?)));
+                out.push(Some((t.shape(), read_index(t)?)));
             }
             DType::Bool | DType::U8 => {
                 let mshape = t.shape();
@@ -44,9 +48,8 @@ pub(crate) fn normalize(src_shape: &[usize], indices: &[Option<Tensor>]) -> Resu
                         );
                     }
                 }
-                let vals = t.to_vec::<bool>()?;
                 let strides = contiguous_strides(&mshape);
-                let nz: Vec<usize> = (0..vals.len()).filter(|&i| vals[i]).collect();
+                let nz = crate::backend::movement::nonzero(&t.data(), t.dtype())?;
                 if mshape.is_empty() {
                     // 0-dim mask: acts like x[None][[0]] / empty; handled by caller via unsqueeze
                     bail!(
@@ -192,61 +195,33 @@ pub(crate) fn plan(sizes: &[usize], strides: &[usize], offset: usize, idx: &[Idx
     Ok(Plan { shape, offsets })
 }
 
+/// `src`'s whole storage as a 1-D geometry: plan offsets are its logical positions.
+fn whole(d: &TensorData, dt: DType) -> TensorData {
+    TensorData {
+        storage: d.storage.clone(),
+        layout: Layout::contiguous(&[d.storage.nbytes() / dt.size()]),
+    }
+}
+
 /// Gathers `src` elements at `plan.offsets` into a fresh contiguous tensor.
 pub(crate) fn gather(src: &Tensor, plan: &Plan) -> Result<Tensor> {
-    let d = src.data();
-    let g = d.storage.read();
     let dt = src.dtype();
-    let max = plan.offsets.iter().max().copied().unwrap_or(0);
-    if !plan.offsets.is_empty() && (max + 1) * dt.size() > g.len() {
-        bail!(
-            InvalidArgument,
-            "index",
-            "tensor geometry lies outside its storage"
-        );
-    }
-    dispatch!(dt, T => {
-        let p = g.as_ptr() as *const T;
-        // SAFETY: every offset is < max + 1 elements, within the read-locked buffer (checked).
-        let v: Vec<T> = plan.offsets.iter().map(|&o| unsafe { *p.add(o) }).collect();
-        Tensor::from_vec(v, &plan.shape)
-    })
+    let out = output(&plan.shape, dt, "index")?;
+    let s = whole(&src.data(), dt);
+    crate::backend::movement::take(&out.data(), &s, &plan.offsets, dt, "index")?;
+    Ok(out)
 }
 
 /// Writes `values` (row-major, one per plan offset, same dtype as `dst`) into `dst`'s storage;
 /// `accumulate` adds instead of overwriting (duplicates then sum; otherwise last write wins).
+/// Validated before the first write: on error `dst` is unchanged.
 pub(crate) fn scatter(dst: &Tensor, plan: &Plan, values: &Tensor, accumulate: bool) -> Result<()> {
     let dt = dst.dtype();
-    let d = dst.data();
-    dispatch!(dt, T => {
-        let vals: Vec<T> = values.to_vec::<T>()?;
-        scatter_typed::<T>(&d.storage, &plan.offsets, &vals, accumulate)
-    })
-}
-
-fn scatter_typed<T: Element>(
-    s: &crate::Storage,
-    offsets: &[usize],
-    vals: &[T],
-    accumulate: bool,
-) -> Result<()> {
-    let mut g = s.write();
-    let max = offsets.iter().max().copied().unwrap_or(0);
-    if !offsets.is_empty() && (max + 1) * std::mem::size_of::<T>() > g.len() {
-        bail!(
-            InvalidArgument,
-            "index_put_",
-            "tensor geometry lies outside its storage"
-        );
-    }
-    let p = g.as_mut_ptr() as *mut T;
-    for (&o, &v) in offsets.iter().zip(vals) {
-        // SAFETY: o <= max, inside the write-locked buffer (checked above); T is plain old data
-        // and the buffer is aligned for every Element.
-        unsafe {
-            let q = p.add(o);
-            *q = if accumulate { (*q).add(v) } else { v };
-        }
-    }
-    Ok(())
+    let p = Put {
+        dst: &plan.offsets,
+        src: None,
+        accumulate,
+        op: "index_put_",
+    };
+    crate::backend::movement::put(&whole(&dst.data(), dt), &values.data(), &p, dt)
 }

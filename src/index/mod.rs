@@ -190,10 +190,10 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             TensorIndex::Ellipsis => ellipses += 1,
             _ => {}
         }
-        if let TensorIndex::Slice { step, .. } = i {
-            if *step <= 0 {
-                bail!(InvalidArgument, "index", "step must be greater than zero");
-            }
+        if let TensorIndex::Slice { step, .. } = i
+            && *step <= 0
+        {
+            bail!(InvalidArgument, "index", "step must be greater than zero");
         }
     }
     if ellipses > 1 {

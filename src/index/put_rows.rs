@@ -6,10 +6,10 @@
 //! the sizes alone), summed into private row buffers on the rayon pool and merged in chunk
 //! order: the result does not depend on the number of threads.
 
-use crate::backend::cpu::elementwise::add_rows;
-use crate::layout::{Layout, PAR_MIN_ELEMS};
-use crate::storage::lock_for_write;
-use crate::{DType, Element, Result, Tensor, bail, dispatch};
+use crate::backend::RowPut;
+use crate::layout::Layout;
+use crate::ops::movement::gather::read_index;
+use crate::{DType, Result, Tensor, bail};
 
 /// A validated row scatter: value row `j` goes to row `rows[j]` of the target.
 pub(crate) struct RowPlan {
@@ -57,7 +57,7 @@ pub(crate) fn plan_rows(self_: &Tensor, indices: &[Option<Tensor>]) -> Option<Re
     if size > u32::MAX as usize {
         return None;
     }
-    let vals = match ix.to_vec::<i64>() {
+    let vals = match read_index(ix) {
         Ok(v) => v,
         Err(e) => return Some(Err(e)),
     };
@@ -83,15 +83,6 @@ pub(crate) fn plan_rows(self_: &Tensor, indices: &[Option<Tensor>]) -> Option<Re
         rows,
         row_len,
     }))
-}
-
-/// Number of chunks an accumulation of `nvals` value elements into a target of `target` elements
-/// is split into: at least `PAR_MIN_ELEMS * 8` value elements per chunk, and the private row
-/// buffers of chunks 1.. (one target's worth each) at most an eighth of the values.
-fn chunks(nvals: usize, target: usize) -> usize {
-    let by_work = nvals / (PAR_MIN_ELEMS * 8);
-    let by_memory = 1 + nvals / 8 / target.max(1);
-    by_work.min(by_memory).clamp(1, 8)
 }
 
 /// Writes (or, with `accumulate`, adds) the value rows into `dst` at the planned rows. `vals` is
@@ -123,95 +114,13 @@ pub(crate) fn scatter_rows(
     if nvals == 0 {
         return Ok(());
     }
-    let size = d.layout.sizes()[0];
-    let dst_len = (size - 1) * row_stride + r;
-    let mut locks = lock_for_write(&d.storage, &[&v.storage]);
-    let esz = dst.dtype().size();
-    // (lengths from the guards: `Storage::nbytes` would wait for the write lock held here)
-    if (d.layout.offset() + dst_len) * esz > locks.out_len()
-        || (v.layout.offset() + nvals) * esz > locks.in_len(&v.storage)
-    {
-        bail!(
-            InvalidArgument,
-            "index_put_",
-            "tensor geometry lies outside its storage"
-        );
-    }
-    let po = locks.out_ptr();
-    let pv = locks.in_ptr(&v.storage);
-    dispatch!(dst.dtype(), T => {
-        // SAFETY: both ranges lie inside their locked storages (checked above) and do not overlap
-        // (different storages); buffers are aligned for every Element, which is plain old data.
-        let (out, values) = unsafe {
-            (
-                std::slice::from_raw_parts_mut((po as *mut T).add(d.layout.offset()), dst_len),
-                std::slice::from_raw_parts((pv as *const T).add(v.layout.offset()), nvals),
-            )
-        };
-        if accumulate {
-            accumulate_rows::<T>(out, row_stride, r, size, values, &plan.rows)?;
-        } else {
-            for (&k, row) in plan.rows.iter().zip(values.chunks_exact(r)) {
-                let lo = k as usize * row_stride;
-                out[lo..lo + r].copy_from_slice(row);
-            }
-        }
-    });
-    Ok(())
-}
-
-/// `out[rows[j]] += values[j]` for every row `j` in order (row `k` of `out` starts at
-/// `k * row_stride`, `size` rows of `r` elements), in [`chunks`] parallel chunks.
-fn accumulate_rows<T: Element>(
-    out: &mut [T],
-    row_stride: usize,
-    r: usize,
-    size: usize,
-    values: &[T],
-    rows: &[u32],
-) -> Result<()> {
-    let k = chunks(values.len(), size * r);
-    if k == 1 {
-        add_rows(out, row_stride, values, rows);
-        return Ok(());
-    }
-    let per = rows.len().div_ceil(k);
-    // private buffers of chunks 1..; -0.0 is the additive identity (x + -0.0 == x for every x)
-    let zero = T::from_f64(-0.0);
-    let mut partial: Vec<Vec<T>> = Vec::with_capacity(k - 1);
-    for _ in 1..k {
-        let mut p = crate::storage::try_vec::<T>(size * r, "index_put_")?;
-        p.resize(size * r, zero);
-        partial.push(p);
-    }
-    let work = &|c: usize, buf: &mut [T], stride: usize| {
-        let (lo, hi) = (c * per, ((c + 1) * per).min(rows.len()));
-        if lo < hi {
-            add_rows(buf, stride, &values[lo * r..hi * r], &rows[lo..hi]);
-        }
+    let g = RowPut {
+        offset: d.layout.offset(),
+        size: d.layout.sizes()[0],
+        row_stride,
+        row_len: r,
+        rows: &plan.rows,
+        accumulate,
     };
-    if rayon::current_thread_index().is_some() {
-        // on a pool thread (the caller holds storage locks): no nested parallelism
-        work(0, out, row_stride);
-        for (c, p) in partial.iter_mut().enumerate() {
-            work(c + 1, p, r);
-        }
-    } else {
-        rayon::scope(|sc| {
-            for (c, p) in partial.iter_mut().enumerate() {
-                sc.spawn(move |_| work(c + 1, p, r));
-            }
-            work(0, out, row_stride);
-        });
-    }
-    // merge in chunk order (a fixed order: the result does not depend on the thread count)
-    for p in &partial {
-        for (row, src) in p.chunks_exact(r).enumerate() {
-            let lo = row * row_stride;
-            for (o, &x) in out[lo..lo + r].iter_mut().zip(src) {
-                *o = o.add(x);
-            }
-        }
-    }
-    Ok(())
+    crate::backend::movement::put_rows(&d, &g, &v, dst.dtype())
 }

@@ -200,22 +200,6 @@ impl WriteLocks<'_> {
     pub(crate) fn out_ptr(&mut self) -> *mut u8 {
         self.out.as_mut_ptr()
     }
-    /// Length in bytes of the written storage.
-    pub(crate) fn out_len(&self) -> usize {
-        self.out.len()
-    }
-    /// Length in bytes of an input storage (which may be the written one).
-    pub(crate) fn in_len(&self, s: &Storage) -> usize {
-        if s.id() == self.out_id {
-            return self.out.len();
-        }
-        self.reads
-            .iter()
-            .find(|(id, _)| *id == s.id())
-            .expect("internal: input storage was not locked")
-            .1
-            .len()
-    }
     /// Base pointer of an input storage (which may be the written one).
     pub(crate) fn in_ptr(&self, s: &Storage) -> *const u8 {
         if s.id() == self.out_id {

@@ -7,7 +7,9 @@ pub(crate) mod copy;
 pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
+mod index;
 pub(crate) mod matmul;
+mod movement;
 mod optim;
 pub(crate) mod reduce;
 mod rowwise;
@@ -17,7 +19,9 @@ pub(crate) mod sort;
 pub(crate) mod sum;
 pub(crate) mod team;
 
-use super::{Backend, OptimStep, ReduceOp, RowOp, RowwiseOp, ScalarArith, Source};
+use super::{
+    Backend, OptimStep, Put, Reduce, ReduceOp, RowOp, RowPut, RowwiseOp, ScalarArith, Source,
+};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element, Result, Scalar, dispatch};
@@ -242,5 +246,93 @@ impl Backend for Cpu {
         step: OptimStep,
     ) -> bool {
         optim::optim_step(bufs, parts, dt, step)
+    }
+
+    // ---- gather/scatter/index and data movement ----
+
+    unsafe fn copy_flipped(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        flip: &[usize],
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { movement::copy_flipped(dst, dl, src, sl, flip, dt) }
+    }
+
+    fn take(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        idx: &[usize],
+        dt: DType,
+        op: &'static str,
+    ) -> Result<()> {
+        dispatch!(dt, T => index::take::<T>(
+            index::elems_mut(dst), dl, index::elems(src), sl, idx, op
+        ))
+    }
+
+    fn put(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: Source<'_, CpuBuffer>,
+        sl: &Layout,
+        p: &Put<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => {
+            let s = match src {
+                Source::Other(b) => Some(index::elems::<T>(b)),
+                Source::Same => None,
+            };
+            index::put::<T>(index::elems_mut(dst), dl, s, sl, p)
+        })
+    }
+
+    fn put_rows(
+        dst: &mut CpuBuffer,
+        g: &RowPut<'_>,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => index::put_rows::<T>(index::elems_mut(dst), g, index::elems(src), sl))
+    }
+
+    fn index_select(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dim: usize,
+        idx: &[usize],
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => index::index_select::<T>(
+            index::elems_mut(dst), dl, index::elems(src), sl, dim, idx
+        ))
+    }
+
+    fn tri_zero(dst: &mut CpuBuffer, dl: &Layout, dt: DType, diagonal: i64, lower: bool) {
+        movement::tri_zero(dst, dl, dt, diagonal, lower)
+    }
+
+    fn scatter_reduce(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        r: &Reduce<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        movement::scatter_reduce(dst, dl, src, sl, r, dt)
+    }
+
+    fn nonzero(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<usize>> {
+        dispatch!(dt, T => index::nonzero::<T>(index::elems(buf), l))
     }
 }

@@ -8,11 +8,14 @@ use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use std::sync::Arc;
 
 use crate::autograd::{check_inplace, no_grad, record, record_inplace};
+use crate::backend::Put;
+use crate::layout::Layout;
 use crate::layout::wrap_dim;
+use crate::tensor::TensorData;
 use crate::{DType, Element, Result, Tensor, bail, dispatch};
 
 /// Marks an output position of [`take`] that is zero (no source element).
-pub(crate) const SKIP: usize = usize::MAX;
+pub(crate) use crate::backend::SKIP;
 
 /// Row-major (contiguous) strides of `shape`.
 pub(crate) fn cstrides(shape: &[usize]) -> Vec<usize> {
@@ -39,11 +42,17 @@ pub(crate) fn for_each_pos(shape: &[usize], mut f: impl FnMut(usize, &[usize])) 
     }
 }
 
+/// The values of an integer index tensor as i64, row-major: read once on the host because the
+/// ops validate every index (bounds, with the offending value in the message) before writing.
+pub(crate) fn read_index(idx: &Tensor) -> Result<Vec<i64>> {
+    crate::backend::read_vec::<i64>(&idx.data(), idx.dtype())
+}
+
 /// Values of an integer index tensor as i64 (row-major).
 pub(crate) fn index_values(idx: &Tensor, op: &'static str, allow_i32: bool) -> Result<Vec<i64>> {
     match idx.dtype() {
-        DType::I64 => idx.to_vec::<i64>(),
-        DType::I32 if allow_i32 => idx.to_vec::<i64>(),
+        DType::I64 => read_index(idx),
+        DType::I32 if allow_i32 => read_index(idx),
         d => bail!(
             DTypeMismatch,
             op,
@@ -54,28 +63,29 @@ pub(crate) fn index_values(idx: &Tensor, op: &'static str, allow_i32: bool) -> R
     }
 }
 
+/// A fresh contiguous tensor of `shape` for a kernel that writes every element.
+pub(crate) fn output(shape: &[usize], dt: DType, op: &'static str) -> Result<Tensor> {
+    crate::layout::check_numel(shape, op)?;
+    Tensor::empty_strided(shape, &cstrides(shape), dt)
+}
+
 fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
-    dispatch!(x.dtype(), T => {
-        let v = x.to_vec::<T>()?;
-        let mut out: Vec<T> = crate::storage::try_vec(idx.len(), "take")?;
-        out.extend(idx.iter().map(|&i| if i == SKIP { T::zero() } else { v[i] }));
-        Tensor::from_vec(out, shape)
-    })
+    let out = output(shape, x.dtype(), "take")?;
+    crate::backend::movement::take(&out.data(), &x.data(), idx, x.dtype(), "to_vec")?;
+    Ok(out)
 }
 
 fn put_add_raw(src: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
-    dispatch!(src.dtype(), T => {
-        let v = src.to_vec::<T>()?;
-        let n = crate::layout::check_numel(shape, "take")?;
-        let mut out = crate::storage::try_vec(n, "take")?;
-        out.resize(n, T::zero());
-        for (k, &i) in idx.iter().enumerate() {
-            if i != SKIP {
-                out[i] = out[i].add(v[k]);
-            }
-        }
-        Tensor::from_vec(out, shape)
-    })
+    crate::layout::check_numel(shape, "take")?;
+    let out = Tensor::zeros(shape, src.dtype())?;
+    let p = Put {
+        dst: idx,
+        src: None,
+        accumulate: true,
+        op: "to_vec",
+    };
+    crate::backend::movement::put(&out.data(), &src.data(), &p, src.dtype())?;
+    Ok(out)
 }
 
 /// `out[i] = x.flat[idx[i]]` (0 where `idx[i] == SKIP`), shaped `shape`; differentiable, the
@@ -160,6 +170,38 @@ backward!(PutAddBackward, "IndexPutBackward0", |self, _, g: Tensor| {
     )?)
 });
 
+struct IndexSelectBackward {
+    dim: usize,
+    /// The wrapped indices along `dim`.
+    rows: Vec<usize>,
+    in_shape: Vec<usize>,
+    out_shape: Vec<usize>,
+}
+
+backward!(
+    IndexSelectBackward,
+    "IndexSelectBackward0",
+    |self, _, g: Tensor| {
+        // the flat source position of every output position: the gradient scatters back through
+        // the differentiable `put_add` (its backward is `take`, so double backward works)
+        let st = cstrides(&self.in_shape);
+        let mut idx = crate::storage::try_vec(self.out_shape.iter().product(), "index_select")?;
+        for_each_pos(&self.out_shape, |_, pos| {
+            let mut f = 0;
+            for k in 0..pos.len() {
+                let p = if k == self.dim {
+                    self.rows[pos[k]]
+                } else {
+                    pos[k]
+                };
+                f += p * st[k];
+            }
+            idx.push(f);
+        });
+        input_grad(put_add(&g, Arc::new(idx), &self.in_shape)?)
+    }
+);
+
 /// Flat targets in `self` (shape `shape`) of every `index` position, plus the flat `src`
 /// position (src strides `sst`) for each: validates shapes and bounds like PyTorch.
 pub(crate) fn scatter_pairs(
@@ -218,29 +260,44 @@ pub(crate) fn scatter_pairs(
     }
     let st = cstrides(shape);
     let sst = src_shape.map(cstrides).unwrap_or_default();
-    let mut pairs = Vec::with_capacity(iv.len());
+    let mut pairs = crate::storage::try_vec(iv.len(), op)?;
     let mut err = None;
-    for_each_pos(&ish, |flat, pos| {
-        if err.is_some() {
-            return;
-        }
-        let i = iv[flat];
-        let size = shape[dim] as i64;
+    let size = shape.get(dim).copied().unwrap_or(1) as i64;
+    // row-major walk of the index positions with running offsets: `tb` (target, without `dim`)
+    // and `sb` (source); a 0-dim index has no dims, so both stay 0
+    let nd_i = ish.len();
+    let tdim = if nd_i == 0 {
+        0
+    } else {
+        st.get(dim).copied().unwrap_or(0)
+    };
+    let mut pos = vec![0usize; nd_i];
+    let (mut tb, mut sb) = (0usize, 0usize);
+    for &i in &iv {
         if i < -size || i >= size {
             err = Some(i);
-            return;
+            break;
         }
         let i = if i < 0 { i + size } else { i } as usize;
-        let mut t = 0;
-        let mut s = 0;
-        for d in 0..pos.len() {
-            t += if d == dim { i } else { pos[d] } * st[d];
-            if !sst.is_empty() {
-                s += pos[d] * sst[d];
+        pairs.push((tb + i * tdim, sb));
+        for k in (0..nd_i).rev() {
+            pos[k] += 1;
+            let tk = if k == dim {
+                0
+            } else {
+                st.get(k).copied().unwrap_or(0)
+            };
+            let sk = sst.get(k).copied().unwrap_or(0);
+            if pos[k] < ish[k] {
+                tb += tk;
+                sb += sk;
+                break;
             }
+            tb -= (ish[k] - 1) * tk;
+            sb -= (ish[k] - 1) * sk;
+            pos[k] = 0;
         }
-        pairs.push((t, s));
-    });
+    }
     if let Some(i) = err {
         bail!(
             IndexOutOfRange,
@@ -329,18 +386,35 @@ fn scatter_impl(
     };
     let result = {
         let _g = no_grad();
-        dispatch!(x.dtype(), T => {
-            let mut v = x.to_vec::<T>()?;
-            let s: Vec<T> = match &src {
-                ScatterSrc::Tensor(t) => t.to_vec::<T>()?,
-                ScatterSrc::Value(val) => vec![T::from_f64(*val)],
-            };
-            for &(t, k) in &pairs {
-                let sv = if src_t.is_some() { s[k] } else { s[0] };
-                v[t] = if add { v[t].add(sv) } else { sv };
+        let dt = x.dtype();
+        let r = output(&shape, dt, op)?;
+        crate::backend::copy_raw(&r.data(), &x.data(), dt, dt);
+        let (dst, srcpos): (Vec<usize>, Vec<usize>) = pairs.iter().copied().unzip();
+        let p = Put {
+            dst: &dst,
+            src: None,
+            accumulate: add,
+            op: "to_vec",
+        };
+        match &src {
+            ScatterSrc::Tensor(t) => {
+                let p = Put {
+                    src: Some(&srcpos),
+                    ..p
+                };
+                crate::backend::movement::put(&r.data(), &t.data(), &p, dt)?;
             }
-            Tensor::from_vec(v, &shape)?
-        })
+            ScatterSrc::Value(val) => {
+                // one element converted like the kernel's `T::from_f64`, read with stride 0
+                let v = dispatch!(dt, T => Tensor::from_vec(vec![T::from_f64(*val)], &[1])?);
+                let b = TensorData {
+                    storage: v.data().storage,
+                    layout: Layout::new(&[dst.len()][..], &[0usize][..], 0),
+                };
+                crate::backend::movement::put(&r.data(), &b, &p, dt)?;
+            }
+        }
+        r
     };
     let n: usize = shape.iter().product();
     let keep = if add {
@@ -438,22 +512,24 @@ impl Tensor {
         }
         let mut osh = shape.clone();
         osh[d] = iv.len();
-        let st = cstrides(&shape);
-        let mut idx = Vec::with_capacity(osh.iter().product());
-        for_each_pos(&osh, |_, pos| {
-            let mut f = 0;
-            for k in 0..pos.len() {
-                let p = if k == d {
-                    let i = iv[pos[k]];
-                    (if i < 0 { i + size } else { i }) as usize
-                } else {
-                    pos[k]
-                };
-                f += p * st[k];
-            }
-            idx.push(f);
-        });
-        take(self, Arc::new(idx), &osh, "IndexSelectBackward0")
+        let rows: Vec<usize> = iv
+            .iter()
+            .map(|&i| (if i < 0 { i + size } else { i }) as usize)
+            .collect();
+        let out = output(&osh, self.dtype(), "take")?;
+        crate::backend::movement::index_select(&out.data(), &self.data(), d, &rows, self.dtype())?;
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            IndexSelectBackward {
+                dim: d,
+                rows,
+                in_shape: shape,
+                out_shape: osh,
+            },
+        )?;
+        Ok(out)
     }
 
     /// `out[i][j] = self[i][index[i][j]]` for `dim = 1` (and analogously), index i64 with the

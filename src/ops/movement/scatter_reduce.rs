@@ -5,9 +5,10 @@
 
 use crate::autograd::{SavedTensor, check_inplace, no_grad};
 use crate::autograd::{record, record_inplace};
+use crate::backend::Reduce;
 use crate::layout::wrap_dim;
 use crate::ops::grad::{backward, grads};
-use crate::ops::movement::gather::scatter_pairs;
+use crate::ops::movement::gather::{output, scatter_pairs};
 use crate::{DType, Result, Tensor, bail};
 
 /// The reduction of [`Tensor::scatter_reduce`].
@@ -45,82 +46,6 @@ impl ScatterReduce {
     }
 }
 
-/// One value of the reduction: floats in f64, integers in wrapping i64.
-trait Acc: Copy {
-    fn add(self, o: Self) -> Self;
-    fn mul(self, o: Self) -> Self;
-    fn pick(self, o: Self, max: bool) -> Self;
-    fn div_count(self, n: usize) -> Self;
-}
-
-impl Acc for f64 {
-    fn add(self, o: Self) -> Self {
-        self + o
-    }
-    fn mul(self, o: Self) -> Self {
-        self * o
-    }
-    fn pick(self, o: Self, max: bool) -> Self {
-        if self.is_nan() || o.is_nan() {
-            f64::NAN
-        } else if (o > self) == max && o != self {
-            o
-        } else {
-            self
-        }
-    }
-    fn div_count(self, n: usize) -> Self {
-        self / n as f64
-    }
-}
-
-impl Acc for i64 {
-    fn add(self, o: Self) -> Self {
-        self.wrapping_add(o)
-    }
-    fn mul(self, o: Self) -> Self {
-        self.wrapping_mul(o)
-    }
-    fn pick(self, o: Self, max: bool) -> Self {
-        if max { self.max(o) } else { self.min(o) }
-    }
-    fn div_count(self, n: usize) -> Self {
-        self.div_euclid(n as i64)
-    }
-}
-
-fn reduce_values<A: Acc>(
-    mut v: Vec<A>,
-    s: &[A],
-    pairs: &[(usize, usize)],
-    r: ScatterReduce,
-    include_self: bool,
-) -> Vec<A> {
-    let mut count = vec![usize::from(include_self); v.len()];
-    for &(t, k) in pairs {
-        let x = s[k];
-        v[t] = if count[t] == 0 {
-            x
-        } else {
-            match r {
-                ScatterReduce::Sum | ScatterReduce::Mean => v[t].add(x),
-                ScatterReduce::Prod => v[t].mul(x),
-                ScatterReduce::Amax => v[t].pick(x, true),
-                ScatterReduce::Amin => v[t].pick(x, false),
-            }
-        };
-        count[t] += 1;
-    }
-    if r == ScatterReduce::Mean {
-        for (x, &n) in v.iter_mut().zip(&count) {
-            if n > 1 {
-                *x = x.div_count(n);
-            }
-        }
-    }
-    v
-}
-
 /// Validates and computes the reduced tensor (no autograd).
 fn forward(
     x: &Tensor,
@@ -153,30 +78,16 @@ fn forward(
     }
     let pairs = scatter_pairs(&shape, d, index, Some(&src.shape()), op)?;
     let _g = no_grad();
-    let t = if x.dtype().is_float() {
-        let v = reduce_values(
-            x.to_vec::<f64>()?,
-            &src.to_vec::<f64>()?,
-            &pairs,
-            r,
-            include_self,
-        );
-        Tensor::from_vec(v, &shape)?
-    } else {
-        let v = reduce_values(
-            x.to_vec::<i64>()?,
-            &src.to_vec::<i64>()?,
-            &pairs,
-            r,
-            include_self,
-        );
-        Tensor::from_vec(v, &shape)?
+    let dt = x.dtype();
+    let t = output(&shape, dt, op)?;
+    crate::backend::copy_raw(&t.data(), &x.data(), dt, dt);
+    let red = Reduce {
+        pairs: &pairs,
+        reduce: r,
+        include_self,
     };
-    if t.dtype() == x.dtype() {
-        Ok(t)
-    } else {
-        t.to_dtype(x.dtype())
-    }
+    crate::backend::movement::scatter_reduce(&t.data(), &src.data(), &red, dt)?;
+    Ok(t)
 }
 
 /// Backward of scatter_reduce. Saved: self (before the op), src, result.

@@ -26,15 +26,7 @@ impl Tensor {
     pub fn nonzero(&self) -> Result<Tensor> {
         let shape = self.shape();
         let nd = shape.len();
-        let flags: Vec<bool> = {
-            let _g = no_grad();
-            self.to_vec::<bool>()?
-        };
-        let hits: Vec<usize> = flags
-            .iter()
-            .enumerate()
-            .filter_map(|(i, &f)| f.then_some(i))
-            .collect();
+        let hits = crate::backend::movement::nonzero(&self.data(), self.dtype())?;
         let n = hits.len();
         // column-major data: all coordinates of dim 0, then of dim 1, ...
         let mut data = vec![0i64; n * nd];
@@ -75,11 +67,8 @@ impl Tensor {
         let ishape: Vec<i64> = shape.iter().map(|&s| s as i64).collect();
         let picks: Vec<usize> = {
             let _g = no_grad();
-            let m = mask.expand(&ishape)?.to_vec::<bool>()?;
-            m.iter()
-                .enumerate()
-                .filter_map(|(i, &b)| b.then_some(i))
-                .collect()
+            let m = mask.expand(&ishape)?;
+            crate::backend::movement::nonzero(&m.data(), DType::Bool)?
         };
         let x = if self.shape() == shape {
             self.clone()

@@ -1,15 +1,19 @@
 //! Shape-changing data movement that copies: `cat`, `stack`, `flip`, `roll`, `repeat`,
-//! `tril`/`triu` and `one_hot`. Everything except `cat` is an index map run through the
-//! differentiable [`take`](crate::ops::movement::gather::take) primitive.
+//! `tril`/`triu` and `one_hot`. Forward passes are block copies through the backend (`cat`,
+//! `roll`, `repeat` as strided copies of regions, `flip` as a reversed copy, `tril`/`triu` as a
+//! copy then a triangle zeroing); backward passes are the differentiable formulas of PyTorch's
+//! `derivatives.yaml` (flip of flip, roll back, sum over repeats, tril of tril).
 
 use crate::ops::grad::{GradIf, backward};
-use std::sync::Arc;
 
-use crate::autograd::{no_grad, record};
+use crate::autograd::record;
 use crate::dtype::{Operand, result_type};
+use crate::layout::Layout;
 use crate::layout::{check_numel, wrap_dim, wrap_dims};
-use crate::ops::movement::gather::{SKIP, cstrides, for_each_pos, take};
-use crate::{DType, Result, Tensor, bail, dispatch};
+use crate::ops::grad::input_grad;
+use crate::ops::movement::gather::{cstrides, output, read_index};
+use crate::tensor::TensorData;
+use crate::{DType, Result, Tensor, bail};
 
 struct CatBackward {
     dim: usize,
@@ -27,25 +31,129 @@ backward!(CatBackward, self.name, |self, ctx, g: Tensor| {
     Ok(out)
 });
 
-/// Index map of a permutation-like op: for each output position (shape = input shape), the
-/// input flat position given by `f(pos) -> source multi-index`.
-fn index_map(
-    shape: &[usize],
-    op: &'static str,
-    mut f: impl FnMut(&[usize], &mut [usize]) -> bool,
-) -> Result<Vec<usize>> {
-    let st = cstrides(shape);
-    let mut src = vec![0usize; shape.len()];
-    let mut idx = crate::storage::try_vec(check_numel(shape, op)?, op)?;
-    for_each_pos(shape, |_, pos| {
-        src.copy_from_slice(pos);
-        if f(pos, &mut src) {
-            idx.push(src.iter().zip(&st).map(|(a, b)| a * b).sum());
+/// `x`'s data viewed with `layout` (a region of its storage, no autograd).
+fn region(x: &TensorData, layout: Layout) -> TensorData {
+    TensorData {
+        storage: x.storage.clone(),
+        layout,
+    }
+}
+
+/// `l` narrowed to `start..start + len` along `dim`.
+fn narrowed(l: &Layout, dim: usize, start: usize, len: usize) -> Layout {
+    let mut sizes = l.sizes().to_vec();
+    sizes[dim] = len;
+    let off = if len == 0 {
+        l.offset()
+    } else {
+        l.offset() + start * l.strides()[dim]
+    };
+    Layout::new(sizes, l.strides().to_vec(), off)
+}
+
+struct FlipBackward {
+    dims: Vec<i64>,
+}
+
+backward!(FlipBackward, "FlipBackward0", |self, _, g: Tensor| {
+    input_grad(g.flip(&self.dims)?)
+});
+
+struct RollBackward {
+    /// The shifts that undo the forward roll (normalised into `0..n`).
+    shifts: Vec<i64>,
+    dims: Vec<i64>,
+}
+
+backward!(RollBackward, "RollBackward0", |self, _, g: Tensor| {
+    input_grad(g.roll(&self.shifts, &self.dims)?)
+});
+
+struct RepeatBackward {
+    /// The input shape padded with leading 1s to the rank of the repeats.
+    padded: Vec<usize>,
+    repeats: Vec<usize>,
+    in_shape: Vec<usize>,
+}
+
+backward!(RepeatBackward, "RepeatBackward0", |self, _, g: Tensor| {
+    // PyTorch's repeat_backward: split every dim into (repeat, size) and sum the repeats
+    let mut split = Vec::with_capacity(2 * self.padded.len());
+    for (&r, &s) in self.repeats.iter().zip(&self.padded) {
+        split.push(r as i64);
+        split.push(s as i64);
+    }
+    let rdims: Vec<i64> = (0..self.padded.len()).map(|i| 2 * i as i64).collect();
+    let gs = g.reshape(&split)?.sum_dims(&rdims, false)?;
+    let sh: Vec<i64> = self.in_shape.iter().map(|&v| v as i64).collect();
+    input_grad(gs.reshape(&sh)?)
+});
+
+struct TriBackward {
+    diagonal: i64,
+    lower: bool,
+}
+
+backward!(
+    TriBackward,
+    if self.lower {
+        "TrilBackward0"
+    } else {
+        "TriuBackward0"
+    },
+    |self, _, g: Tensor| {
+        input_grad(if self.lower {
+            g.tril(self.diagonal)?
         } else {
-            idx.push(SKIP);
+            g.triu(self.diagonal)?
+        })
+    }
+);
+
+/// `x` rolled by `shifts` along the distinct dims `ds`: one block copy per combination of the
+/// two pieces of each rolled dim (`out[s..n] = x[0..n-s]`, `out[0..s] = x[n-s..n]`).
+fn roll_impl(x: &Tensor, shifts: &[i64], ds: &[usize]) -> Result<Tensor> {
+    let shape = x.shape();
+    let dt = x.dtype();
+    let out = output(&shape, dt, "roll")?;
+    let (od, xd) = (out.data(), x.data());
+    // shifts normalised into 0..n (0 for an empty dim)
+    let norm: Vec<usize> = ds
+        .iter()
+        .zip(shifts)
+        .map(|(&d, &s)| s.rem_euclid(shape[d].max(1) as i64) as usize)
+        .collect();
+    if od.layout.numel() > 0 {
+        for mask in 0..(1usize << ds.len()) {
+            let (mut dl, mut sl) = (od.layout.clone(), xd.layout.clone());
+            let mut empty = false;
+            for (j, &d) in ds.iter().enumerate() {
+                let (n, s) = (shape[d], norm[j]);
+                let (to, from, len) = if mask >> j & 1 == 0 {
+                    (s, 0, n - s)
+                } else {
+                    (0, n - s, s)
+                };
+                if len == 0 {
+                    empty = true;
+                    break;
+                }
+                dl = narrowed(&dl, d, to, len);
+                sl = narrowed(&sl, d, from, len);
+            }
+            if !empty {
+                crate::backend::copy_raw(&region(&od, dl), &region(&xd, sl), dt, dt);
+            }
         }
-    });
-    Ok(idx)
+    }
+    let back = ds
+        .iter()
+        .zip(&norm)
+        .map(|(&d, &s)| ((shape[d] - s) % shape[d].max(1)) as i64)
+        .collect();
+    let dims = ds.iter().map(|&d| d as i64).collect();
+    record(&[&out], &[x], Vec::new, RollBackward { shifts: back, dims })?;
+    Ok(out)
 }
 
 fn tri(x: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
@@ -59,25 +167,15 @@ fn tri(x: &Tensor, diagonal: i64, lower: bool) -> Result<Tensor> {
             op
         );
     }
-    let n = shape.len();
-    let idx = index_map(&shape, op, |pos, _| {
-        let (r, c) = (pos[n - 2] as i64, pos[n - 1] as i64);
-        if lower {
-            c - r <= diagonal
-        } else {
-            c - r >= diagonal
-        }
-    })?;
-    take(
-        x,
-        Arc::new(idx),
-        &shape,
-        if lower {
-            "TrilBackward0"
-        } else {
-            "TriuBackward0"
-        },
-    )
+    let dt = x.dtype();
+    let out = output(&shape, dt, op)?;
+    let od = out.data();
+    crate::backend::copy_raw(&od, &x.data(), dt, dt);
+    if od.layout.numel() > 0 {
+        crate::backend::movement::tri_zero(&od, dt, diagonal, lower);
+    }
+    record(&[&out], &[x], Vec::new, TriBackward { diagonal, lower })?;
+    Ok(out)
 }
 
 impl Tensor {
@@ -148,13 +246,16 @@ impl Tensor {
         let ds = wrap_dims(dims, shape.len(), "flip")?;
         // a 0-dim tensor accepts dim 0 / -1 but has nothing to flip
         let ds: Vec<usize> = ds.into_iter().filter(|&d| d < shape.len()).collect();
-        let idx = index_map(&shape, "flip", |pos, src| {
-            for &d in &ds {
-                src[d] = shape[d] - 1 - pos[d];
-            }
-            true
-        })?;
-        take(self, Arc::new(idx), &shape, "FlipBackward0")
+        let dt = self.dtype();
+        let out = output(&shape, dt, "flip")?;
+        if ds.is_empty() {
+            crate::backend::copy_raw(&out.data(), &self.data(), dt, dt);
+        } else {
+            crate::backend::movement::copy_flipped(&out.data(), &self.data(), &ds, dt);
+        }
+        let dims = ds.iter().map(|&d| d as i64).collect();
+        record(&[&out], &[self], Vec::new, FlipBackward { dims })?;
+        Ok(out)
     }
 
     /// Rolls elements along `dims` by `shifts` (with no dims: over the flattened tensor).
@@ -177,12 +278,8 @@ impl Tensor {
                     shifts.len()
                 );
             }
-            let n = self.numel();
             let flat = self.reshape(&[-1])?;
-            let idx: Vec<usize> = (0..n)
-                .map(|i| ((i as i64 - shifts[0]).rem_euclid(n.max(1) as i64)) as usize)
-                .collect();
-            let r = take(&flat, Arc::new(idx), &[n], "RollBackward0")?;
+            let r = roll_impl(&flat, &[shifts[0]], &[0])?;
             let s: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
             return r.unsafe_view(&s);
         }
@@ -196,15 +293,11 @@ impl Tensor {
             );
         }
         let ds = wrap_dims(dims, shape.len(), "roll")?;
-        let idx = index_map(&shape, "roll", |pos, src| {
-            for (k, &d) in ds.iter().enumerate() {
-                let n = shape[d] as i64;
-                src[d] = ((src[d] as i64 - shifts[k]).rem_euclid(n.max(1))) as usize;
-                let _ = pos;
-            }
-            true
-        })?;
-        take(self, Arc::new(idx), &shape, "RollBackward0")
+        if shape.is_empty() {
+            // a 0-dim tensor accepts dim 0 / -1 but has nothing to roll
+            return roll_impl(self, &[], &[]);
+        }
+        roll_impl(self, shifts, &ds)
     }
 
     /// Tiles the tensor `sizes[i]` times along each dim (`sizes` may add leading dims).
@@ -233,18 +326,36 @@ impl Tensor {
             .zip(sizes)
             .map(|(a, b)| a.checked_mul(*b).unwrap_or(usize::MAX))
             .collect();
-        let st = cstrides(&padded);
-        let mut idx = crate::storage::try_vec(check_numel(&osh, "repeat")?, "repeat")?;
-        for_each_pos(&osh, |_, pos| {
-            idx.push(
-                pos.iter()
-                    .zip(&padded)
-                    .zip(&st)
-                    .map(|((p, s), t)| (p % s) * t)
-                    .sum(),
-            );
-        });
-        take(self, Arc::new(idx), &osh, "RepeatBackward0")
+        check_numel(&osh, "repeat")?;
+        let dt = self.dtype();
+        let out = output(&osh, dt, "take")?;
+        let od = out.data();
+        if od.layout.numel() > 0 {
+            // the output viewed as [r0, s0, r1, s1, ...], the input broadcast over every r_i
+            let (ost, xd) = (cstrides(&osh), self.data());
+            let lead_st = vec![0usize; lead];
+            let xst: Vec<usize> = lead_st.iter().chain(xd.layout.strides()).copied().collect();
+            let (mut sz, mut dst, mut sst) = (vec![], vec![], vec![]);
+            for i in 0..osh.len() {
+                sz.extend([sizes[i], padded[i]]);
+                dst.extend([padded[i] * ost[i], ost[i]]);
+                sst.extend([0, xst[i]]);
+            }
+            let d = region(&od, Layout::new(sz.clone(), dst, 0));
+            let s = region(&xd, Layout::new(sz, sst, xd.layout.offset()));
+            crate::backend::copy_raw(&d, &s, dt, dt);
+        }
+        record(
+            &[&out],
+            &[self],
+            Vec::new,
+            RepeatBackward {
+                padded,
+                repeats: sizes.to_vec(),
+                in_shape: shape,
+            },
+        )?;
+        Ok(out)
     }
 
     /// Lower triangle of the last two dims (entries with `col - row <= diagonal`), rest zero.
@@ -288,7 +399,7 @@ impl Tensor {
                 "one_hot is only applicable to index tensor of type LongTensor."
             );
         }
-        let v = self.to_vec::<i64>()?;
+        let v = read_index(self)?;
         if v.iter().any(|&x| x < 0) {
             bail!(IndexOutOfRange, op, "Class values must be non-negative.");
         }
@@ -405,24 +516,18 @@ fn cat_impl(tensors: &[&Tensor], dim: i64, op: &'static str, name: &'static str)
             }
         })
         .collect::<Result<_>>()?;
-    let out = {
-        let _g = no_grad();
-        dispatch!(dt, T => {
-            let outer: usize = osh[..d].iter().product();
-            let inner: usize = osh[d + 1..].iter().product();
-            let mut buf: Vec<T> = crate::storage::try_vec(check_numel(&osh, "cat")?, "cat")?;
-            let vals: Vec<(Vec<T>, usize)> = live
-                .iter()
-                .map(|&(i, _)| Ok((conv[i].to_vec::<T>()?, conv[i].shape()[d] * inner)))
-                .collect::<Result<_>>()?;
-            for o in 0..outer {
-                for (v, chunk) in &vals {
-                    buf.extend_from_slice(&v[o * chunk..(o + 1) * chunk]);
-                }
-            }
-            Tensor::from_vec(buf, &osh)?
-        })
-    };
+    let out = output(&osh, dt, "cat")?;
+    let od = out.data();
+    let mut start = 0;
+    for &(i, _) in &live {
+        let cd = conv[i].data();
+        let len = cd.layout.sizes()[d];
+        if len > 0 {
+            let dl = narrowed(&od.layout, d, start, len);
+            crate::backend::copy_raw(&region(&od, dl), &cd, dt, dt);
+        }
+        start += len;
+    }
     let sizes: Vec<usize> = conv
         .iter()
         .map(|t| {

@@ -11,7 +11,7 @@ use crate::dtype::Category;
 use crate::layout::{Layout, contiguous_strides};
 use crate::ops::grad::backward;
 use crate::tensor::TensorData;
-use crate::{DType, Element, Result, Storage, Tensor, bail, dispatch, err};
+use crate::{DType, Result, Scalar, Storage, Tensor, bail, err};
 
 /// How `resize_with` fills bytes beyond the old storage size.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -58,16 +58,16 @@ impl Tensor {
         strides: Option<&[usize]>,
         src: Option<&Tensor>,
     ) -> Result<Tensor> {
-        if let Some(st) = strides {
-            if st.len() != sizes.len() {
-                bail!(
-                    InvalidArgument,
-                    "set_",
-                    "unequal size length ({}) and stride length ({})",
-                    sizes.len(),
-                    st.len()
-                );
-            }
+        if let Some(st) = strides
+            && st.len() != sizes.len()
+        {
+            bail!(
+                InvalidArgument,
+                "set_",
+                "unequal size length ({}) and stride length ({})",
+                sizes.len(),
+                st.len()
+            );
         }
         if storage.device() != self.device() {
             bail!(
@@ -328,25 +328,28 @@ impl Tensor {
     }
 }
 
+/// Fills elements `from..to` of `s` (clamped to its length) with the NaN-like value of `dt`:
+/// NaN for floating dtypes, `true` for bool, the maximum for integers (PyTorch's debug fill of
+/// `resize_`).
 fn fill_tail(s: &Storage, dt: DType, from: usize, to: usize) {
-    let mut g = s.write();
-    dispatch!(dt, T => {
-        let v: T = match dt.category() {
-            Category::Bool => T::from_bool(true),
-            Category::Integral => T::from_i64(match dt {
-                DType::U8 => u8::MAX as i64,
-                DType::I8 => i8::MAX as i64,
-                DType::I16 => i16::MAX as i64,
-                DType::I32 => i32::MAX as i64,
-                _ => i64::MAX,
-            }),
-            _ => T::from_f64(f64::NAN),
-        };
-        let p = g.as_mut_ptr() as *mut T;
-        let n = g.len() / std::mem::size_of::<T>();
-        for i in from..to.min(n) {
-            // SAFETY: i < n elements of the write-locked, aligned buffer.
-            unsafe { *p.add(i) = v };
-        }
-    });
+    let v = match dt.category() {
+        Category::Bool => Scalar::Bool(true),
+        Category::Integral => Scalar::Int(match dt {
+            DType::U8 => u8::MAX as i64,
+            DType::I8 => i8::MAX as i64,
+            DType::I16 => i16::MAX as i64,
+            DType::I32 => i32::MAX as i64,
+            _ => i64::MAX,
+        }),
+        _ => Scalar::Float(f64::NAN),
+    };
+    let to = to.min(s.nbytes() / dt.size());
+    if from >= to {
+        return;
+    }
+    let region = TensorData {
+        storage: s.clone(),
+        layout: Layout::new(&[to - from][..], &[1usize][..], from),
+    };
+    crate::backend::fill(&region, dt, v);
 }

@@ -1,0 +1,160 @@
+//! Front door of the gather/scatter/index and data-movement family: `flip`'s reversed copy,
+//! `take`/`put` over logical positions, the row scatter of `index_put_`, `index_select`, the
+//! triangle zeroing of `tril`/`triu`, `scatter_reduce` and `nonzero`. Each function takes the
+//! storages' locks (write before read, in storage-id order) and calls the device's
+//! [`Backend`] method through `on_device!`.
+
+use super::lock_pair;
+use crate::backend::cpu::Cpu;
+use crate::backend::{Backend, Put, Reduce, RowPut, Source};
+use crate::storage::DeviceBuffer;
+use crate::tensor::TensorData;
+use crate::{DType, Result};
+
+fn assert_distinct(dst: &TensorData, src: &TensorData, op: &str) {
+    assert!(
+        !dst.storage.same(&src.storage),
+        "internal: {op} into the storage it reads"
+    );
+}
+
+/// `dst = src` with the dims `flip` reversed. Same sizes, same dtype `dt`, distinct storages;
+/// `dst` has no internal overlap.
+pub(crate) fn copy_flipped(dst: &TensorData, src: &TensorData, flip: &[usize], dt: DType) {
+    assert_distinct(dst, src, "flip");
+    assert_eq!(dst.layout.sizes(), src.layout.sizes());
+    if dst.layout.numel() == 0 {
+        return;
+    }
+    let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    on_device!(&mut *w, &*r, |B, d, s| {
+        // SAFETY: tensor geometries lie inside their (distinct) storages; `dst` has no internal
+        // overlap (caller contract).
+        unsafe { B::copy_flipped(d, &dst.layout, s, &src.layout, flip, dt) }
+    })
+}
+
+/// `dst` (logical order) `= src` at logical positions `idx` (zero at `SKIP`): [`Backend::take`].
+pub(crate) fn take(
+    dst: &TensorData,
+    src: &TensorData,
+    idx: &[usize],
+    dt: DType,
+    op: &'static str,
+) -> Result<()> {
+    assert_distinct(dst, src, "take");
+    let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    on_device!(&mut *w, &*r, |B, d, s| B::take(
+        d,
+        &dst.layout,
+        s,
+        &src.layout,
+        idx,
+        dt,
+        op
+    ))
+}
+
+/// Scatters `src` into `dst` at the positions of `p`: [`Backend::put`]. `src` may share
+/// `dst`'s storage (its values are then read first).
+pub(crate) fn put(dst: &TensorData, src: &TensorData, p: &Put<'_>, dt: DType) -> Result<()> {
+    if dst.storage.same(&src.storage) {
+        let mut w = dst.storage.write_device();
+        on_device!(&mut *w, |B, d| B::put(
+            d,
+            &dst.layout,
+            Source::Same,
+            &src.layout,
+            p,
+            dt
+        ))
+    } else {
+        let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+        on_device!(&mut *w, &*r, |B, d, s| B::put(
+            d,
+            &dst.layout,
+            Source::Other(s),
+            &src.layout,
+            p,
+            dt
+        ))
+    }
+}
+
+/// Row scatter of `index_put_` into `dst`'s storage: [`Backend::put_rows`]. The values
+/// (`src`, contiguous) lie in another storage.
+pub(crate) fn put_rows(
+    dst: &TensorData,
+    g: &RowPut<'_>,
+    src: &TensorData,
+    dt: DType,
+) -> Result<()> {
+    assert_distinct(dst, src, "index_put_");
+    let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    on_device!(&mut *w, &*r, |B, d, s| B::put_rows(
+        d,
+        g,
+        s,
+        &src.layout,
+        dt
+    ))
+}
+
+/// `dst = src.index_select(dim, idx)` (indices in range, `dst` a fresh output):
+/// [`Backend::index_select`].
+pub(crate) fn index_select(
+    dst: &TensorData,
+    src: &TensorData,
+    dim: usize,
+    idx: &[usize],
+    dt: DType,
+) -> Result<()> {
+    assert_distinct(dst, src, "index_select");
+    let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    on_device!(&mut *w, &*r, |B, d, s| B::index_select(
+        d,
+        &dst.layout,
+        s,
+        &src.layout,
+        dim,
+        idx,
+        dt
+    ))
+}
+
+/// Zeroes `dst` outside the triangle of its last two dims: [`Backend::tri_zero`].
+pub(crate) fn tri_zero(dst: &TensorData, dt: DType, diagonal: i64, lower: bool) {
+    let mut w = dst.storage.write_device();
+    on_device!(&mut *w, |B, d| B::tri_zero(
+        d,
+        &dst.layout,
+        dt,
+        diagonal,
+        lower
+    ))
+}
+
+/// `scatter_reduce` of `src` into `dst` (a fresh copy of `self`): [`Backend::scatter_reduce`].
+pub(crate) fn scatter_reduce(
+    dst: &TensorData,
+    src: &TensorData,
+    r: &Reduce<'_>,
+    dt: DType,
+) -> Result<()> {
+    assert_distinct(dst, src, "scatter_reduce");
+    let (mut w, s) = lock_pair(&dst.storage, &src.storage);
+    on_device!(&mut *w, &*s, |B, d, s| B::scatter_reduce(
+        d,
+        &dst.layout,
+        s,
+        &src.layout,
+        r,
+        dt
+    ))
+}
+
+/// Logical positions of the nonzero elements of `src`: [`Backend::nonzero`].
+pub(crate) fn nonzero(src: &TensorData, dt: DType) -> Result<Vec<usize>> {
+    let r = src.storage.read_device();
+    on_device!(&*r, |B, b| B::nonzero(b, &src.layout, dt))
+}
