@@ -147,11 +147,9 @@ pub(crate) trait Backend {
     /// the front door checks that the operands of one call share a device).
     fn buffer(d: &DeviceBuffer) -> &Self::Buffer;
 
-    /// A buffer of `nbytes` whose contents the caller overwrites completely before any read.
-    fn alloc_for_overwrite(nbytes: usize) -> Result<Self::Buffer>;
-
-    /// A storage over a filled buffer of this device.
-    fn into_storage(buf: Self::Buffer) -> Storage;
+    /// A fresh storage of `nbytes` on this device whose contents the caller overwrites
+    /// completely before any read (kernel outputs).
+    fn storage_for_output(nbytes: usize) -> Result<Storage>;
 
     /// `out[o + i] = f(a[i])` for `i < n` (elements of type `U` in `out`, `T` in `a`). A
     /// [`Source::Same`] range input starts at `o` (an in-place update; then `T == U`) or is
@@ -177,11 +175,13 @@ pub(crate) trait Backend {
     );
 
     /// `x = f(x)` over the elements of `region` in a buffer borrowed exclusively; `region` is
-    /// non-empty and names each element once (the callers' checks). Panics (an internal
-    /// invariant) if it lies outside the buffer.
+    /// non-empty and names each element once (the callers' checks), and with `dense` it is
+    /// non-overlapping and dense (a flat range). Panics (an internal invariant) if it lies
+    /// outside the buffer.
     fn update_owned<T: Element, F: Fn(T) -> T + Sync>(
         buf: &mut Self::Buffer,
         region: &Layout,
+        dense: bool,
         f: &F,
     );
 

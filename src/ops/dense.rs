@@ -216,7 +216,7 @@ pub(crate) fn unary_inplace_owned<T: Element>(
     if layout.numel() == 0 || !layout.is_non_overlapping_and_dense() {
         return false;
     }
-    backend::update_owned::<T>(storage, layout, f)
+    backend::update_owned::<T>(storage, layout, true, f)
 }
 
 /// In-place `t = f(t)` when `t` is non-overlapping and dense. Returns false when it is not.

@@ -17,6 +17,7 @@ fn istrides(l: &Layout) -> SmallVec<[isize; 6]> {
     l.strides().iter().map(|&s| s as isize).collect()
 }
 
+#[inline(always)]
 /// True if elements `[off, off + n)` of size `sz` lie inside `len` bytes.
 fn fits(off: usize, n: usize, sz: usize, len: usize) -> bool {
     off.checked_add(n)
@@ -32,6 +33,7 @@ enum In<T> {
     Out,
 }
 
+#[inline(always)]
 /// Resolves `x` against the output (`n` elements of size `osz` from element `o` of the buffer
 /// at `base`, `len` bytes), checking the flat contract (see `Backend::flat_map1`).
 fn resolve<T: Element>(
@@ -203,9 +205,10 @@ pub(super) fn flat_map1<T: Element, U: Element>(
 pub(super) fn update_owned<T: Element>(
     buf: &mut CpuBuffer,
     region: &Layout,
+    dense: bool,
     f: &(impl Fn(T) -> T + Sync),
 ) {
-    if region.is_non_overlapping_and_dense() {
+    if dense {
         let o = region.offset();
         let n = region.numel();
         let a = Flat {

@@ -141,13 +141,9 @@ impl Backend for Cpu {
     }
 
     #[inline]
-    fn alloc_for_overwrite(nbytes: usize) -> Result<CpuBuffer> {
-        CpuBuffer::for_overwrite(nbytes)
-    }
-
-    #[inline]
-    fn into_storage(buf: CpuBuffer) -> Storage {
-        Storage::from_buffer(buf)
+    fn storage_for_output(nbytes: usize) -> Result<Storage> {
+        // (`from_buffer` is inlined: the buffer is built in place, as the dense path always did)
+        Ok(Storage::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
     }
 
     #[inline]
@@ -174,8 +170,13 @@ impl Backend for Cpu {
     }
 
     #[inline]
-    fn update_owned<T: Element, F: Fn(T) -> T + Sync>(buf: &mut CpuBuffer, region: &Layout, f: &F) {
-        map::update_owned(buf, region, f)
+    fn update_owned<T: Element, F: Fn(T) -> T + Sync>(
+        buf: &mut CpuBuffer,
+        region: &Layout,
+        dense: bool,
+        f: &F,
+    ) {
+        map::update_owned(buf, region, dense, f)
     }
 
     unsafe fn map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(

@@ -42,10 +42,11 @@ fn lock<'a>(
     let mut reads = Reads::new();
     let mut w = None;
     for s in ids {
-        if let Some(o) = out {
-            if w.is_none() && o.id() < s.id() {
-                w = Some(o.write_device());
-            }
+        if let Some(o) = out
+            && w.is_none()
+            && o.id() < s.id()
+        {
+            w = Some(o.write_device());
         }
         reads.push((s.id(), s.read_device()));
     }
@@ -64,26 +65,31 @@ fn find<'r>(reads: &'r Reads<'_>, s: &Storage) -> &'r DeviceBuffer {
         .1
 }
 
-/// `f(a[i])` for `i < n` into a fresh storage of `n` elements of `U`.
+/// `f(a[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
 pub(crate) fn flat_fresh1<T: Element, U: Element>(
     n: usize,
     a: FlatArg<'_>,
     f: &(impl Fn(T) -> U + Sync),
 ) -> Result<Storage> {
     let r = a.storage.read_device();
-    on_device!(&*r, |B, ba| {
-        let mut buf = B::alloc_for_overwrite(n * std::mem::size_of::<U>())?;
+    let mut out = on_device!(&*r, |B, _b| B::storage_for_output(
+        n * std::mem::size_of::<U>()
+    ))?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, &*r, |B, d, ba| {
         let fa = Flat {
             src: Source::Other(ba),
             offset: a.offset,
             scalar: a.scalar,
         };
-        B::flat_map1::<T, U, _>(&mut buf, 0, n, fa, f);
-        Ok(B::into_storage(buf))
-    })
+        B::flat_map1::<T, U, _>(d, 0, n, fa, f)
+    });
+    Ok(out)
 }
 
-/// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U`.
+/// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
 pub(crate) fn flat_fresh2<T: Element, U: Element>(
     n: usize,
     a: FlatArg<'_>,
@@ -92,8 +98,13 @@ pub(crate) fn flat_fresh2<T: Element, U: Element>(
 ) -> Result<Storage> {
     let (_, reads) = lock(None, &[a.storage, b.storage]);
     let (ra, rb) = (find(&reads, a.storage), find(&reads, b.storage));
-    on_device!(ra, |B, ba| {
-        let mut buf = B::alloc_for_overwrite(n * std::mem::size_of::<U>())?;
+    let mut out = on_device!(ra, |B, _b| B::storage_for_output(
+        n * std::mem::size_of::<U>()
+    ))?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, ra, |B, d, ba| {
         let fa = Flat {
             src: Source::Other(ba),
             offset: a.offset,
@@ -104,9 +115,9 @@ pub(crate) fn flat_fresh2<T: Element, U: Element>(
             offset: b.offset,
             scalar: b.scalar,
         };
-        B::flat_map2::<T, U, _>(&mut buf, 0, n, fa, fb, f);
-        Ok(B::into_storage(buf))
-    })
+        B::flat_map2::<T, U, _>(d, 0, n, fa, fb, f)
+    });
+    Ok(out)
 }
 
 /// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map1`] (an input in
@@ -118,6 +129,19 @@ pub(crate) fn flat_into1<T: Element, U: Element>(
     a: FlatArg<'_>,
     f: &(impl Fn(T) -> U + Sync),
 ) {
+    if a.storage.same(out) {
+        // (the in-place form: one lock)
+        let mut w = out.write_device();
+        on_device!(&mut *w, |B, d| {
+            let fa = Flat {
+                src: Source::Same,
+                offset: a.offset,
+                scalar: a.scalar,
+            };
+            B::flat_map1::<T, U, _>(d, o, n, fa, f)
+        });
+        return;
+    }
     let (w, reads) = lock(Some(out), &[a.storage]);
     let mut w = w.expect("internal: output not locked");
     on_device!(&mut *w, |B, d| {
@@ -160,16 +184,18 @@ pub(crate) fn flat_into2<T: Element, U: Element>(
 }
 
 /// `x = f(x)` over `region` of a storage held by nobody else (borrowed without its lock): see
-/// [`Backend::update_owned`]. False (nothing done) when the storage is shared.
+/// [`Backend::update_owned`] (`dense`: the caller found `region` non-overlapping and dense).
+/// False (nothing done) when the storage is shared.
 pub(crate) fn update_owned<T: Element>(
     storage: &mut Storage,
     region: &Layout,
+    dense: bool,
     f: &(impl Fn(T) -> T + Sync),
 ) -> bool {
     let Some(buf) = storage.get_mut_device() else {
         return false;
     };
-    on_device!(buf, |B, b| B::update_owned::<T, _>(b, region, f));
+    on_device!(buf, |B, b| B::update_owned::<T, _>(b, region, dense, f));
     true
 }
 

@@ -284,7 +284,7 @@ fn record_arith(
     let op = bw.op;
     // save only what the formula reads (PyTorch's conditional saving)
     let save_b = matches!(op, Arith::Mul | Arith::Div) && a_rg && bt.is_some();
-    let save_a = (op == Arith::Mul && b_rg) || (op == Arith::Div && b_rg);
+    let save_a = matches!(op, Arith::Mul | Arith::Div) && b_rg;
     let save_b = save_b || (op == Arith::Div && b_rg);
     bw.saved_a = save_a;
     bw.saved_b = save_b;
@@ -444,14 +444,17 @@ impl Backward for ArithBackward {
         let mut g = output_grad(g);
         // `g * s` / `g / s` for a scalar `s`: overwrite a gradient nobody else can see instead
         // of allocating (the dense kernel computes the same values as the out-of-place path)
-        if let (Arith::Mul | Arith::Div, Some(s)) = (self.op, self.b_scalar) {
-            if ctx.grad_owned
-                && ctx.needs(0)
-                && !matches!(s, Scalar::Complex(_))
-                && arith_scalar_dense_owned(self.op, &mut g, s)
-            {
-                return Ok(smallvec::smallvec![Some(g), None]);
-            }
+        if let (Arith::Mul | Arith::Div, Some(s)) = (self.op, self.b_scalar)
+            && ctx.grad_owned
+            && ctx.needs(0)
+            && !matches!(s, Scalar::Complex(_))
+            && arith_scalar_dense_owned(self.op, &mut g, s)
+        {
+            // (built by pushes: cheaper than the `smallvec!` macro's iterator on this hot path)
+            let mut r = crate::autograd::Grads::new();
+            r.push(Some(g));
+            r.push(None);
+            return Ok(r);
         }
         let mut it = ctx.saved.iter();
         let a = if self.saved_a { it.next() } else { None };

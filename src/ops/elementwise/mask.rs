@@ -74,15 +74,15 @@ pub(crate) fn check_mask(mask: &Tensor, value: &Operand, name: &'static str) -> 
             mask.dtype().torch_scalar_name()
         );
     }
-    if let Operand::Tensor(v) = value {
-        if v.dim() != 0 {
-            bail!(
-                InvalidArgument,
-                name,
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-                v.dim()
-            );
-        }
+    if let Operand::Tensor(v) = value
+        && v.dim() != 0
+    {
+        bail!(
+            InvalidArgument,
+            name,
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            v.dim()
+        );
     }
     Ok(())
 }
