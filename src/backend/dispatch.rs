@@ -36,6 +36,12 @@ mod nn;
 pub(crate) mod reduce;
 pub(crate) use nn::{bmm, optim_step, read_at, rowwise};
 
+// (declared after `on_device!`, which it uses)
+mod elementwise;
+pub(crate) use elementwise::{
+    FlatArg, any, flat_fresh1, flat_fresh2, flat_into1, flat_into2, map1, map2, map3, update_owned,
+};
+
 /// The write lock of `dst` and the read lock of a distinct `src`, taken in ascending storage id
 /// order (the global lock order of `storage`).
 fn lock_pair<'a>(

@@ -35,14 +35,18 @@
 //!   [`Backend::index_select`], [`Backend::copy_flipped`] (`flip`), [`Backend::tri_zero`]
 //!   (`tril`/`triu`), [`Backend::scatter_reduce`], [`Backend::nonzero`] (`nonzero`, bool
 //!   masks); `cat`, `roll` and `repeat` are strided copies of regions ([`Backend::copy`]);
-//! - to come, family by family (their loops still sit in `ops/`, `sparse/` over the
-//!   CPU variant's accessors `Storage::read`/`write`/`lock_for_write`): elementwise map with
-//!   broadcasting over strided layouts (unary, binary, ternary; the dense fast paths of
-//!   `ops/dense.rs`), and the sparse kernels;
+//! - **elementwise map** (migrated): the dense fast paths of `ops/dense.rs` ([`Backend::flat_map1`],
+//!   [`Backend::flat_map2`], [`Backend::update_owned`] on flat element ranges), the strided map with
+//!   broadcasting of `ops/elementwise` ([`Backend::map1`], [`Backend::map2`], [`Backend::map3`]:
+//!   unary, binary, ternary) and the predicate test [`Backend::any`]; the op is a generic closure
+//!   over element types, the geometry (output strides, promotion, broadcasting) is computed above;
 //! - **nn and linalg** (migrated): [`Backend::bmm`] (batched strided matmul: `mm`, `bmm`,
 //!   `matmul`), [`Backend::rowwise`] (softmax, log_softmax, layer_norm's rsqrt),
 //!   [`Backend::read_at`] (the target picks of `nll_loss` / `cross_entropy`);
 //! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW).
+//! - to come: the sparse kernels (`sparse/kernel.rs` still reaches the CPU variant's elements
+//!   through `Storage::with_elems`/`with_elems_mut`), and the GEMM entry (`matmul` is reached
+//!   through [`Backend::bmm`]; `optim_step`'s front door calls the CPU variant directly).
 //!
 //! # Adding a device
 //!
@@ -64,10 +68,14 @@ mod dispatch;
 
 pub(crate) use dispatch::movement;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
+pub(crate) use dispatch::{
+    FlatArg, any, flat_fresh1, flat_fresh2, flat_into1, flat_into2, map1, map2, map3, update_owned,
+};
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
 
 use crate::layout::Layout;
+use crate::storage::{DeviceBuffer, Storage};
 use crate::{DType, Element, NormOrd, Result, Scalar};
 
 /// The source of a copy: another buffer, or the destination's own buffer (a copy within one
@@ -75,6 +83,14 @@ use crate::{DType, Element, NormOrd, Result, Scalar};
 pub(crate) enum Source<'a, B> {
     Other(&'a B),
     Same,
+}
+
+/// One input of a flat elementwise kernel: the elements of a buffer from `offset` on, or with
+/// `scalar` the one element at `offset`, read once and broadcast.
+pub(crate) struct Flat<'a, B> {
+    pub(crate) src: Source<'a, B>,
+    pub(crate) offset: usize,
+    pub(crate) scalar: bool,
 }
 
 /// An elementwise update of a region by a real scalar: `x op= s`.
@@ -458,6 +474,101 @@ pub(crate) trait Backend {
     /// Logical (row-major) positions of the nonzero elements of `l` (NaN is nonzero, `-0.0`
     /// is not). Errors if `l` lies outside the buffer.
     fn nonzero(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<usize>>;
+
+    // ---- elementwise map ----
+
+    /// The payload of this device's variant (an internal error for another device's buffer:
+    /// the front door checks that the operands of one call share a device).
+    fn buffer(d: &DeviceBuffer) -> &Self::Buffer;
+
+    /// A fresh storage of `nbytes` on this device whose contents the caller overwrites
+    /// completely before any read (kernel outputs).
+    fn storage_for_output(nbytes: usize) -> Result<Storage>;
+
+    /// `out[o + i] = f(a[i])` for `i < n` (elements of type `U` in `out`, `T` in `a`). A
+    /// [`Source::Same`] range input starts at `o` (an in-place update; then `T == U`) or is
+    /// disjoint from the output. Panics (an internal invariant) if a range lies outside its
+    /// buffer, partially overlaps the output, or an in-place update changes the element type.
+    fn flat_map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(
+        out: &mut Self::Buffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, Self::Buffer>,
+        f: &F,
+    );
+
+    /// `out[o + i] = f(a[i], b[i])` for `i < n`, with the contract of [`Backend::flat_map1`]
+    /// for each input (a scalar input is read once, before anything is written).
+    fn flat_map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
+        out: &mut Self::Buffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, Self::Buffer>,
+        b: Flat<'_, Self::Buffer>,
+        f: &F,
+    );
+
+    /// `x = f(x)` over the elements of `region` in a buffer borrowed exclusively; `region` is
+    /// non-empty and names each element once (the callers' checks), and with `dense` it is
+    /// non-overlapping and dense (a flat range). Panics (an internal invariant) if it lies
+    /// outside the buffer.
+    fn update_owned<T: Element, F: Fn(T) -> T + Sync>(
+        buf: &mut Self::Buffer,
+        region: &Layout,
+        dense: bool,
+        f: &F,
+    );
+
+    /// `out[ol] = f(a[al])` element by element; `al` has `ol`'s sizes (stride 0 on broadcast
+    /// dims). Large maps are split over the worker team.
+    ///
+    /// # Safety
+    /// Both geometries lie inside their buffers; `ol` has no internal overlap; with
+    /// [`Source::Same`] the input geometry is identical to `ol` or disjoint from it.
+    unsafe fn map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(
+        out: &mut Self::Buffer,
+        ol: &Layout,
+        a: Source<'_, Self::Buffer>,
+        al: &Layout,
+        f: &F,
+    );
+
+    /// `out[ol] = f(a[al], b[bl])`, with the contract of [`Backend::map1`] for each input.
+    ///
+    /// # Safety
+    /// As [`Backend::map1`], for both inputs.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
+        out: &mut Self::Buffer,
+        ol: &Layout,
+        a: Source<'_, Self::Buffer>,
+        al: &Layout,
+        b: Source<'_, Self::Buffer>,
+        bl: &Layout,
+        f: &F,
+    );
+
+    /// `out[ol] = f(c[cl], a[al], b[bl])` serially (the `where` kernel), with the contract of
+    /// [`Backend::map1`] for each input.
+    ///
+    /// # Safety
+    /// As [`Backend::map1`], for every input.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U>(
+        out: &mut Self::Buffer,
+        ol: &Layout,
+        c: Source<'_, Self::Buffer>,
+        cl: &Layout,
+        a: Source<'_, Self::Buffer>,
+        al: &Layout,
+        b: Source<'_, Self::Buffer>,
+        bl: &Layout,
+        f: &F,
+    );
+
+    /// Whether `f` holds for some element of `l` (elements of type `T`; false when empty).
+    /// Errors if `l` lies outside the buffer.
+    fn any<T: Element, F: Fn(T) -> bool>(buf: &Self::Buffer, l: &Layout, f: &F) -> Result<bool>;
 }
 
 /// Marks a position of [`Backend::take`] / [`Backend::put`] with no element (zero / skipped).

@@ -14,10 +14,9 @@
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
 //! - Shared plumbing: [`dense`] (the elementwise fast path for dense operands), [`util`]
-//!   (operand geometry, overlap checks, raw-kernel locking), [`arith_scalar`] (the dense
-//!   scalar arithmetic fast path: out of place, in place, on a gradient the engine hands over).
+//!   (operand geometry, overlap checks, raw-kernel locking); the dense scalar arithmetic fast
+//!   path is [`elementwise::arith_scalar`].
 
-pub(crate) mod arith_scalar;
 pub(crate) mod dense;
 pub(crate) mod elementwise;
 pub(crate) mod grad;

@@ -1,5 +1,5 @@
 //! Shared plumbing for ops: operand geometry (broadcast strides as `isize`), overlap checks for
-//! in-place writes, running a raw kernel under the right storage locks, and [`write_back`], the
+//! in-place writes, and [`write_back`], the
 //! in-place protocol for ops that compute their result out of place (so self-aliasing such as
 //! `x.pow_(&x)` is exact).
 
@@ -8,11 +8,9 @@ use smallvec::SmallVec;
 /// Per-dimension values of a tensor, inline up to 6 dims (no allocation on the hot path).
 pub(crate) type SmallDims<T> = SmallVec<[T; 6]>;
 use crate::autograd::{Backward, SavedTensor, check_inplace, record_inplace};
-use crate::backend::cpu::copy::Raw;
 use crate::dtype::Operand;
 use crate::layout::Layout;
 use crate::ops::elementwise::binary::{can_cast, cast_error};
-use crate::storage::{Storage, lock_for_write};
 use crate::tensor::TensorData;
 use crate::{Result, Tensor, bail};
 
@@ -125,38 +123,6 @@ pub(crate) fn check_no_overlap(out: &Tensor, input: &Tensor, op: &'static str) -
         );
     }
     Ok(())
-}
-
-/// Runs `f` with a mutable raw view of `out` and raw views of `inputs` (each broadcast to
-/// `shape`), holding the storage locks in a deadlock-free order.
-pub(crate) fn with_raw<R>(
-    out: &TensorData,
-    shape: &[usize],
-    inputs: &[&TensorData],
-    f: impl FnOnce(Raw<'_, *mut u8>, &[Raw<'_, *const u8>]) -> R,
-) -> R {
-    let in_storages: SmallVec<[&Storage; 4]> = inputs.iter().map(|d| &d.storage).collect();
-    let mut locks = lock_for_write(&out.storage, &in_storages);
-    let out_strides = broadcast_strides(&out.layout, shape);
-    let in_strides: SmallVec<[SmallDims<isize>; 4]> = inputs
-        .iter()
-        .map(|d| broadcast_strides(&d.layout, shape))
-        .collect();
-    let out_raw = Raw {
-        ptr: locks.out_ptr(),
-        strides: &out_strides,
-        offset: out.layout.offset() as isize,
-    };
-    let raws: SmallVec<[Raw<'_, *const u8>; 4]> = inputs
-        .iter()
-        .zip(&in_strides)
-        .map(|(d, st)| Raw {
-            ptr: locks.in_ptr(&d.storage),
-            strides: st,
-            offset: d.layout.offset() as isize,
-        })
-        .collect();
-    f(out_raw, &raws)
 }
 
 /// `t` (made contiguous) as a fresh, non-view tensor of `shape` (same numel) with no autograd

@@ -1,13 +1,13 @@
 //! Sparse layouts of [`Tensor`]: COO (any rank, hybrid values) and CSR (2-D and batched 3-D with
 //! Paddle's batch-local crows). A sparse tensor is the same `Tensor` handle as a strided one; its
-//! payload ([`SparseParts`]) is a composite of contiguous dense tensors, so sparse tensors flow
+//! payload (`SparseParts`) is a composite of contiguous dense tensors, so sparse tensors flow
 //! through autograd like any other tensor.
 //!
 //! Placement rule: this folder owns everything sparse. `coo`/`csr` (construction + validation),
 //! `convert` (coalesce, to_dense, to_sparse_*), `slice` (sparse slicing), `matmul`
 //! (sparse @ dense), `ops` (sum, mul, add, transpose, dtype casts), `grad` (values-level
 //! backward formulas), `kernel` (typed gather/scatter helpers). Dense ops reject sparse inputs
-//! through [`Tensor::check_strided`]-style guards that return `Unsupported`.
+//! through `Tensor::check_strided`-style guards that return `Unsupported`.
 //!
 //! Gradient convention: the gradient of a sparse tensor `x` is a sparse tensor with `x`'s layout
 //! and exactly `x`'s pattern whose values are d(loss)/d(x.values) (PyTorch's masked semantics),

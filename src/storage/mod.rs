@@ -9,13 +9,14 @@
 //! Devices: the bytes are a [`DeviceBuffer`], an enum with one variant per device (only `Cpu`
 //! today). Code outside `backend/` never matches on it: the device kernels are reached through
 //! `crate::backend`'s front door, which holds the only match. The CPU accessors below
-//! ([`Storage::read`], [`Storage::write`], [`WriteLocks`], [`Storage::get_mut`]) hand out the
-//! CPU variant's [`CpuBuffer`]; they serve the CPU backend and the op families whose loops have
-//! not moved into it yet.
+//! ([`Storage::read`], [`Storage::write`], `with_elems`) hand out the CPU variant's
+//! [`CpuBuffer`]; they serve the CPU backend's front door and the sparse kernels, the one family
+//! whose loops have not moved into the backend yet.
 //!
 //! Locking: the buffer sits behind a `parking_lot::RwLock`. Kernels take read locks on inputs and
 //! a write lock on the output, in ascending storage-id order, and read inputs that share the
-//! output's storage through the write guard ([`lock_for_write`]), so `x.add_(&x)` never deadlocks.
+//! output's storage through the write guard (the front door's lock helpers in
+//! `backend/dispatch.rs`), so `x.add_(&x)` never deadlocks.
 
 mod buffer;
 mod pool;
@@ -186,56 +187,6 @@ impl Storage {
     }
 }
 
-/// Locks for one kernel call on the CPU variant: the written storage under a write lock, every other distinct input
-/// storage under a read lock, acquired in ascending id order (a fixed global order, so two threads
-/// never deadlock). Pointers to inputs that alias the output come from the write guard.
-pub(crate) struct WriteLocks<'a> {
-    out: CpuWrite<'a>,
-    reads: smallvec::SmallVec<[(u64, CpuRead<'a>); 4]>,
-    out_id: u64,
-}
-
-impl WriteLocks<'_> {
-    /// Base pointer of the written storage.
-    pub(crate) fn out_ptr(&mut self) -> *mut u8 {
-        self.out.as_mut_ptr()
-    }
-    /// Base pointer of an input storage (which may be the written one).
-    pub(crate) fn in_ptr(&self, s: &Storage) -> *const u8 {
-        if s.id() == self.out_id {
-            return self.out.as_ptr();
-        }
-        let g = self
-            .reads
-            .iter()
-            .find(|(id, _)| *id == s.id())
-            .expect("internal: input storage was not locked");
-        g.1.as_ptr()
-    }
-}
-
-/// Takes the locks for writing `out` while reading `inputs` (see [`WriteLocks`]).
-pub(crate) fn lock_for_write<'a>(out: &'a Storage, inputs: &[&'a Storage]) -> WriteLocks<'a> {
-    let mut ids: smallvec::SmallVec<[&Storage; 4]> =
-        inputs.iter().copied().filter(|s| !s.same(out)).collect();
-    ids.sort_by_key(|s| s.id());
-    ids.dedup_by_key(|s| s.id());
-    let mut reads = smallvec::SmallVec::new();
-    let mut out_guard = None;
-    for s in &ids {
-        if out_guard.is_none() && out.id() < s.id() {
-            out_guard = Some(out.write());
-        }
-        reads.push((s.id(), s.read()));
-    }
-    let out_guard = out_guard.unwrap_or_else(|| out.write());
-    WriteLocks {
-        out: out_guard,
-        reads,
-        out_id: out.id(),
-    }
-}
-
 impl Storage {
     /// A storage holding `data` (element bytes in native order).
     pub(crate) fn from_elements<T: crate::Element>(data: &[T]) -> Result<Storage> {
@@ -283,11 +234,6 @@ impl Storage {
     /// The device buffer, borrowed exclusively without its lock when this is the only handle.
     pub(crate) fn get_mut_device(&mut self) -> Option<&mut DeviceBuffer> {
         Arc::get_mut(&mut self.0).map(|inner| inner.buf.get_mut())
-    }
-
-    /// [`get_mut_device`](Self::get_mut_device) for the CPU variant's buffer.
-    pub(crate) fn get_mut(&mut self) -> Option<&mut CpuBuffer> {
-        self.get_mut_device().map(DeviceBuffer::cpu_mut)
     }
 }
 

@@ -60,7 +60,7 @@
 //! - **F10. Inline small buffers** (`storage::CpuBuffer`, up to 64 bytes: scalars, losses,
 //!   small biases need no allocation). b5e0a6d: chain 0.36 -> 0.33 us/op.
 //! - **F11. Dense elementwise fast paths** (`ops::dense::{binary, binary_into, unary,
-//!   unary_inplace}`, `ops::arith_scalar`): operands dense in one shared memory order, or a
+//!   unary_inplace}`, `ops::elementwise::arith_scalar`): operands dense in one shared memory order, or a
 //!   0-dim/scalar operand, run one flat vectorised loop (no broadcasting, stride coalescing or
 //!   per-call allocations). 71a28a5 and 0396d63 (CHANGELOG "Faster elementwise ops"; no single
 //!   figure recorded: they serve every workload above and `add_*_f32_4M`); ad62d3b gathered the

@@ -1,6 +1,7 @@
 //! The CPU backend: [`Cpu`] implements [`Backend`] over [`CpuBuffer`]s. The strided kernels
 //! (`copy`, `matmul`) are `unsafe` at the boundary: callers pass base pointers of locked buffers
 //! plus geometry that lies inside them. The flat ones (`elementwise`, `sum`) work on slices.
+//! `map` holds the elementwise map kernels (flat fast paths, strided maps with broadcasting).
 //! `team` is the persistent worker team of the parallel kernels.
 
 pub(crate) mod copy;
@@ -8,6 +9,7 @@ pub(crate) mod elementwise;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 mod index;
+mod map;
 pub(crate) mod matmul;
 mod movement;
 mod optim;
@@ -20,10 +22,10 @@ pub(crate) mod sum;
 pub(crate) mod team;
 
 use super::{
-    Backend, OptimStep, Put, Reduce, ReduceOp, RowOp, RowPut, RowwiseOp, ScalarArith, Source,
+    Backend, Flat, OptimStep, Put, Reduce, ReduceOp, RowOp, RowPut, RowwiseOp, ScalarArith, Source,
 };
 use crate::layout::Layout;
-use crate::storage::CpuBuffer;
+use crate::storage::{CpuBuffer, DeviceBuffer, Storage};
 use crate::{DType, Element, Result, Scalar, dispatch};
 use copy::Raw;
 use smallvec::SmallVec;
@@ -334,5 +336,96 @@ impl Backend for Cpu {
 
     fn nonzero(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<usize>> {
         dispatch!(dt, T => index::nonzero::<T>(index::elems(buf), l))
+    }
+
+    // ---- elementwise map ----
+
+    #[inline]
+    fn buffer(d: &DeviceBuffer) -> &CpuBuffer {
+        match d {
+            DeviceBuffer::Cpu(b) => b,
+        }
+    }
+
+    #[inline]
+    fn storage_for_output(nbytes: usize) -> Result<Storage> {
+        // (`from_buffer` is inlined: the buffer is built in place, as the dense path always did)
+        Ok(Storage::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
+    }
+
+    #[inline]
+    fn flat_map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, CpuBuffer>,
+        f: &F,
+    ) {
+        map::flat_map1(out, o, n, a, f)
+    }
+
+    #[inline]
+    fn flat_map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, CpuBuffer>,
+        b: Flat<'_, CpuBuffer>,
+        f: &F,
+    ) {
+        map::flat_map2(out, o, n, a, b, f)
+    }
+
+    #[inline]
+    fn update_owned<T: Element, F: Fn(T) -> T + Sync>(
+        buf: &mut CpuBuffer,
+        region: &Layout,
+        dense: bool,
+        f: &F,
+    ) {
+        map::update_owned(buf, region, dense, f)
+    }
+
+    unsafe fn map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: Source<'_, CpuBuffer>,
+        al: &Layout,
+        f: &F,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { map::map1(out, ol, a, al, f) }
+    }
+
+    unsafe fn map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: Source<'_, CpuBuffer>,
+        al: &Layout,
+        b: Source<'_, CpuBuffer>,
+        bl: &Layout,
+        f: &F,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { map::map2(out, ol, a, al, b, bl, f) }
+    }
+
+    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U>(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        c: Source<'_, CpuBuffer>,
+        cl: &Layout,
+        a: Source<'_, CpuBuffer>,
+        al: &Layout,
+        b: Source<'_, CpuBuffer>,
+        bl: &Layout,
+        f: &F,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { map::map3(out, ol, c, cl, a, al, b, bl, f) }
+    }
+
+    fn any<T: Element, F: Fn(T) -> bool>(buf: &CpuBuffer, l: &Layout, f: &F) -> Result<bool> {
+        map::any(buf, l, f)
     }
 }

@@ -163,7 +163,8 @@ pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<
             .map(|i| {
                 let mut s = f.init(i);
                 let b = g.base(i);
-                if contig {
+                // (an empty row's base may lie past an empty buffer: never slice there)
+                if contig && r > 0 {
                     let p = b as usize;
                     for (j, &v) in x[p..p + r].iter().enumerate() {
                         f.step(&mut s, v, j);

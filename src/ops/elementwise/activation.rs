@@ -6,7 +6,7 @@
 use crate::autograd::SavedTensor;
 use crate::ops::elementwise::unary::{UOp, unary};
 use crate::ops::grad::{backward, input_grad};
-use crate::{Result, Tensor};
+use crate::{Element, Result, Tensor};
 
 /// Error function (series `2/sqrt(pi) e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`, no cancellation).
 pub(crate) fn erf(x: f64) -> f64 {
@@ -85,14 +85,17 @@ backward!(
     "GeluBackwardBackward0",
     |self, ctx, g: Tensor| {
         let x = &ctx.saved[0];
-        let v: Vec<f64> = x
-            .to_vec::<f64>()?
-            .into_iter()
-            .map(|a| gelu_grad2_f64(a, self.tanh))
-            .collect();
+        let tanh = self.tanh;
         let d2 = {
             let _ng = crate::autograd::no_grad();
-            Tensor::from_vec(v, &x.shape())?.to_dtype(g.dtype())?
+            // (computed in f64 from a contiguous `x`, then cast: the values and strides of the
+            // f64 host loop this replaces)
+            let xc = x.contiguous()?;
+            let v = crate::dispatch!(xc.dtype(), T => crate::ops::elementwise::unary::unary_map::<T, f64>(
+                &xc,
+                move |a| gelu_grad2_f64(a.to_f64(), tanh)
+            ))?;
+            v.to_dtype(g.dtype())?
         };
         input_grad(g.mul(&d2)?)
     }

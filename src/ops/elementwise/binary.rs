@@ -6,14 +6,12 @@
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
 use crate::dtype::{Operand, result_type, result_type_scalar};
-use crate::layout::{PAR_MIN_ELEMS, broadcast_shapes, dense_strides_like, par_for_each_run};
-use crate::ops::arith_scalar::{
+use crate::layout::{broadcast_shapes, dense_strides_like};
+use crate::ops::elementwise::arith_scalar::{
     arith_scalar_dense, arith_scalar_dense_inplace, arith_scalar_dense_owned,
 };
 use crate::ops::grad::{GradIf, backward, grads, input_grad};
-use crate::ops::util::{
-    broadcast_strides, check_no_internal_overlap, check_no_partial_overlap, with_raw,
-};
+use crate::ops::util::{broadcast_strides, check_no_internal_overlap, check_no_partial_overlap};
 use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
 /// Turns an operand into a tensor of `dtype` (scalars become 0-dim tensors), without autograd.
@@ -87,47 +85,11 @@ pub(crate) fn binary_into<T: Element, U: Element>(
     b: &Tensor,
     f: impl Fn(T, T) -> U + Sync,
 ) {
+    debug_assert_eq!(out.shape(), shape);
     let (od, ad, bd) = (out.data(), a.data(), b.data());
-    with_raw(&od, shape, &[&ad, &bd], |o, ins| {
-        // addresses as integers so the range closure can run on other threads
-        let (po, pa, pb) = (o.ptr as usize, ins[0].ptr as usize, ins[1].ptr as usize);
-        par_for_each_run(
-            shape,
-            [o.strides, ins[0].strides, ins[1].strides],
-            [o.offset, ins[0].offset, ins[1].offset],
-            PAR_MIN_ELEMS,
-            |[oo, oa, ob], len, [so, sa, sb]| {
-                // SAFETY: all geometries are tensor layouts inside their storages, locked by
-                // `with_raw` until every range is done; `out` either does not overlap the inputs
-                // or overlaps one of them exactly (each element is read before it is written, by
-                // the same call); concurrent calls cover disjoint element ranges of `out`.
-                unsafe {
-                    let po = (po as *mut U).offset(oo);
-                    let pa = (pa as *const T).offset(oa);
-                    let pb = (pb as *const T).offset(ob);
-                    if so == 1 && sa == 1 && sb == 1 {
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i), *pb.add(i));
-                        }
-                    } else if so == 1 && sa == 1 && sb == 0 {
-                        let bv = *pb;
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i), bv);
-                        }
-                    } else if so == 1 && sa == 0 && sb == 1 {
-                        let av = *pa;
-                        for i in 0..len {
-                            *po.add(i) = f(av, *pb.add(i));
-                        }
-                    } else {
-                        for i in 0..len as isize {
-                            *po.offset(i * so) = f(*pa.offset(i * sa), *pb.offset(i * sb));
-                        }
-                    }
-                }
-            },
-        );
-    });
+    // `out` either does not overlap the inputs or overlaps one of them exactly (each element is
+    // read before it is written, by the same call)
+    crate::backend::map2::<T, U>(&od, &ad, &bd, &f);
 }
 
 /// Runs a same-dtype binary op in place on `self_` (dtype `T`), checking geometry and overlap.
@@ -322,7 +284,7 @@ fn record_arith(
     let op = bw.op;
     // save only what the formula reads (PyTorch's conditional saving)
     let save_b = matches!(op, Arith::Mul | Arith::Div) && a_rg && bt.is_some();
-    let save_a = (op == Arith::Mul && b_rg) || (op == Arith::Div && b_rg);
+    let save_a = matches!(op, Arith::Mul | Arith::Div) && b_rg;
     let save_b = save_b || (op == Arith::Div && b_rg);
     bw.saved_a = save_a;
     bw.saved_b = save_b;
@@ -482,14 +444,17 @@ impl Backward for ArithBackward {
         let mut g = output_grad(g);
         // `g * s` / `g / s` for a scalar `s`: overwrite a gradient nobody else can see instead
         // of allocating (the dense kernel computes the same values as the out-of-place path)
-        if let (Arith::Mul | Arith::Div, Some(s)) = (self.op, self.b_scalar) {
-            if ctx.grad_owned
-                && ctx.needs(0)
-                && !matches!(s, Scalar::Complex(_))
-                && arith_scalar_dense_owned(self.op, &mut g, s)
-            {
-                return Ok(smallvec::smallvec![Some(g), None]);
-            }
+        if let (Arith::Mul | Arith::Div, Some(s)) = (self.op, self.b_scalar)
+            && ctx.grad_owned
+            && ctx.needs(0)
+            && !matches!(s, Scalar::Complex(_))
+            && arith_scalar_dense_owned(self.op, &mut g, s)
+        {
+            // (built by pushes: cheaper than the `smallvec!` macro's iterator on this hot path)
+            let mut r = crate::autograd::Grads::new();
+            r.push(Some(g));
+            r.push(None);
+            return Ok(r);
         }
         let mut it = ctx.saved.iter();
         let a = if self.saved_a { it.next() } else { None };

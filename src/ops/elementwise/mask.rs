@@ -4,10 +4,9 @@
 
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
-use crate::layout::{broadcast_shapes, dense_strides_like, for_each_run};
+use crate::layout::{broadcast_shapes, dense_strides_like};
 use crate::ops::elementwise::binary::operand_tensor;
 use crate::ops::grad::{GradIf, backward};
-use crate::ops::util::with_raw;
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Element, Result, Tensor, bail};
 
@@ -27,39 +26,8 @@ fn ternary_map<T: Element>(
     let sb = crate::ops::util::broadcast_strides(&bd.layout, &shape);
     let strides = dense_strides_like(&shape, &[&sa, &sb, &sc]);
     let out = Tensor::empty_strided(&shape, &strides, T::DTYPE)?;
-    let od = out.data();
-    with_raw(&od, &shape, &[&cd, &ad, &bd], |o, ins| {
-        let (po, pc, pa, pb) = (
-            o.ptr as *mut T,
-            ins[0].ptr as *const bool,
-            ins[1].ptr as *const T,
-            ins[2].ptr as *const T,
-        );
-        for_each_run(
-            &shape,
-            [o.strides, ins[0].strides, ins[1].strides, ins[2].strides],
-            [o.offset, ins[0].offset, ins[1].offset, ins[2].offset],
-            |[oo, oc, oa, ob], len, [so, sc, sa, sb]| {
-                // SAFETY: all geometries are tensor layouts inside their locked storages and
-                // `out` is fresh (no overlap with the inputs).
-                unsafe {
-                    let (po, pc, pa, pb) =
-                        (po.offset(oo), pc.offset(oc), pa.offset(oa), pb.offset(ob));
-                    if so == 1 && sc == 1 && sa == 1 && sb == 1 {
-                        for i in 0..len {
-                            *po.add(i) = f(*pc.add(i), *pa.add(i), *pb.add(i));
-                        }
-                    } else {
-                        for i in 0..len as isize {
-                            *po.offset(i * so) =
-                                f(*pc.offset(i * sc), *pa.offset(i * sa), *pb.offset(i * sb));
-                        }
-                    }
-                }
-            },
-        );
-    });
-    drop(od);
+    // `out` is fresh: no overlap with the inputs
+    crate::backend::map3::<bool, T, T>(&out.data(), &cd, &ad, &bd, &f);
     Ok(out)
 }
 
@@ -106,15 +74,15 @@ pub(crate) fn check_mask(mask: &Tensor, value: &Operand, name: &'static str) -> 
             mask.dtype().torch_scalar_name()
         );
     }
-    if let Operand::Tensor(v) = value {
-        if v.dim() != 0 {
-            bail!(
-                InvalidArgument,
-                name,
-                "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
-                v.dim()
-            );
-        }
+    if let Operand::Tensor(v) = value
+        && v.dim() != 0
+    {
+        bail!(
+            InvalidArgument,
+            name,
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with {} dimension(s).",
+            v.dim()
+        );
     }
     Ok(())
 }

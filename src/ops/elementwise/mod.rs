@@ -9,6 +9,8 @@
 //!   `atan2`, `hypot`.
 //! - [`mask`]: `where_`, `masked_fill`, `nan_to_num`; [`clamp`]; [`pow`]; [`lerp`]: `lerp`,
 //!   `addcmul` (composed).
+//! - [`arith_scalar`]: the dense fast path of arithmetic with a non-promoting Rust scalar (out
+//!   of place, in place, on a gradient the engine hands over).
 //! - [`compare`]: comparisons, logical and bitwise ops, `isnan`/`isinf`/`isfinite` (no autograd).
 //!
 //! Derivative rules (`g` = output gradient, `x`/`y` = inputs, `out` = result):
@@ -29,6 +31,7 @@
 //! - comparisons, logical, bitwise: not differentiable
 
 pub(crate) mod activation;
+pub(crate) mod arith_scalar;
 pub(crate) mod binary;
 pub(crate) mod binary_extra;
 pub(crate) mod binary_out;

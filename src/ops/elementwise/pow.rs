@@ -65,14 +65,15 @@ fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
 
 pub(crate) fn pow_result(a: &Operand, b: &Operand) -> Result<Tensor> {
     let dt = result_type(&[a, b]);
-    if let (Operand::Tensor(_), Operand::Scalar(Scalar::Int(e))) = (a, b) {
-        if dt.is_integral(false) && *e < 0 {
-            bail!(
-                InvalidArgument,
-                "pow",
-                "Integers to negative integer powers are not allowed."
-            );
-        }
+    if let (Operand::Tensor(_), Operand::Scalar(Scalar::Int(e))) = (a, b)
+        && dt.is_integral(false)
+        && *e < 0
+    {
+        bail!(
+            InvalidArgument,
+            "pow",
+            "Integers to negative integer powers are not allowed."
+        );
     }
     let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
     pow_kernel(&ta, &tb, dt)

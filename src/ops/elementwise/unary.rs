@@ -4,10 +4,10 @@
 //! contiguous run is a plain indexed loop the compiler vectorises.
 
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
-use crate::layout::{PAR_MIN_ELEMS, dense_strides_like, par_for_each_run};
+use crate::layout::dense_strides_like;
 use crate::ops::elementwise::activation::gelu_f64;
 use crate::ops::elementwise::unary_grad::UnaryBackward;
-use crate::ops::util::{broadcast_strides, check_no_internal_overlap, with_raw};
+use crate::ops::util::{broadcast_strides, check_no_internal_overlap};
 use crate::{DType, Element, Result, Tensor, bail};
 
 /// Computes `f(a)` elementwise into a fresh tensor laid out like `a`.
@@ -44,35 +44,9 @@ pub(crate) fn unary_into<T: Element, U: Element>(
             return;
         }
     }
-    let shape = out.shape();
     let (od, ad) = (out.data(), a.data());
-    with_raw(&od, &shape, &[&ad], |o, ins| {
-        // addresses as integers so the range closure can run on other threads
-        let (po, pa) = (o.ptr as usize, ins[0].ptr as usize);
-        par_for_each_run(
-            &shape,
-            [o.strides, ins[0].strides],
-            [o.offset, ins[0].offset],
-            PAR_MIN_ELEMS,
-            |[oo, oa], len, [so, sa]| {
-                // SAFETY: both geometries are layouts inside their storages, locked by `with_raw`
-                // until every range is done; when `out` aliases `a` it does so exactly, so each
-                // element is read before it is written; concurrent calls cover disjoint ranges.
-                unsafe {
-                    let (po, pa) = ((po as *mut U).offset(oo), (pa as *const T).offset(oa));
-                    if so == 1 && sa == 1 {
-                        for i in 0..len {
-                            *po.add(i) = f(*pa.add(i));
-                        }
-                    } else {
-                        for i in 0..len as isize {
-                            *po.offset(i * so) = f(*pa.offset(i * sa));
-                        }
-                    }
-                }
-            },
-        );
-    });
+    // when `out` aliases `a` it does so exactly, so each element is read before it is written
+    crate::backend::map1::<T, U>(&od, &ad, &f);
 }
 
 /// `x` as `D` when `S` and `D` are the same type (checked by the caller through their dtypes).

@@ -4,17 +4,20 @@
 //! values of the general kernel (the scalar is converted to the element type first); the fourth
 //! form, on a region of a gradient CopySlices holds, is the backend's `scalar_update`.
 
-use super::dense;
-use super::elementwise::binary::Arith;
+use super::binary::Arith;
+use crate::ops::dense;
 use crate::{DType, Result, Scalar, Tensor};
 
 /// Evaluates `$call` with `$f` bound to `&|x: $T| x op v` (`v`: `$s` converted to `$T`) and
-/// `$T` naming the element type when `$dt` is f32 or f64; `$other` for any other type.
+/// `$T` naming the element type when `$dt` is f32 or f64 (the `float` form of
+/// [`crate::match_dtype!`] without its half types, which compute in f32); `$other` otherwise.
 macro_rules! with_scalar_op {
     ($dt:expr, $op:expr, $s:expr, $other:expr, |$f:ident: $T:ident| $call:expr) => {{
-        macro_rules! go {
-            ($E:ty) => {{
-                type $T = $E;
+        let dt: DType = $dt;
+        if matches!(dt, DType::F16 | DType::BF16) {
+            $other
+        } else {
+            crate::match_dtype!(dt, float, $T => {
                 let v: $T = $s.to::<$T>();
                 match $op {
                     Arith::Add => {
@@ -34,12 +37,7 @@ macro_rules! with_scalar_op {
                         $call
                     }
                 }
-            }};
-        }
-        match $dt {
-            DType::F32 => go!(f32),
-            DType::F64 => go!(f64),
-            _ => $other,
+            }, else $other)
         }
     }};
 }

@@ -1,0 +1,425 @@
+//! The elementwise map kernels of the CPU: flat loops over element ranges (the dense fast paths:
+//! a tensor and a same-layout or one-element operand, in place or into a fresh buffer), the
+//! strided walk with broadcasting (unary, binary, ternary; the general path), the in-place update
+//! of a region borrowed exclusively, and the predicate test `any`. The op is an inlined generic
+//! closure; the innermost contiguous loops are the multi-versioned kernels of `elementwise`.
+
+use super::elementwise::{map1 as vmap1, map2 as vmap2, update1, update2};
+use crate::backend::{Flat, Source};
+use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run, par_ranges};
+use crate::storage::CpuBuffer;
+use crate::{Element, Result};
+use smallvec::SmallVec;
+use std::any::TypeId;
+
+/// `l`'s strides as signed strides.
+fn istrides(l: &Layout) -> SmallVec<[isize; 6]> {
+    l.strides().iter().map(|&s| s as isize).collect()
+}
+
+#[inline(always)]
+/// True if elements `[off, off + n)` of size `sz` lie inside `len` bytes.
+fn fits(off: usize, n: usize, sz: usize, len: usize) -> bool {
+    off.checked_add(n)
+        .and_then(|e| e.checked_mul(sz))
+        .is_some_and(|e| e <= len)
+}
+
+/// A resolved flat input: a range at an address, one value, or the output range itself.
+#[derive(Clone, Copy)]
+enum In<T> {
+    Range(usize),
+    Value(T),
+    Out,
+}
+
+#[inline(always)]
+/// Resolves `x` against the output (`n` elements of size `osz` from element `o` of the buffer
+/// at `base`, `len` bytes), checking the flat contract (see `Backend::flat_map1`).
+fn resolve<T: Element>(
+    x: &Flat<'_, CpuBuffer>,
+    base: *const u8,
+    len: usize,
+    o: usize,
+    osz: usize,
+    n: usize,
+) -> In<T> {
+    let (p, plen, same) = match x.src {
+        Source::Other(b) => (b.as_ptr(), b.len(), false),
+        Source::Same => (base, len, true),
+    };
+    let sz = std::mem::size_of::<T>();
+    if x.scalar {
+        assert!(
+            fits(x.offset, 1, sz, plen),
+            "internal: a flat input outside its buffer"
+        );
+        // SAFETY: the element lies inside the buffer (asserted); it is read here, before the
+        // kernel writes anything, and the caller's borrows keep the buffer alive and unshared
+        // by writers.
+        return In::Value(unsafe { *(p as *const T).add(x.offset) });
+    }
+    assert!(
+        fits(x.offset, n, sz, plen),
+        "internal: a flat input outside its buffer"
+    );
+    if same {
+        let (ib, ob) = (x.offset * sz, o * osz);
+        if ib == ob {
+            assert!(
+                TypeId::of::<T>() == TypeId::of::<T>() && sz == osz,
+                "internal: an in-place flat kernel changes the element type"
+            );
+            return In::Out;
+        }
+        assert!(
+            ib + n * sz <= ob || ob + n * osz <= ib,
+            "internal: a flat input partially overlaps its output"
+        );
+    }
+    In::Range(p as usize + x.offset * sz)
+}
+
+/// Panics unless `T` and `U` are one type (an in-place update writes `f`'s result over its input).
+fn assert_same_type<T: 'static, U: 'static>() {
+    assert!(
+        TypeId::of::<T>() == TypeId::of::<U>(),
+        "internal: an in-place flat kernel changes the element type"
+    );
+}
+
+/// See `Backend::flat_map2`.
+pub(super) fn flat_map2<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    o: usize,
+    n: usize,
+    a: Flat<'_, CpuBuffer>,
+    b: Flat<'_, CpuBuffer>,
+    f: &(impl Fn(T, T) -> U + Sync),
+) {
+    if n == 0 {
+        return;
+    }
+    let len = out.len();
+    assert!(
+        fits(o, n, std::mem::size_of::<U>(), len),
+        "internal: a flat output outside its buffer"
+    );
+    let base = out.as_mut_ptr();
+    let osz = std::mem::size_of::<U>();
+    let (a, b) = (
+        resolve::<T>(&a, base, len, o, osz, n),
+        resolve::<T>(&b, base, len, o, osz, n),
+    );
+    let inplace = matches!(a, In::Out) || matches!(b, In::Out);
+    if inplace {
+        assert_same_type::<T, U>();
+    }
+    // (addresses as integers so the range closure can run on other threads)
+    let po = base as usize + o * osz;
+    par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
+        let len = hi - lo;
+        // SAFETY: [lo, hi) lies inside the output and every range input (asserted above);
+        // concurrent calls get disjoint ranges; an input that is the output is only reached
+        // through `x` (T == U, asserted); other same-buffer inputs are disjoint from the output
+        // (asserted); the caller borrows `out` exclusively and the inputs shared.
+        unsafe {
+            let range = |p: usize| std::slice::from_raw_parts((p as *const T).add(lo), len);
+            if inplace {
+                let x = std::slice::from_raw_parts_mut((po as *mut T).add(lo), len);
+                // `f` returns T here (T == U); reinterpret its result without a conversion
+                let g = |u: T, v: T| -> T { std::mem::transmute_copy(&f(u, v)) };
+                match (a, b) {
+                    (In::Out, In::Out) => update1(x, &|v| g(v, v)),
+                    (In::Out, In::Value(bv)) => update1(x, &|v| g(v, bv)),
+                    (In::Out, In::Range(pb)) => update2(x, range(pb), &g),
+                    (In::Value(av), In::Out) => update1(x, &|v| g(av, v)),
+                    (In::Range(pa), In::Out) => update2(x, range(pa), &|v, u| g(u, v)),
+                    _ => unreachable!("internal: one input is the output"),
+                }
+                return;
+            }
+            let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
+            match (a, b) {
+                (In::Range(pa), In::Range(pb)) => vmap2(out, range(pa), range(pb), f),
+                (In::Range(pa), In::Value(bv)) => vmap1(out, range(pa), &|u| f(u, bv)),
+                (In::Value(av), In::Range(pb)) => vmap1(out, range(pb), &|v| f(av, v)),
+                (In::Value(av), In::Value(bv)) => out.fill(f(av, bv)),
+                _ => unreachable!("internal: no input is the output"),
+            }
+        }
+    });
+}
+
+/// See `Backend::flat_map1`.
+pub(super) fn flat_map1<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    o: usize,
+    n: usize,
+    a: Flat<'_, CpuBuffer>,
+    f: &(impl Fn(T) -> U + Sync),
+) {
+    if n == 0 {
+        return;
+    }
+    let len = out.len();
+    let osz = std::mem::size_of::<U>();
+    assert!(
+        fits(o, n, osz, len),
+        "internal: a flat output outside its buffer"
+    );
+    let base = out.as_mut_ptr();
+    let a = resolve::<T>(&a, base, len, o, osz, n);
+    if matches!(a, In::Out) {
+        assert_same_type::<T, U>();
+    }
+    let po = base as usize + o * osz;
+    par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
+        let len = hi - lo;
+        // SAFETY: as in `flat_map2`.
+        unsafe {
+            match a {
+                In::Out => {
+                    let x = std::slice::from_raw_parts_mut((po as *mut T).add(lo), len);
+                    update1(x, &|v| -> T { std::mem::transmute_copy(&f(v)) });
+                }
+                In::Range(pa) => {
+                    let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
+                    vmap1(
+                        out,
+                        std::slice::from_raw_parts((pa as *const T).add(lo), len),
+                        f,
+                    );
+                }
+                In::Value(av) => {
+                    let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
+                    out.fill(f(av));
+                }
+            }
+        }
+    });
+}
+
+/// See `Backend::update_owned`: a flat loop when `region` is dense, else a walk of its runs.
+#[inline]
+pub(super) fn update_owned<T: Element>(
+    buf: &mut CpuBuffer,
+    region: &Layout,
+    dense: bool,
+    f: &(impl Fn(T) -> T + Sync),
+) {
+    if dense {
+        let o = region.offset();
+        let n = region.numel();
+        let a = Flat {
+            src: Source::Same,
+            offset: o,
+            scalar: false,
+        };
+        flat_map1::<T, T>(buf, o, n, a, f);
+        return;
+    }
+    assert!(
+        region.storage_span() * std::mem::size_of::<T>() <= buf.len(),
+        "internal: a region outside its storage"
+    );
+    let base = buf.as_mut_ptr() as *mut T;
+    let st = istrides(region);
+    for_each_run(
+        region.sizes(),
+        [&st],
+        [region.offset() as isize],
+        |[o], len, [st]| {
+            for k in 0..len as isize {
+                // SAFETY: every offset the walk yields is an element of `region`, inside the buffer
+                // (asserted above) and named once (the caller's contract); `buf` is borrowed
+                // exclusively.
+                unsafe {
+                    let p = base.offset(o + k * st);
+                    *p = f(*p);
+                }
+            }
+        },
+    );
+}
+
+/// The base pointer of an input of a strided map (the output's for [`Source::Same`]).
+fn src_ptr(s: &Source<'_, CpuBuffer>, out: *mut u8) -> usize {
+    match s {
+        Source::Other(b) => b.as_ptr() as usize,
+        Source::Same => out as usize,
+    }
+}
+
+/// See `Backend::map1`.
+///
+/// # Safety
+/// The contract of `Backend::map1`.
+pub(super) unsafe fn map1<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    ol: &Layout,
+    a: Source<'_, CpuBuffer>,
+    al: &Layout,
+    f: &(impl Fn(T) -> U + Sync),
+) {
+    let po = out.as_mut_ptr() as usize;
+    let pa = src_ptr(&a, po as *mut u8);
+    let (so, sa) = (istrides(ol), istrides(al));
+    par_for_each_run(
+        ol.sizes(),
+        [&so, &sa],
+        [ol.offset() as isize, al.offset() as isize],
+        PAR_MIN_ELEMS,
+        |[oo, oa], len, [so, sa]| {
+            // SAFETY: both geometries lie inside their buffers, borrowed by the caller until
+            // every range is done; an input in the output's buffer is identical to the output
+            // (each element is read before it is written, by the same call) or disjoint from it;
+            // concurrent calls cover disjoint ranges of the output.
+            unsafe {
+                let (po, pa) = ((po as *mut U).offset(oo), (pa as *const T).offset(oa));
+                if so == 1 && sa == 1 {
+                    for i in 0..len {
+                        *po.add(i) = f(*pa.add(i));
+                    }
+                } else {
+                    for i in 0..len as isize {
+                        *po.offset(i * so) = f(*pa.offset(i * sa));
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// See `Backend::map2`.
+///
+/// # Safety
+/// The contract of `Backend::map2`.
+pub(super) unsafe fn map2<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    ol: &Layout,
+    a: Source<'_, CpuBuffer>,
+    al: &Layout,
+    b: Source<'_, CpuBuffer>,
+    bl: &Layout,
+    f: &(impl Fn(T, T) -> U + Sync),
+) {
+    let po = out.as_mut_ptr() as usize;
+    let (pa, pb) = (src_ptr(&a, po as *mut u8), src_ptr(&b, po as *mut u8));
+    let (so, sa, sb) = (istrides(ol), istrides(al), istrides(bl));
+    par_for_each_run(
+        ol.sizes(),
+        [&so, &sa, &sb],
+        [
+            ol.offset() as isize,
+            al.offset() as isize,
+            bl.offset() as isize,
+        ],
+        PAR_MIN_ELEMS,
+        |[oo, oa, ob], len, [so, sa, sb]| {
+            // SAFETY: as in `map1`, for both inputs.
+            unsafe {
+                let po = (po as *mut U).offset(oo);
+                let pa = (pa as *const T).offset(oa);
+                let pb = (pb as *const T).offset(ob);
+                if so == 1 && sa == 1 && sb == 1 {
+                    for i in 0..len {
+                        *po.add(i) = f(*pa.add(i), *pb.add(i));
+                    }
+                } else if so == 1 && sa == 1 && sb == 0 {
+                    let bv = *pb;
+                    for i in 0..len {
+                        *po.add(i) = f(*pa.add(i), bv);
+                    }
+                } else if so == 1 && sa == 0 && sb == 1 {
+                    let av = *pa;
+                    for i in 0..len {
+                        *po.add(i) = f(av, *pb.add(i));
+                    }
+                } else {
+                    for i in 0..len as isize {
+                        *po.offset(i * so) = f(*pa.offset(i * sa), *pb.offset(i * sb));
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// See `Backend::map3`.
+///
+/// # Safety
+/// The contract of `Backend::map3`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn map3<C: Element, T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    ol: &Layout,
+    c: Source<'_, CpuBuffer>,
+    cl: &Layout,
+    a: Source<'_, CpuBuffer>,
+    al: &Layout,
+    b: Source<'_, CpuBuffer>,
+    bl: &Layout,
+    f: &impl Fn(C, T, T) -> U,
+) {
+    let po = out.as_mut_ptr();
+    let (pc, pa, pb) = (
+        src_ptr(&c, po) as *const C,
+        src_ptr(&a, po) as *const T,
+        src_ptr(&b, po) as *const T,
+    );
+    let po = po as *mut U;
+    let (so, sc, sa, sb) = (istrides(ol), istrides(cl), istrides(al), istrides(bl));
+    for_each_run(
+        ol.sizes(),
+        [&so, &sc, &sa, &sb],
+        [
+            ol.offset() as isize,
+            cl.offset() as isize,
+            al.offset() as isize,
+            bl.offset() as isize,
+        ],
+        |[oo, oc, oa, ob], len, [so, sc, sa, sb]| {
+            // SAFETY: as in `map1`, for every input (serial walk).
+            unsafe {
+                let (po, pc, pa, pb) = (po.offset(oo), pc.offset(oc), pa.offset(oa), pb.offset(ob));
+                if so == 1 && sc == 1 && sa == 1 && sb == 1 {
+                    for i in 0..len {
+                        *po.add(i) = f(*pc.add(i), *pa.add(i), *pb.add(i));
+                    }
+                } else {
+                    for i in 0..len as isize {
+                        *po.offset(i * so) =
+                            f(*pc.offset(i * sc), *pa.offset(i * sa), *pb.offset(i * sb));
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// See `Backend::any`.
+pub(super) fn any<T: Element>(buf: &CpuBuffer, l: &Layout, f: &impl Fn(T) -> bool) -> Result<bool> {
+    if l.numel() == 0 {
+        return Ok(false);
+    }
+    if l.storage_span() * std::mem::size_of::<T>() > buf.len() {
+        crate::bail!(
+            InvalidArgument,
+            "to_vec",
+            "tensor geometry lies outside its storage"
+        );
+    }
+    let p = buf.as_ptr() as *const T;
+    let st = istrides(l);
+    let mut hit = false;
+    for_each_run(l.sizes(), [&st], [l.offset() as isize], |[o], len, [s]| {
+        if hit {
+            return;
+        }
+        // SAFETY: every offset of the walk lies below the storage span, inside the buffer
+        // (checked above); the caller holds the buffer's read lock.
+        hit = (0..len as isize).any(|k| f(unsafe { *p.offset(o + k * s) }));
+    });
+    Ok(hit)
+}

@@ -1,0 +1,317 @@
+//! Front door of the elementwise map family: takes the locks of the output and of every distinct
+//! input storage (the output's write lock, the inputs' read locks, in ascending storage id
+//! order), resolves each input to the output's own buffer or another one, and calls the device's
+//! flat or strided map kernel. Callers pass storages, offsets and tensor geometries.
+
+use super::broadcast_to;
+use crate::backend::cpu::Cpu;
+use crate::backend::{Backend, Flat, Source};
+use crate::layout::Layout;
+use crate::storage::{DeviceBuffer, Storage};
+use crate::tensor::TensorData;
+use crate::{Element, Result};
+use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
+use smallvec::SmallVec;
+
+/// One input of a flat kernel: the elements of `storage` from `offset` on, or with `scalar` the
+/// one element at `offset`, broadcast.
+#[derive(Clone, Copy)]
+pub(crate) struct FlatArg<'a> {
+    pub(crate) storage: &'a Storage,
+    pub(crate) offset: usize,
+    pub(crate) scalar: bool,
+}
+
+/// The read guards of distinct storages, with their ids.
+type Reads<'a> = SmallVec<[(u64, RwLockReadGuard<'a, DeviceBuffer>); 3]>;
+
+/// Read locks of the distinct storages of `inputs` other than `skip`, in ascending id order;
+/// with `out`, that storage's write lock taken at its place in the same order.
+fn lock<'a>(
+    out: Option<&'a Storage>,
+    inputs: &[&'a Storage],
+) -> (Option<RwLockWriteGuard<'a, DeviceBuffer>>, Reads<'a>) {
+    let out_id = out.map(|s| s.id());
+    let mut ids: SmallVec<[&Storage; 4]> = inputs
+        .iter()
+        .copied()
+        .filter(|s| Some(s.id()) != out_id)
+        .collect();
+    ids.sort_by_key(|s| s.id());
+    ids.dedup_by_key(|s| s.id());
+    let mut reads = Reads::new();
+    let mut w = None;
+    for s in ids {
+        if let Some(o) = out
+            && w.is_none()
+            && o.id() < s.id()
+        {
+            w = Some(o.write_device());
+        }
+        reads.push((s.id(), s.read_device()));
+    }
+    if w.is_none() {
+        w = out.map(|o| o.write_device());
+    }
+    (w, reads)
+}
+
+/// The locked buffer of `s` among `reads`.
+fn find<'r>(reads: &'r Reads<'_>, s: &Storage) -> &'r DeviceBuffer {
+    &reads
+        .iter()
+        .find(|(id, _)| *id == s.id())
+        .expect("internal: input storage was not locked")
+        .1
+}
+
+/// `f(a[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
+pub(crate) fn flat_fresh1<T: Element, U: Element>(
+    n: usize,
+    a: FlatArg<'_>,
+    f: &(impl Fn(T) -> U + Sync),
+) -> Result<Storage> {
+    let r = a.storage.read_device();
+    let mut out = on_device!(&*r, |B, _b| B::storage_for_output(
+        n * std::mem::size_of::<U>()
+    ))?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, &*r, |B, d, ba| {
+        let fa = Flat {
+            src: Source::Other(ba),
+            offset: a.offset,
+            scalar: a.scalar,
+        };
+        B::flat_map1::<T, U, _>(d, 0, n, fa, f)
+    });
+    Ok(out)
+}
+
+/// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
+pub(crate) fn flat_fresh2<T: Element, U: Element>(
+    n: usize,
+    a: FlatArg<'_>,
+    b: FlatArg<'_>,
+    f: &(impl Fn(T, T) -> U + Sync),
+) -> Result<Storage> {
+    let (_, reads) = lock(None, &[a.storage, b.storage]);
+    let (ra, rb) = (find(&reads, a.storage), find(&reads, b.storage));
+    let mut out = on_device!(ra, |B, _b| B::storage_for_output(
+        n * std::mem::size_of::<U>()
+    ))?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, ra, |B, d, ba| {
+        let fa = Flat {
+            src: Source::Other(ba),
+            offset: a.offset,
+            scalar: a.scalar,
+        };
+        let fb = Flat {
+            src: Source::Other(B::buffer(rb)),
+            offset: b.offset,
+            scalar: b.scalar,
+        };
+        B::flat_map2::<T, U, _>(d, 0, n, fa, fb, f)
+    });
+    Ok(out)
+}
+
+/// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map1`] (an input in
+/// `out`'s storage starts at `o` or is disjoint from the output).
+pub(crate) fn flat_into1<T: Element, U: Element>(
+    out: &Storage,
+    o: usize,
+    n: usize,
+    a: FlatArg<'_>,
+    f: &(impl Fn(T) -> U + Sync),
+) {
+    if a.storage.same(out) {
+        // (the in-place form: one lock)
+        let mut w = out.write_device();
+        on_device!(&mut *w, |B, d| {
+            let fa = Flat {
+                src: Source::Same,
+                offset: a.offset,
+                scalar: a.scalar,
+            };
+            B::flat_map1::<T, U, _>(d, o, n, fa, f)
+        });
+        return;
+    }
+    let (w, reads) = lock(Some(out), &[a.storage]);
+    let mut w = w.expect("internal: output not locked");
+    on_device!(&mut *w, |B, d| {
+        let fa = Flat {
+            src: if a.storage.same(out) {
+                Source::Same
+            } else {
+                Source::Other(B::buffer(find(&reads, a.storage)))
+            },
+            offset: a.offset,
+            scalar: a.scalar,
+        };
+        B::flat_map1::<T, U, _>(d, o, n, fa, f)
+    })
+}
+
+/// `out[o + i] = f(a[i], b[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map2`].
+pub(crate) fn flat_into2<T: Element, U: Element>(
+    out: &Storage,
+    o: usize,
+    n: usize,
+    a: FlatArg<'_>,
+    b: FlatArg<'_>,
+    f: &(impl Fn(T, T) -> U + Sync),
+) {
+    let (w, reads) = lock(Some(out), &[a.storage, b.storage]);
+    let mut w = w.expect("internal: output not locked");
+    on_device!(&mut *w, |B, d| {
+        let flat = |x: FlatArg<'_>| Flat {
+            src: if x.storage.same(out) {
+                Source::Same
+            } else {
+                Source::Other(B::buffer(find(&reads, x.storage)))
+            },
+            offset: x.offset,
+            scalar: x.scalar,
+        };
+        B::flat_map2::<T, U, _>(d, o, n, flat(a), flat(b), f)
+    })
+}
+
+/// `x = f(x)` over `region` of a storage held by nobody else (borrowed without its lock): see
+/// [`Backend::update_owned`] (`dense`: the caller found `region` non-overlapping and dense).
+/// False (nothing done) when the storage is shared.
+pub(crate) fn update_owned<T: Element>(
+    storage: &mut Storage,
+    region: &Layout,
+    dense: bool,
+    f: &(impl Fn(T) -> T + Sync),
+) -> bool {
+    let Some(buf) = storage.get_mut_device() else {
+        return false;
+    };
+    on_device!(buf, |B, b| B::update_owned::<T, _>(b, region, dense, f));
+    true
+}
+
+/// `src`'s layout read with `sizes` (itself when the sizes agree).
+fn bcast<'l>(l: &'l Layout, sizes: &[usize], tmp: &'l mut Option<Layout>) -> &'l Layout {
+    if l.sizes() == sizes {
+        l
+    } else {
+        tmp.insert(broadcast_to(l, sizes))
+    }
+}
+
+/// `out = f(a)` element by element over `out`'s geometry; `a`'s sizes equal or broadcast to
+/// `out`'s. Both are tensor geometries; `out` has no internal overlap and `a` is `out` itself or
+/// does not overlap it (the callers' checks). Large maps run on the worker team.
+pub(crate) fn map1<T: Element, U: Element>(
+    out: &TensorData,
+    a: &TensorData,
+    f: &(impl Fn(T) -> U + Sync),
+) {
+    let ol = &out.layout;
+    if ol.numel() == 0 {
+        return;
+    }
+    let mut ta = None;
+    let al = bcast(&a.layout, ol.sizes(), &mut ta);
+    let (w, reads) = lock(Some(&out.storage), &[&a.storage]);
+    let mut w = w.expect("internal: output not locked");
+    let src = |s: &Storage| {
+        if s.same(&out.storage) {
+            None
+        } else {
+            Some(find(&reads, s))
+        }
+    };
+    let ra = src(&a.storage);
+    on_device!(&mut *w, |B, d| {
+        let sa = ra.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
+        // SAFETY: tensor geometries lie inside their storages (locked above); `out` has no
+        // internal overlap and an input in its storage is identical or disjoint (the callers'
+        // overlap checks).
+        unsafe { B::map1::<T, U, _>(d, ol, sa, al, f) }
+    })
+}
+
+/// `out = f(a, b)` element by element over `out`'s geometry: [`map1`] with two inputs.
+pub(crate) fn map2<T: Element, U: Element>(
+    out: &TensorData,
+    a: &TensorData,
+    b: &TensorData,
+    f: &(impl Fn(T, T) -> U + Sync),
+) {
+    let ol = &out.layout;
+    if ol.numel() == 0 {
+        return;
+    }
+    let (mut ta, mut tb) = (None, None);
+    let al = bcast(&a.layout, ol.sizes(), &mut ta);
+    let bl = bcast(&b.layout, ol.sizes(), &mut tb);
+    let (w, reads) = lock(Some(&out.storage), &[&a.storage, &b.storage]);
+    let mut w = w.expect("internal: output not locked");
+    let src = |s: &Storage| {
+        if s.same(&out.storage) {
+            None
+        } else {
+            Some(find(&reads, s))
+        }
+    };
+    let (ra, rb) = (src(&a.storage), src(&b.storage));
+    on_device!(&mut *w, |B, d| {
+        let sa = ra.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
+        let sb = rb.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
+        // SAFETY: as in `map1`, for both inputs.
+        unsafe { B::map2::<T, U, _>(d, ol, sa, al, sb, bl, f) }
+    })
+}
+
+/// `out = f(c, a, b)` element by element over `out`'s geometry, serially: [`map1`] with three
+/// inputs.
+pub(crate) fn map3<C: Element, T: Element, U: Element>(
+    out: &TensorData,
+    c: &TensorData,
+    a: &TensorData,
+    b: &TensorData,
+    f: &impl Fn(C, T, T) -> U,
+) {
+    let ol = &out.layout;
+    if ol.numel() == 0 {
+        return;
+    }
+    let (mut tc, mut ta, mut tb) = (None, None, None);
+    let cl = bcast(&c.layout, ol.sizes(), &mut tc);
+    let al = bcast(&a.layout, ol.sizes(), &mut ta);
+    let bl = bcast(&b.layout, ol.sizes(), &mut tb);
+    let (w, reads) = lock(Some(&out.storage), &[&c.storage, &a.storage, &b.storage]);
+    let mut w = w.expect("internal: output not locked");
+    let src = |s: &Storage| {
+        if s.same(&out.storage) {
+            None
+        } else {
+            Some(find(&reads, s))
+        }
+    };
+    let (rc, ra, rb) = (src(&c.storage), src(&a.storage), src(&b.storage));
+    on_device!(&mut *w, |B, d| {
+        let sc = rc.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
+        let sa = ra.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
+        let sb = rb.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
+        // SAFETY: as in `map1`, for every input.
+        unsafe { B::map3::<C, T, U, _>(d, ol, sc, cl, sa, al, sb, bl, f) }
+    })
+}
+
+/// Whether `f` holds for some element of `t` (elements of type `T`), read in place. Errors if
+/// the geometry lies outside the storage (one shrunk by `set_`/`resize_`).
+pub(crate) fn any<T: Element>(t: &TensorData, f: &impl Fn(T) -> bool) -> Result<bool> {
+    let r = t.storage.read_device();
+    on_device!(&*r, |B, b| B::any::<T, _>(b, &t.layout, f))
+}
