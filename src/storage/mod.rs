@@ -100,6 +100,7 @@ impl Storage {
 
     /// A storage of `nbytes` whose contents the caller promises to overwrite completely before any
     /// read (kernel outputs): it may reuse a cached block holding a dead tensor's bytes.
+    #[inline]
     pub(crate) fn for_output(nbytes: usize) -> Result<Storage> {
         Ok(Self::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
     }

@@ -36,6 +36,7 @@ enum In<T> {
 #[inline(always)]
 /// Resolves `x` against the output (`n` elements of size `osz` from element `o` of the buffer
 /// at `base`, `len` bytes), checking the flat contract (see `Backend::flat_map1`).
+#[inline]
 fn resolve<T: Element>(
     x: &Flat<'_, CpuBuffer>,
     base: *const u8,
@@ -89,6 +90,7 @@ fn assert_same_type<T: 'static, U: 'static>() {
 }
 
 /// See `Backend::flat_map2`.
+#[inline]
 pub(super) fn flat_map2<T: Element, U: Element>(
     out: &mut CpuBuffer,
     o: usize,
@@ -152,6 +154,7 @@ pub(super) fn flat_map2<T: Element, U: Element>(
 }
 
 /// See `Backend::flat_map1`.
+#[inline]
 pub(super) fn flat_map1<T: Element, U: Element>(
     out: &mut CpuBuffer,
     o: usize,

@@ -66,6 +66,7 @@ fn find<'r>(reads: &'r Reads<'_>, s: &Storage) -> &'r DeviceBuffer {
 }
 
 /// `f(a[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
+#[inline]
 pub(crate) fn flat_fresh1<T: Element, U: Element>(
     n: usize,
     a: FlatArg<'_>,
@@ -90,6 +91,7 @@ pub(crate) fn flat_fresh1<T: Element, U: Element>(
 }
 
 /// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
+#[inline]
 pub(crate) fn flat_fresh2<T: Element, U: Element>(
     n: usize,
     a: FlatArg<'_>,
@@ -122,6 +124,7 @@ pub(crate) fn flat_fresh2<T: Element, U: Element>(
 
 /// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map1`] (an input in
 /// `out`'s storage starts at `o` or is disjoint from the output).
+#[inline]
 pub(crate) fn flat_into1<T: Element, U: Element>(
     out: &Storage,
     o: usize,
@@ -159,6 +162,7 @@ pub(crate) fn flat_into1<T: Element, U: Element>(
 }
 
 /// `out[o + i] = f(a[i], b[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map2`].
+#[inline]
 pub(crate) fn flat_into2<T: Element, U: Element>(
     out: &Storage,
     o: usize,
