@@ -20,7 +20,8 @@
 //! per family: `elementwise`, `reduce`, `movement`, `linalg`, `nn`, `storage`; each op's method,
 //! kernel call and backward in one file), [`autograd`] (graph, engine, views + in-place),
 //! `backend` (raw kernels), [`nn`] (modules), [`optim`] (optimizers), [`checkpoint`]
-//! (safetensors files).
+//! (safetensors files). Where a new op, kernel, backward rule, dtype, device or test goes:
+//! `src/README.md`.
 //!
 //! ## Devices: the backend floor
 //!
