@@ -33,10 +33,9 @@ enum In<T> {
     Out,
 }
 
-#[inline(always)]
 /// Resolves `x` against the output (`n` elements of size `osz` from element `o` of the buffer
 /// at `base`, `len` bytes), checking the flat contract (see `Backend::flat_map1`).
-#[inline]
+#[inline(always)]
 fn resolve<T: Element>(
     x: &Flat<'_, CpuBuffer>,
     base: *const u8,
