@@ -20,6 +20,8 @@ use tapegrad::{DType, Error, Operand, Scalar, Tensor};
 
 #[path = "conformance/index_arms.rs"]
 mod index_arms;
+#[path = "op_names.rs"]
+mod op_names;
 #[path = "conformance/ops_arms.rs"]
 mod ops_arms;
 /// The sweep runner (the `sweep` test target's `main`); unused by the `conformance` target.

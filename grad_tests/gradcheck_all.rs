@@ -189,62 +189,10 @@ const ELSEWHERE: &[&str] = &[
     "msort",
 ];
 
-/// `pub fn` names of the op sources, plus the macro-generated unary methods.
-fn public_op_names() -> BTreeSet<String> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    // Every source file of the op families (walked, so a new file cannot escape), the view ops
-    // and the indexing entry points.
-    let mut files: Vec<std::path::PathBuf> = [
-        "view/dims.rs",
-        "view/mod.rs",
-        "view/slicing.rs",
-        "index/mod.rs",
-    ]
-    .iter()
-    .map(|f| root.join(f))
-    .collect();
-    let mut dirs = vec![root.join("ops")];
-    while let Some(dir) = dirs.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    let mut names = BTreeSet::new();
-    for f in files {
-        let src = std::fs::read_to_string(&f).unwrap();
-        let mut in_unary = false;
-        for line in src.lines() {
-            let l = line.trim_start();
-            if let Some(rest) = l.strip_prefix("pub fn ") {
-                let end = rest.find(['(', '<']).unwrap();
-                if !rest.starts_with('$') {
-                    names.insert(rest[..end].to_string());
-                }
-            }
-            if l.starts_with("unary_methods! {") {
-                in_unary = true;
-            } else if in_unary && l.contains("=> UOp::") {
-                for n in l.split("=>").next().unwrap().split(',') {
-                    names.insert(n.trim().to_string());
-                }
-            } else if in_unary && l == "}" {
-                in_unary = false;
-            }
-        }
-    }
-    names
-}
-
 #[test]
 fn every_public_op_is_gradchecked_or_excluded() {
     let _serial = crate::serial();
-    let public = public_op_names();
+    let public = crate::op_names::public_op_names();
     assert!(public.len() > 150, "scan found only {} ops", public.len());
     let covered: BTreeSet<String> = cases().iter().map(|c| op_of(c.name).to_string()).collect();
     let excluded: BTreeSet<String> = EXCLUDED.iter().map(|(n, _)| n.to_string()).collect();

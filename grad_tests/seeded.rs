@@ -11,6 +11,7 @@ mod common;
 
 mod examples;
 mod gradcheck_all;
+mod op_names;
 mod train;
 
 use std::sync::{Mutex, MutexGuard};
