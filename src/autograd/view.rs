@@ -92,7 +92,7 @@ pub(crate) fn record_fresh(
     };
     let meta = (
         Dims::from_slice(imp.data.get_mut().layout.sizes()),
-        imp.dtype,
+        imp.dtype.get(),
     );
     let node = Node::new(bw, edges, saved, smallvec![meta]);
     let version = imp.version.current();

@@ -70,7 +70,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn dtype(&self) -> DType {
-        self.0.dtype
+        self.0.dtype.get()
     }
     /// Device.
     ///

@@ -11,12 +11,14 @@ mod access;
 mod create;
 mod display;
 mod literal;
+mod retype;
 
 pub(crate) mod version;
 
 pub use create::manual_seed;
 pub(crate) use create::{materialize, with_rng};
 pub use literal::Nested;
+use retype::AtomicDType;
 use version::TensorVersion;
 pub use version::VersionCounter;
 
@@ -39,7 +41,9 @@ pub(crate) struct TensorData {
 }
 
 pub(crate) struct TensorImpl {
-    pub(crate) dtype: DType,
+    /// The element type: fixed except by [`Tensor::retype_`] (`Module::to`), which keeps every
+    /// (dtype, storage) pair a reader can observe inside its storage (see `retype.rs`).
+    pub(crate) dtype: AtomicDType,
     pub(crate) device: Device,
     pub(crate) version: TensorVersion,
     pub(crate) data: RwLock<TensorData>,
@@ -92,7 +96,7 @@ impl Tensor {
         meta: AutogradMeta,
     ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
-            dtype,
+            dtype: AtomicDType::new(dtype),
             device: storage.device(),
             version,
             data: RwLock::new(TensorData { storage, layout }),
@@ -125,7 +129,7 @@ impl Tensor {
         version: TensorVersion,
     ) -> Tensor {
         Tensor(Arc::new(TensorImpl {
-            dtype,
+            dtype: AtomicDType::new(dtype),
             device: data.storage.device(),
             version,
             data: RwLock::new(data),
@@ -163,9 +167,9 @@ impl Tensor {
         let d = self.data();
         if let Some(p) = &self.0.sparse {
             let version = TensorVersion::shared(self.0.version.share());
-            return Self::build_sparse((**p).clone(), d, self.0.dtype, version);
+            return Self::build_sparse((**p).clone(), d, self.dtype(), version);
         }
-        Self::from_parts_with_version(d.storage, d.layout, self.0.dtype, self.0.version.share())
+        Self::from_parts_with_version(d.storage, d.layout, self.dtype(), self.0.version.share())
     }
 
     /// True if `self` and `other` are the same tensor object (not merely equal data).
