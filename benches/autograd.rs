@@ -2,7 +2,7 @@
 //! ops through views (CopySlices), and one MLP training step.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use tapegrad::nn::{Linear, Module, Relu, Sequential};
+use tapegrad::nn::{Forward, Linear, Module, Relu, Sequential};
 use tapegrad::{CrossEntropyOptions, DType, Tensor};
 
 fn overhead(c: &mut Criterion) {

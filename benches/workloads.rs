@@ -6,7 +6,7 @@
 //! [`WORKLOADS`].
 
 use std::time::Instant;
-use tapegrad::nn::{Linear, Module, Relu, Sequential};
+use tapegrad::nn::{Forward, Linear, Module, Relu, Sequential};
 use tapegrad::{CrossEntropyOptions, DType, Tensor};
 
 type R = tapegrad::Result<()>;

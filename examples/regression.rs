@@ -7,7 +7,7 @@
 //! Run with `cargo run --release --example regression [-- --steps N]`.
 
 use tapegrad::autograd::grad;
-use tapegrad::nn::{Linear, Module, Sequential, Tanh};
+use tapegrad::nn::{Forward, Linear, Module, Sequential, Tanh};
 use tapegrad::optim::{Adam, AdamConfig, Optimizer};
 use tapegrad::{DType, Reduction, Result, Tensor};
 
@@ -31,7 +31,7 @@ pub fn data() -> Result<(Tensor, Tensor)> {
 /// `(mse(f(x), y) + lambda * mean((df/dx)^2), mse, mean((df/dx)^2))`, differentiable w.r.t. the
 /// model's parameters (the penalty through a double backward).
 pub fn penalized_loss(
-    model: &dyn Module,
+    model: &dyn Forward,
     x: &Tensor,
     y: &Tensor,
     lambda: f64,

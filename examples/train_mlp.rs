@@ -9,7 +9,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use std::io::{IsTerminal, Write};
 use std::time::Instant;
-use tapegrad::nn::{Linear, Module, Relu, Sequential};
+use tapegrad::nn::{Forward, Linear, Module, Relu, Sequential};
 use tapegrad::optim::{Adam, AdamConfig, Optimizer};
 use tapegrad::{DType, Result, Tensor};
 

@@ -6,7 +6,7 @@
 
 use crate::common::R;
 use tapegrad::autograd::{GradcheckOptions, gradcheck};
-use tapegrad::nn::{Linear, Module};
+use tapegrad::nn::{Forward, Linear};
 use tapegrad::{DType, Tensor};
 
 /// Small integers, so every product sum is exact in f32 and f64 alike.

@@ -7,7 +7,8 @@
 use crate::common::R;
 use tapegrad::autograd::gradcheck;
 use tapegrad::nn::{
-    Dropout, Embedding, Gelu, LayerNorm, Linear, Module, Relu, Sequential, Sigmoid, Tanh, init,
+    Dropout, Embedding, Forward, Gelu, LayerNorm, Linear, Module, Relu, Sequential, Sigmoid, Tanh,
+    init,
 };
 use tapegrad::{DType, ErrorKind, Tensor};
 

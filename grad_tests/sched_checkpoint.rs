@@ -6,7 +6,7 @@
 use crate::common::R;
 use std::path::PathBuf;
 use tapegrad::checkpoint::StateDict;
-use tapegrad::nn::{self, Linear, Module, Sequential, Tanh};
+use tapegrad::nn::{self, Forward, Linear, Module, Sequential, Tanh};
 use tapegrad::optim::{
     self, Adam, AdamConfig, CosineAnnealingLr, LrScheduler, Optimizer, SchedulerKind,
     SchedulerState, Sgd, SgdConfig, StepLr,

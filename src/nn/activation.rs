@@ -1,25 +1,26 @@
 //! Activation modules without parameters: [`Relu`], [`Tanh`], [`Sigmoid`], [`Gelu`].
 
-use super::Module;
+use super::{Forward, Module, Visitor};
 use crate::{Result, Tensor};
 
 /// `max(x, 0)` (`torch.nn.ReLU`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Relu;
 
-impl Module for Relu {
+impl Forward for Relu {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.relu()
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![]
-    }
+}
+
+impl Module for Relu {
+    fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
 }
 
 /// `tanh(x)` (`torch.nn.Tanh`).
 ///
 /// ```
-/// # use tapegrad::{Tensor, nn::{Module, Tanh}};
+/// # use tapegrad::{Tensor, nn::{Forward, Tanh}};
 /// let y = Tanh.forward(&Tensor::from_vec(vec![0.0f64], &[1])?)?;
 /// assert_eq!(y.to_vec::<f64>()?, vec![0.0]);
 /// # Ok::<(), tapegrad::Error>(())
@@ -27,19 +28,20 @@ impl Module for Relu {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Tanh;
 
-impl Module for Tanh {
+impl Forward for Tanh {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.tanh()
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![]
-    }
+}
+
+impl Module for Tanh {
+    fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
 }
 
 /// `1 / (1 + exp(-x))` (`torch.nn.Sigmoid`).
 ///
 /// ```
-/// # use tapegrad::{Tensor, nn::{Module, Sigmoid}};
+/// # use tapegrad::{Tensor, nn::{Forward, Sigmoid}};
 /// let y = Sigmoid.forward(&Tensor::from_vec(vec![0.0f64], &[1])?)?;
 /// assert_eq!(y.to_vec::<f64>()?, vec![0.5]);
 /// # Ok::<(), tapegrad::Error>(())
@@ -47,19 +49,20 @@ impl Module for Tanh {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Sigmoid;
 
-impl Module for Sigmoid {
+impl Forward for Sigmoid {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.sigmoid()
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![]
-    }
+}
+
+impl Module for Sigmoid {
+    fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
 }
 
 /// GELU (`torch.nn.GELU`); `approximate: true` is `approximate="tanh"`.
 ///
 /// ```
-/// # use tapegrad::{Tensor, nn::{Module, Gelu}};
+/// # use tapegrad::{Tensor, nn::{Forward, Gelu}};
 /// let y = Gelu::default().forward(&Tensor::from_vec(vec![0.0f64], &[1])?)?;
 /// assert_eq!(y.to_vec::<f64>()?, vec![0.0]);
 /// # Ok::<(), tapegrad::Error>(())
@@ -70,11 +73,20 @@ pub struct Gelu {
     pub approximate: bool,
 }
 
-impl Module for Gelu {
+impl Forward for Gelu {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.gelu(self.approximate)
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![]
+}
+
+impl Module for Gelu {
+    fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
+    fn extra_repr(&self) -> String {
+        format!(
+            "approximate='{}'",
+            if self.approximate { "tanh" } else { "none" }
+        )
     }
 }
+
+super::module::display_as_repr!(Relu, Tanh, Sigmoid, Gelu);

@@ -1,14 +1,15 @@
 //! Layers with parameters or a training mode: [`Linear`], [`Embedding`], [`LayerNorm`],
-//! [`Dropout`], each initialised like its `torch.nn` counterpart.
+//! [`Dropout`], each initialised like its `torch.nn` counterpart and printed like its `repr`.
 
-use super::{Module, init};
+use super::walk::{py_bool, py_float};
+use super::{Forward, Module, Visitor, init};
 use crate::ops::nn::wrap_padding_idx;
 use crate::{DType, Result, Tensor, bail};
 
 /// `y = x @ weight^T + bias` with PyTorch's default (Kaiming-uniform) initialisation.
 ///
 /// ```
-/// # use tapegrad::{Tensor, DType, nn::{Linear, Module}};
+/// # use tapegrad::{Tensor, DType, nn::{Forward, Linear}};
 /// tapegrad::manual_seed(0);
 /// let l = Linear::new(4, 3, true, DType::F32)?;
 /// let y = l.forward(&Tensor::ones(&[2, 4], DType::F32)?)?;
@@ -47,7 +48,7 @@ impl Linear {
     }
 }
 
-impl Module for Linear {
+impl Forward for Linear {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let y = x.matmul(&self.weight.t()?)?;
         match &self.bias {
@@ -55,12 +56,23 @@ impl Module for Linear {
             None => Ok(y),
         }
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut v = vec![("weight".to_string(), self.weight.clone())];
+}
+
+impl Module for Linear {
+    fn visit<'a>(&'a self, v: &mut dyn Visitor<'a>) {
+        v.parameter("weight", &self.weight);
         if let Some(b) = &self.bias {
-            v.push(("bias".to_string(), b.clone()));
+            v.parameter("bias", b);
         }
-        v
+    }
+    fn extra_repr(&self) -> String {
+        let s = self.weight.shape();
+        format!(
+            "in_features={}, out_features={}, bias={}",
+            s.get(1).copied().unwrap_or(0),
+            s.first().copied().unwrap_or(0),
+            py_bool(self.bias.is_some())
+        )
     }
 }
 
@@ -70,7 +82,7 @@ impl Module for Linear {
 /// zero and never receives a gradient.
 ///
 /// ```
-/// # use tapegrad::{Tensor, DType, nn::{Embedding, Module}};
+/// # use tapegrad::{Tensor, DType, nn::{Embedding, Forward}};
 /// let e = Embedding::new(10, 3, DType::F32)?;
 /// let y = e.forward(&Tensor::from_vec(vec![1i64, 9, 1, 0], &[2, 2])?)?;
 /// assert_eq!(y.shape(), vec![2, 2, 3]);
@@ -102,7 +114,7 @@ impl Embedding {
     /// within num_embeddings").
     ///
     /// ```
-    /// # use tapegrad::{Tensor, DType, nn::{Embedding, Module}};
+    /// # use tapegrad::{Tensor, DType, nn::{Embedding, Forward}};
     /// let e = Embedding::with_padding_idx(4, 2, -1, DType::F64)?;
     /// assert_eq!(e.padding_idx, Some(3));
     /// assert_eq!(e.weight.select(0, 3)?.to_vec::<f64>()?, vec![0.0, 0.0]);
@@ -136,7 +148,7 @@ impl Embedding {
     /// [`with_padding_idx`](Embedding::with_padding_idx).
     ///
     /// ```
-    /// # use tapegrad::{Tensor, nn::{Embedding, Module}};
+    /// # use tapegrad::{Tensor, nn::{Embedding, Forward}};
     /// let table = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
     /// let e = Embedding::from_pretrained(&table, true, None)?;
     /// assert!(!e.weight.requires_grad());
@@ -169,15 +181,30 @@ impl Embedding {
     }
 }
 
-impl Module for Embedding {
+impl Forward for Embedding {
     fn forward(&self, indices: &Tensor) -> Result<Tensor> {
         let p = self
             .padding_idx
             .map(|p| i64::try_from(p).unwrap_or(i64::MAX));
         Tensor::embedding_with(indices, &self.weight, p)
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![("weight".to_string(), self.weight.clone())]
+}
+
+impl Module for Embedding {
+    fn visit<'a>(&'a self, v: &mut dyn Visitor<'a>) {
+        v.parameter("weight", &self.weight);
+    }
+    fn extra_repr(&self) -> String {
+        let s = self.weight.shape();
+        let mut r = format!(
+            "{}, {}",
+            s.first().copied().unwrap_or(0),
+            s.get(1).copied().unwrap_or(0)
+        );
+        if let Some(p) = self.padding_idx {
+            r += &format!(", padding_idx={p}");
+        }
+        r
     }
 }
 
@@ -185,7 +212,7 @@ impl Module for Embedding {
 /// an optional affine `weight` (ones) and `bias` (zeros).
 ///
 /// ```
-/// # use tapegrad::{Tensor, DType, nn::{LayerNorm, Module}};
+/// # use tapegrad::{Tensor, DType, nn::{Forward, LayerNorm}};
 /// let ln = LayerNorm::new(&[2], 0.0, true, DType::F64)?;
 /// let y = ln.forward(&Tensor::from_vec(vec![1.0f64, 3.0], &[1, 2])?)?;
 /// assert_eq!(y.to_vec::<f64>()?, vec![-1.0, 1.0]);
@@ -234,7 +261,7 @@ impl LayerNorm {
     }
 }
 
-impl Module for LayerNorm {
+impl Forward for LayerNorm {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.layer_norm(
             &self.normalized_shape,
@@ -243,15 +270,34 @@ impl Module for LayerNorm {
             self.eps,
         )
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        let mut v = Vec::new();
+}
+
+impl Module for LayerNorm {
+    fn visit<'a>(&'a self, v: &mut dyn Visitor<'a>) {
         if let Some(w) = &self.weight {
-            v.push(("weight".to_string(), w.clone()));
+            v.parameter("weight", w);
         }
         if let Some(b) = &self.bias {
-            v.push(("bias".to_string(), b.clone()));
+            v.parameter("bias", b);
         }
-        v
+    }
+    fn extra_repr(&self) -> String {
+        let dims: Vec<String> = self
+            .normalized_shape
+            .iter()
+            .map(|d| d.to_string())
+            .collect();
+        let shape = if dims.len() == 1 {
+            format!("({},)", dims[0])
+        } else {
+            format!("({})", dims.join(", "))
+        };
+        format!(
+            "{shape}, eps={}, elementwise_affine={}, bias={}",
+            py_float(self.eps),
+            py_bool(self.weight.is_some()),
+            py_bool(self.bias.is_some())
+        )
     }
 }
 
@@ -259,7 +305,7 @@ impl Module for LayerNorm {
 /// identity in evaluation mode (`torch.nn.Dropout`). Draws from the global seeded generator.
 ///
 /// ```
-/// # use tapegrad::{Tensor, DType, nn::{Dropout, Module}};
+/// # use tapegrad::{Tensor, DType, nn::{Dropout, Forward, Module}};
 /// let mut d = Dropout::new(0.5)?;
 /// let x = Tensor::ones(&[8], DType::F32)?;
 /// assert!(d.forward(&x)?.to_vec::<f32>()?.iter().all(|&v| v == 0.0 || v == 2.0));
@@ -296,14 +342,20 @@ impl Dropout {
     }
 }
 
-impl Module for Dropout {
+impl Forward for Dropout {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         x.dropout(self.p, self.training)
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        vec![]
-    }
-    fn train(&mut self, on: bool) {
+}
+
+impl Module for Dropout {
+    fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
+    fn set_training(&mut self, on: bool) {
         self.training = on;
     }
+    fn extra_repr(&self) -> String {
+        format!("p={}, inplace=False", py_float(self.p))
+    }
 }
+
+super::module::display_as_repr!(Linear, Embedding, LayerNorm, Dropout);

@@ -1,43 +1,68 @@
-//! Neural-network building blocks as plain structs: a [`Module`] trait that lists named
-//! parameters in order and switches train/eval, layers ([`Linear`], [`Embedding`],
-//! [`LayerNorm`], [`Dropout`]), activations ([`Relu`], [`Tanh`], [`Sigmoid`], [`Gelu`]),
-//! [`Sequential`] composition, initialisers in [`init`] and safetensors checkpoints
-//! ([`save`], [`load_into`]). No framework magic: a module is data plus a `forward`.
+//! Neural-network modules. A module is a plain struct that names its parameters, buffers and
+//! child modules through the [`Module`] trait (by hand with [`Module::visit`], or with
+//! `#[derive(Module)]`); every module-wide operation is provided once on top of that:
+//! `named_parameters`, `named_buffers`, `named_modules`, `state_dict` / `load_state_dict`
+//! (PyTorch's keys, `copy_` casts, strict or reporting [`IncompatibleKeys`]), `train`/`eval`,
+//! the in-place `to(dtype)` that keeps the optimizer's handles, `requires_grad_`, `apply`,
+//! `zero_grad`, `num_parameters` and a PyTorch-style `Display` of the tree.
+//!
+//! Forward passes are typed inherent methods, so a module can take a mask or targets beside its
+//! input (see [`Module`] for why); one-tensor modules implement [`Forward`], which
+//! [`Sequential`] chains. Containers: [`Sequential`], [`ModuleList`], [`ModuleDict`]. Layers
+//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`]), activations ([`Relu`], [`Tanh`],
+//! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
+//! [`load_into`]).
+//!
+//! ```
+//! use tapegrad::nn::{Forward, LayerNorm, Linear, Module, ModuleList};
+//! use tapegrad::{DType, Result, Tensor};
+//!
+//! #[derive(Module)]
+//! struct Net {
+//!     layers: ModuleList<Linear>,
+//!     norm: LayerNorm,
+//!     #[module(buffer, persistent = false)]
+//!     step: Tensor,
+//! }
+//!
+//! let net = Net {
+//!     layers: (0..2).map(|_| Linear::new(4, 4, true, DType::F32)).collect::<Result<_>>()?,
+//!     norm: LayerNorm::new(&[4], 1e-5, true, DType::F32)?,
+//!     step: Tensor::zeros(&[], DType::I64)?,
+//! };
+//! let keys: Vec<String> = net.state_dict()?.names().iter().map(|k| k.to_string()).collect();
+//! assert_eq!(keys, ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",
+//!                   "norm.weight", "norm.bias"]);
+//! assert_eq!(net.num_parameters(), 2 * (16 + 4) + 8);
+//! net.to(DType::F64)?;
+//! assert_eq!(net.layers[0].forward(&Tensor::ones(&[1, 4], DType::F64)?)?.dtype(), DType::F64);
+//! assert_eq!(net.step.dtype(), DType::I64); // integer buffers stay
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
 
 mod activation;
 mod checkpoint;
+mod containers;
 pub mod init;
 mod layers;
+mod module;
 mod sequential;
+mod state;
+mod walk;
 
 pub use activation::{Gelu, Relu, Sigmoid, Tanh};
-pub use checkpoint::{load_into, load_state_dict, save, state_dict};
+pub use checkpoint::{load_into, save};
+pub use containers::{ModuleDict, ModuleList};
 pub use layers::{Dropout, Embedding, LayerNorm, Linear};
+pub use module::{AsModule, Forward, IncompatibleKeys, Module, Visitor, VisitorMut};
+#[doc(hidden)]
+pub use module::{BufferMember, Member};
 pub use sequential::Sequential;
-
-use crate::{Result, Tensor};
-
-/// A layer or model: forward pass, named parameters (in a stable order) and a training flag.
-///
-/// Parameter names follow PyTorch's `named_parameters()` (`weight`, `bias`, and `0.weight`,
-/// `1.2.bias`, ... inside [`Sequential`]), so checkpoints match PyTorch's `state_dict()` keys.
-pub trait Module: Send + Sync {
-    /// Runs the layer.
-    fn forward(&self, x: &Tensor) -> Result<Tensor>;
-    /// (name, parameter) pairs in registration order.
-    fn named_parameters(&self) -> Vec<(String, Tensor)>;
-    /// Switches training (true) or evaluation (false) behaviour; containers forward it to
-    /// their children. Layers without such behaviour ignore it.
-    fn train(&mut self, _on: bool) {}
-    /// Evaluation mode: `train(false)`.
-    fn eval(&mut self) {
-        self.train(false)
-    }
-    /// The parameters, in order.
-    fn parameters(&self) -> Vec<Tensor> {
-        self.named_parameters()
-            .into_iter()
-            .map(|(_, p)| p)
-            .collect()
-    }
-}
+/// `#[derive(Module)]` for a struct of parameters, buffers and submodules (see
+/// [`Module`](trait@Module)): a `Tensor` field is a parameter, a module field a child, an
+/// `Option` of either is registered when `Some`, plain settings (numbers, `bool`, `String`,
+/// `DType`, `Vec<usize>`) are skipped. Field attributes: `#[module(skip)]`,
+/// `#[module(buffer)]` / `#[module(buffer, persistent = false)]` on a `Tensor` or
+/// `Option<Tensor>`, `#[module(training)]` on the `bool` that `train`/`eval` set. The field
+/// name is the key; it also implements `Display` (the module tree).
+pub use tapegrad_derive::Module;

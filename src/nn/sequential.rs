@@ -1,20 +1,23 @@
-//! [`Sequential`]: modules applied in order, with PyTorch's `<index>.<name>` parameter names
-//! and train/eval propagation to every child.
+//! [`Sequential`]: one-tensor modules ([`Forward`]) applied in order, with PyTorch's
+//! `<index>.<name>` keys; a `Sequential` is itself [`Forward`], so sequences nest.
 
-use super::Module;
+use super::{Forward, Module, Visitor, VisitorMut};
 use crate::{Result, Tensor};
 
 /// Modules applied in order; parameters are named `<index>.<name>` like PyTorch, and
 /// [`train`](Module::train) / [`eval`](Module::eval) reach every child (nested ones too).
 ///
 /// ```
-/// # use tapegrad::{Tensor, DType, nn::{Linear, Relu, Sequential, Module}};
-/// let m = Sequential::new().push(Linear::new(2, 4, true, DType::F32)?).push(Relu).push(Linear::new(4, 1, true, DType::F32)?);
-/// assert_eq!(m.named_parameters()[2].0, "2.weight");
+/// # use tapegrad::{Tensor, DType, nn::{Forward, Linear, Relu, Sequential, Module}};
+/// let inner = Sequential::new().push(Linear::new(2, 4, true, DType::F32)?).push(Relu);
+/// let m = Sequential::new().push(inner).push(Linear::new(4, 1, true, DType::F32)?);
+/// assert_eq!(m.named_parameters()[2].0, "1.weight");
+/// assert_eq!(m.named_parameters()[0].0, "0.0.weight");
+/// assert_eq!(m.forward(&Tensor::ones(&[3, 2], DType::F32)?)?.shape(), vec![3, 1]);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 pub struct Sequential {
-    layers: Vec<Box<dyn Module>>,
+    layers: Vec<Box<dyn Forward>>,
     training: bool,
 }
 
@@ -33,11 +36,19 @@ impl Sequential {
         Self::default()
     }
     /// Appends a layer. It is switched to this container's current mode.
-    pub fn push(mut self, m: impl Module + 'static) -> Self {
-        let mut m: Box<dyn Module> = Box::new(m);
+    pub fn push(mut self, m: impl Forward) -> Self {
+        let mut m: Box<dyn Forward> = Box::new(m);
         m.train(self.training);
         self.layers.push(m);
         self
+    }
+    /// Layer `i`.
+    pub fn get(&self, i: usize) -> Option<&dyn Forward> {
+        self.layers.get(i).map(|b| &**b)
+    }
+    /// The layers, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &dyn Forward> {
+        self.layers.iter().map(|b| &**b)
     }
     /// Number of layers.
     pub fn len(&self) -> usize {
@@ -53,7 +64,7 @@ impl Sequential {
     }
 }
 
-impl Module for Sequential {
+impl Forward for Sequential {
     fn forward(&self, x: &Tensor) -> Result<Tensor> {
         let mut h = x.clone();
         for l in &self.layers {
@@ -61,21 +72,22 @@ impl Module for Sequential {
         }
         Ok(h)
     }
-    fn named_parameters(&self) -> Vec<(String, Tensor)> {
-        self.layers
-            .iter()
-            .enumerate()
-            .flat_map(|(i, l)| {
-                l.named_parameters()
-                    .into_iter()
-                    .map(move |(n, p)| (format!("{i}.{n}"), p))
-            })
-            .collect()
-    }
-    fn train(&mut self, on: bool) {
-        self.training = on;
-        for l in &mut self.layers {
-            l.train(on);
+}
+
+impl Module for Sequential {
+    fn visit<'a>(&'a self, v: &mut dyn Visitor<'a>) {
+        for (i, l) in self.layers.iter().enumerate() {
+            v.module(&i.to_string(), &**l);
         }
     }
+    fn visit_mut(&mut self, v: &mut dyn VisitorMut) {
+        for (i, l) in self.layers.iter_mut().enumerate() {
+            v.module(&i.to_string(), &mut **l);
+        }
+    }
+    fn set_training(&mut self, on: bool) {
+        self.training = on;
+    }
 }
+
+super::module::display_as_repr!(Sequential);
