@@ -21,6 +21,7 @@ mod linalg;
 mod matmul_kernel;
 mod nn;
 mod nn_modules;
+mod nn_state;
 mod optim;
 mod reduce;
 mod sched_checkpoint;
