@@ -139,19 +139,30 @@ fn batch(batch: usize) -> Result<(Tensor, Tensor)> {
     Ok((seq.narrow(1, 0, T)?, seq.narrow(1, 1, T)?))
 }
 
-#[allow(dead_code)] // grad_tests/nn_state.rs includes this file and uses the model types
+#[allow(dead_code)] // grad_tests/nn_state.rs and examples.rs include this file
 fn main() -> Result<()> {
+    let (_, acc) = run(150, true)?;
+    println!("next-token accuracy: {acc:.3}");
+    Ok(())
+}
+
+/// Trains for `steps` Adam steps from a fixed seed; returns the loss of every step and the
+/// next-token accuracy on a fresh batch in eval mode.
+pub fn run(steps: usize, verbose: bool) -> Result<(Vec<f64>, f64)> {
     tapegrad::manual_seed(0);
     let mut model = TinyLm::new(VOCAB, 32, 4, 2, T)?;
-    println!("{model}");
-    println!(
-        "{} parameters, {} state_dict keys",
-        model.num_parameters(),
-        model.state_dict()?.len()
-    );
+    if verbose {
+        println!("{model}");
+        println!(
+            "{} parameters, {} state_dict keys",
+            model.num_parameters(),
+            model.state_dict()?.len()
+        );
+    }
     let mask = Tensor::ones(&[T, T], DType::Bool)?.tril(0)?;
     let mut opt = Adam::new(model.parameters(), AdamConfig::adam(3e-3))?;
-    for step in 1..=150 {
+    let mut losses = Vec::with_capacity(steps);
+    for step in 1..=steps {
         let (x, y) = batch(16)?;
         let logits = model.forward(&x, &mask)?;
         let loss = logits
@@ -160,8 +171,9 @@ fn main() -> Result<()> {
         opt.zero_grad()?;
         loss.backward()?;
         opt.step()?;
-        if step % 25 == 0 {
-            println!("step {step:>3}  loss {:.4}", loss.item::<f32>()?);
+        losses.push(loss.item::<f32>()? as f64);
+        if verbose && step % 25 == 0 {
+            println!("step {step:>3}  loss {:.4}", losses[step - 1]);
         }
     }
     model.eval();
@@ -173,6 +185,5 @@ fn main() -> Result<()> {
         .to_dtype(DType::F64)?
         .mean(&[0, 1], false, None)?
         .item::<f64>()?;
-    println!("next-token accuracy: {acc:.3}");
-    Ok(())
+    Ok((losses, acc))
 }

@@ -8,6 +8,8 @@ mod quickstart;
 mod regression;
 #[path = "../examples/sparse_slice.rs"]
 mod sparse_slice;
+#[path = "../examples/transformer_block.rs"]
+mod transformer_block;
 #[path = "../examples/views_and_versions.rs"]
 mod views_and_versions;
 
@@ -128,4 +130,16 @@ fn sparse_slice_grads_keep_the_pattern() {
         d.w_grad.to_vec::<f64>().unwrap(),
         vec![8., 8., 7., 7., 14., 14., 13., 13.]
     );
+}
+
+#[test]
+fn transformer_block_learns_to_continue_sequences() {
+    let _serial = crate::serial();
+    let (losses, acc) = transformer_block::run(150, false).expect("training runs");
+    let (again, acc2) = transformer_block::run(150, false).expect("training runs");
+    assert_eq!((&losses, acc), (&again, acc2), "same seed, same run");
+    let first = losses[..10].iter().sum::<f64>() / 10.0;
+    let last = losses[losses.len() - 10..].iter().sum::<f64>() / 10.0;
+    assert!(last < first / 10.0, "loss {first:.4} -> {last:.4}");
+    assert!(acc >= 0.95, "next-token accuracy {acc:.3}");
 }
