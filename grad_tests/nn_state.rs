@@ -511,3 +511,42 @@ fn containers_nest_with_pytorch_keys() -> R {
     assert!(dict.get("blocks").is_some());
     Ok(())
 }
+
+#[test]
+fn to_dtype_preserves_strides_and_leaves_earlier_views_alone() -> R {
+    // PyTorch: a transposed weight keeps strides (1, 2) through l.double(); a view or a
+    // state-dict entry taken before keeps the old storage and dtype; the version is kept
+    let w = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2])?
+        .t()?
+        .detach()
+        .requires_grad_(true)?;
+    let l = Linear {
+        weight: w,
+        bias: None,
+    };
+    let row = l.weight.detach().select(0, 0)?;
+    let sd = l.state_dict()?;
+    let version = l.weight.version();
+    l.to(DType::F64)?;
+    assert_eq!(l.weight.strides(), vec![1, 2]);
+    assert_eq!(l.weight.dtype(), DType::F64);
+    assert_eq!(f64s(&l.weight), vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    assert_eq!(l.weight.version(), version);
+    assert!(l.weight.is_leaf() && l.weight.requires_grad());
+    assert_eq!(row.dtype(), DType::F32);
+    assert_eq!(sd.get("weight").unwrap().dtype(), DType::F32);
+    // the old storage no longer backs the weight: writing it leaves the weight alone
+    row.detach().fill_(9.0)?;
+    assert_eq!(f64s(&l.weight), vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    // and back: f64 -> f16 -> f32 round trip of exactly representable values
+    l.to(DType::F16)?;
+    l.to(DType::F32)?;
+    assert_eq!(
+        l.weight.to_vec::<f32>()?,
+        vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]
+    );
+    let y = l.forward(&Tensor::ones(&[1, 3], DType::F32)?)?;
+    y.sum()?.backward()?;
+    assert_eq!(l.weight.grad().unwrap().dtype(), DType::F32);
+    Ok(())
+}

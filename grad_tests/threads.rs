@@ -390,3 +390,51 @@ fn graph_built_across_threads_backprops_exactly() {
     }
     assert_eq!(f64s(&y), v);
 }
+
+/// `Module::to(dtype)` re-types parameters other threads are reading and writing: every read
+/// stays inside its storage (no crash, no hang), and the tensor stays whole.
+#[test]
+fn module_to_dtype_while_other_threads_read_and_write() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tapegrad::nn::{Linear, Module};
+    watchdog(120, "to(dtype) under readers", || {
+        let layer = Linear {
+            weight: Tensor::ones(&[64, 64], DType::F32).unwrap(),
+            bias: None,
+        };
+        let running = Arc::new(AtomicUsize::new(2));
+        let readers: Vec<_> = (0..2)
+            .map(|i| {
+                let (w, running) = (layer.weight.clone(), running.clone());
+                thread::spawn(move || {
+                    let mut ok = 0usize;
+                    for _ in 0..300 {
+                        // results may mix the two dtypes mid-change; they must never crash
+                        let r = if i == 0 {
+                            w.sum().map(|_| ())
+                        } else {
+                            w.mul_(1.0).map(|_| ())
+                        };
+                        ok += usize::from(r.is_ok());
+                    }
+                    running.fetch_sub(1, Ordering::SeqCst);
+                    ok
+                })
+            })
+            .collect();
+        let mut n = 0;
+        while running.load(Ordering::SeqCst) > 0 || n < 200 {
+            let d = if n % 2 == 0 { DType::F64 } else { DType::F32 };
+            layer.to(d).unwrap();
+            assert_eq!(layer.weight.dtype(), d);
+            n += 1;
+        }
+        layer.to(DType::F32).unwrap();
+        let ok: usize = readers.into_iter().map(|r| r.join().unwrap()).sum();
+        assert_eq!(ok, 600, "every read and write succeeds (with either dtype)");
+        // a write that raced a retype may have read the other dtype's bytes (values are then
+        // unspecified, as with PyTorch's unsynchronised `.data =`), but the tensor is whole
+        assert_eq!(layer.weight.to_vec::<f32>().unwrap().len(), 64 * 64);
+        assert_eq!(layer.weight.shape(), vec![64, 64]);
+    });
+}
