@@ -202,7 +202,8 @@ pub trait Module: Any + Send + Sync + AsModule {
     /// Converts every floating or complex parameter and buffer (and existing gradients) to
     /// `dtype` in place, keeping the tensor objects, as PyTorch's `module.to(dtype)` does: an
     /// optimizer built before keeps stepping the same parameters. Integer and bool tensors are
-    /// left alone. `dtype` must be floating or complex (`InvalidArgument`).
+    /// left alone. `dtype` must be floating or complex (`InvalidArgument`). Call it while no
+    /// other thread runs ops on the module's tensors (as with PyTorch's `.data =`).
     fn to(&self, dtype: DType) -> Result<()> {
         state::to_dtype(self.as_module(), dtype)
     }

@@ -3,9 +3,16 @@
 //!
 //! A tensor's dtype is otherwise fixed, and the backend trusts that a tensor's storage covers
 //! its layout at its dtype's element size. [`Tensor::retype_`] keeps that true for every
-//! (dtype, storage + layout) pair a concurrent reader can observe: it refuses `bool` on either
-//! side (the one element type with invalid bit patterns), grows the old storage so the old
-//! layout fits at the new element size, and sizes the new storage for the larger of the two.
+//! (dtype, storage + layout) pair a reader can observe: it refuses `bool` on either side (the
+//! one element type with invalid bit patterns), grows the old storage so the old layout fits at
+//! the new element size, and sizes the new storage for the larger of the two.
+//!
+//! Known limit: an op running on another thread *on the same tensor* while it is converted may
+//! read its dtype twice and see both (e.g. allocate its output at the old element size and run
+//! the kernel at the new one). Kernels with bounds checks then panic (`sum` does); the
+//! front door's unchecked kernels trust that geometry, so such a race is not guaranteed to be
+//! caught. PyTorch's `.data =` has the same race. Convert a module while no other thread uses
+//! its tensors.
 
 use super::{Tensor, TensorData};
 use crate::layout::Layout;
@@ -45,33 +52,42 @@ impl Tensor {
     ///
     /// `Unsupported` for sparse tensors and for `bool` on either side.
     pub(crate) fn retype_(&self, dtype: DType, op: &'static str) -> Result<()> {
-        let old = self.dtype();
-        if old == dtype {
-            return Ok(());
-        }
         self.check_strided(op)?;
-        if old == DType::Bool || dtype == DType::Bool {
-            bail!(
-                Unsupported,
-                op,
-                "cannot convert a {} tensor to {} in place",
-                old,
-                dtype
-            );
+        // storages are locked only while no tensor lock is held (in-place kernels hold a
+        // storage lock and then read their tensor's data: the other order would deadlock)
+        loop {
+            let old = self.dtype();
+            if old == dtype {
+                return Ok(());
+            }
+            if old == DType::Bool || dtype == DType::Bool {
+                bail!(
+                    Unsupported,
+                    op,
+                    "cannot convert a {} tensor to {} in place",
+                    old,
+                    dtype
+                );
+            }
+            let elem = old.size().max(dtype.size());
+            let snap = self.data();
+            // a reader that took the old storage and layout before the swap may read them as
+            // the new dtype: the old storage must hold the old layout at the new element size
+            snap.storage
+                .grow_to(bytes(snap.layout.storage_span(), elem, op)?, op)?;
+            let layout = Layout::new(snap.layout.sizes(), snap.layout.preserved_strides(), 0);
+            let storage = Storage::zeroed(bytes(layout.storage_span(), elem, op)?)?;
+            let new = TensorData { storage, layout };
+            crate::backend::copy_raw(&new, &snap, dtype, old);
+            let mut w = self.0.data.write();
+            // a concurrent set_/resize_/retype_ re-pointed the tensor meanwhile: start again
+            if !w.storage.same(&snap.storage) || w.layout != snap.layout || self.dtype() != old {
+                continue;
+            }
+            *w = new;
+            self.0.dtype.set(dtype);
+            break;
         }
-        let mut w = self.0.data.write();
-        let elem = old.size().max(dtype.size());
-        // a reader that took the old storage and layout before this call may read them as the
-        // new dtype: the old storage must hold the old layout at the new element size
-        let old_span = w.layout.storage_span();
-        w.storage.grow_to(bytes(old_span, elem, op)?, op)?;
-        let layout = Layout::new(w.layout.sizes(), w.layout.preserved_strides(), 0);
-        let storage = Storage::zeroed(bytes(layout.storage_span(), elem, op)?)?;
-        let new = TensorData { storage, layout };
-        crate::backend::copy_raw(&new, &w, dtype, old);
-        *w = new;
-        self.0.dtype.set(dtype);
-        drop(w);
         self.0.meta.lock().grad_accumulator = None;
         Ok(())
     }
