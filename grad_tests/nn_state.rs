@@ -476,6 +476,20 @@ fn derive_skips_options_tuples_and_tied_weights() -> R {
     let modules: Vec<String> = net.named_modules().into_iter().map(|(k, _)| k).collect();
     assert_eq!(modules, ["", "pair", "pair.0", "act"]);
 
+    // a generic struct
+    #[derive(Module)]
+    struct Wrap<M: Module> {
+        inner: M,
+    }
+    let w = Wrap {
+        inner: Linear::new(2, 1, true, DType::F32)?,
+    };
+    assert_eq!(keys(w.named_parameters()), ["inner.weight", "inner.bias"]);
+    assert_eq!(
+        w.to_string(),
+        "Wrap(\n  (inner): Linear(in_features=2, out_features=1, bias=True)\n)"
+    );
+
     // tied weights: one parameter, two state-dict keys (as PyTorch)
     #[derive(Module)]
     struct Tied {
