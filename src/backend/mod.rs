@@ -7,7 +7,7 @@
 //!
 //! A [`Storage`](crate::storage::Storage) holds a `DeviceBuffer`, an enum with one variant per
 //! device (`Cpu` today). The front door ([`copy_raw`], [`fill`], [`accumulate`], [`read_vec`],
-//! [`scalar_update_owned`], in `dispatch.rs`; one module per migrated family, e.g.
+//! [`scalar_update_owned`], in `dispatch.rs`; one module per other family, e.g.
 //! [`movement`] in `dispatch/movement.rs`) takes the storages' locks, then matches the
 //! buffers' variants in one place, the `on_device!` macro, and calls the [`Backend`] method of
 //! that device. Op files never name a device.
@@ -43,31 +43,52 @@
 //! - **nn and linalg** (migrated): [`Backend::bmm`] (batched strided matmul: `mm`, `bmm`,
 //!   `matmul`), [`Backend::rowwise`] (softmax, log_softmax, layer_norm's rsqrt),
 //!   [`Backend::read_at`] (the target picks of `nll_loss` / `cross_entropy`);
-//! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW).
-//! - to come: the sparse kernels (`sparse/kernel.rs` still reaches the CPU variant's elements
-//!   through `Storage::with_elems`/`with_elems_mut`), and the GEMM entry (`matmul` is reached
-//!   through [`Backend::bmm`]; `optim_step`'s front door calls the CPU variant directly).
+//! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW);
+//! - **sparse** (migrated: `sparse/`): pattern reads ([`Backend::sparse_positions`],
+//!   [`Backend::sparse_entry_rows`], [`Backend::csr_to_coo`], [`Backend::sparse_check`]),
+//!   pattern builds ([`Backend::coo_coalesce`], [`Backend::coo_slice`],
+//!   [`Backend::csr_slice`]) and row kernels over `values` ([`Backend::sparse_gather_rows`],
+//!   [`Backend::sparse_scatter_rows`], [`Backend::sparse_nonzero_rows`], [`Backend::spmm`],
+//!   [`Backend::sddmm`]); front door [`sparse`] (`dispatch/sparse.rs`).
+//!
+//! `matmul` and `mm` reach the GEMM through [`Backend::bmm`]. Besides the kernels, a device
+//! provides [`Backend::buffer`] / [`Backend::buffer_mut`] (its variant's payload) and fresh
+//! output storages ([`Backend::storage_for_output`], [`Backend::storage_zeroed`]).
 //!
 //! # Adding a device
 //!
 //! A second device (CUDA through `cudarc`) is a folder beside `cpu/` implementing [`Backend`]
-//! for its buffer type, one variant of `DeviceBuffer` (`storage/mod.rs`), and one arm in
-//! `on_device!` (`dispatch.rs`). Op files do not change. A family not yet migrated to the trait
-//! reaches the CPU variant only; it must move into the trait before it can run on another device.
+//! for its buffer type, one variant of `DeviceBuffer` (`storage/mod.rs`), and one arm in each
+//! form of `on_device!` (`dispatch.rs`, with an error arm for operands on different devices).
+//! Op files do not change. The closure-taking elementwise family (`flat_map1`, `flat_map2`,
+//! `update_owned`, `map1`, `map2`, `map3`, `any`: the op's scalar formula is a Rust closure,
+//! which a GPU cannot compile) is implemented by host staging: the device implements
+//! `staging::HostStaging` (copy a buffer to host memory and back) and forwards each of those
+//! methods to the function of the same name in `staging.rs` (operands copied to host, the
+//! CPU kernel run, the output copied back). Native kernels for hot ops come later as op-code
+//! entries that the family's front door tries first, falling back to the closure form when
+//! a device declines (the pattern of [`Backend::scalar_update`] and [`Backend::sum_dense`]);
+//! op files still do not change. Every other family's methods take plain data (layouts,
+//! dtypes, positions, op enums) and are implemented natively.
 //!
 //! # Safety
 //!
 //! The strided kernels (`copy`, `fill`, `accumulate`, `copy_flipped`) are `unsafe`: the caller
 //! (the front door) guarantees that every element the geometries address lies inside the
 //! buffers — true of every tensor geometry — and the aliasing rules of each method.
-//! [`Backend::read`], [`Backend::scalar_update`] and the gather/scatter/index kernels check
-//! their geometry themselves.
+//! [`Backend::read`], [`Backend::scalar_update`], the gather/scatter/index kernels and the
+//! sparse kernels check their geometry themselves.
 
 pub(crate) mod cpu;
 mod dispatch;
+// The fallback of a second device's closure-taking kernels; no device needs it yet, its unit
+// test exercises it.
+#[allow(dead_code)]
+mod staging;
 
 pub(crate) use dispatch::movement;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
+pub(crate) use dispatch::sparse;
 pub(crate) use dispatch::{
     FlatArg, any, flat_fresh1, flat_fresh2, flat_into1, flat_into2, map1, map2, map3, update_owned,
 };
@@ -181,7 +202,7 @@ pub(crate) enum OptimStep {
 }
 
 /// The kernels one device implements, one method per kernel family entry point. Methods see the
-/// device's buffers and layouts only. Families not listed yet are in the module docs ("to come").
+/// device's buffers and layouts only; the module docs list the families.
 pub(crate) trait Backend {
     /// The device's buffer type (the payload of its `DeviceBuffer` variant).
     type Buffer;
@@ -475,15 +496,142 @@ pub(crate) trait Backend {
     /// is not). Errors if `l` lies outside the buffer.
     fn nonzero(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<usize>>;
 
+    // ---- sparse ----
+    //
+    // A pattern's index arrays and a sparse tensor's values are contiguous element ranges of
+    // their buffers ([`Pattern`]); `shape` is the sparse tensor's full shape. Every range is
+    // checked first (an error if it lies outside its buffer). Kernels whose output size depends
+    // on the data return fresh storages of this device.
+
+    /// Linear positions over the sparse dims of every stored entry, in storage order.
+    fn sparse_positions(p: &Pattern<'_, Self::Buffer>, shape: &[usize]) -> Result<Vec<usize>>;
+
+    /// (output row, dense row) of every stored entry of the sparse operand of sparse @ dense
+    /// (2-D COO; 2-D or 3-D CSR, whose dense rows count across batches), in storage order.
+    fn sparse_entry_rows(
+        p: &Pattern<'_, Self::Buffer>,
+        shape: &[usize],
+    ) -> Result<(Vec<usize>, Vec<usize>)>;
+
+    /// The i64 COO indices (`[rank, nnz]`, a fresh storage) of a CSR pattern, and whether the
+    /// columns of every row are strictly increasing.
+    fn csr_to_coo(p: &Pattern<'_, Self::Buffer>, shape: &[usize]) -> Result<(Storage, bool)>;
+
+    /// Validates a pattern against `shape` (`SparseInvalid` errors naming `op`) and returns
+    /// whether it is ordered (COO: coalesced; CSR: the columns of every row strictly increase).
+    fn sparse_check(
+        p: &Pattern<'_, Self::Buffer>,
+        shape: &[usize],
+        op: &'static str,
+    ) -> Result<bool>;
+
+    /// `coalesce` of a COO pattern: the sorted distinct index columns (`[sd, n_out]`, a fresh
+    /// storage), for every input entry the output entry it sums into, and `n_out`.
+    fn coo_coalesce(p: &Pattern<'_, Self::Buffer>) -> Result<(Storage, Vec<usize>, usize)>;
+
+    /// The slice of a COO pattern to `ranges` (start, end per sparse dim): the kept index
+    /// columns minus the starts (`[sd, m]`, a fresh storage), `m`, and the rows of `values`
+    /// kept, in input order (a stable filter).
+    fn coo_slice(
+        p: &Pattern<'_, Self::Buffer>,
+        coalesced: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, RowSel)>;
+
+    /// The slice of a CSR pattern to `ranges` (one per dim): the output row offsets (a fresh
+    /// storage, batch-local) and their count, the output columns minus the column start (a
+    /// fresh storage) and the rows of `values` kept, in output order.
+    fn csr_slice(
+        p: &Pattern<'_, Self::Buffer>,
+        sorted: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, Storage, RowSel)>;
+
+    /// The rows (`n_rows` of `rl` elements of dtype `dt` from element `off`) with a nonzero
+    /// element, ascending.
+    fn sparse_nonzero_rows(
+        src: &Self::Buffer,
+        off: usize,
+        n_rows: usize,
+        rl: usize,
+        dt: DType,
+    ) -> Result<Vec<usize>>;
+
+    /// `dst[j] = src[sel[j]]` over rows of `rl` elements: `src` holds `src_len` elements from
+    /// element `soff`, `dst` (a distinct buffer) receives `sel.len()` rows from element 0.
+    #[allow(clippy::too_many_arguments)]
+    fn sparse_gather_rows(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// `dst[sel[j]] += src[j]` over rows of `rl` elements into the first `dst_len` elements
+    /// of `dst` (a distinct buffer), every other row zero. With [`Rows::List`] `dst` starts
+    /// zeroed (repeated rows accumulate); with [`Rows::Runs`] every element is written.
+    #[allow(clippy::too_many_arguments)]
+    fn sparse_scatter_rows(
+        dst: &mut Self::Buffer,
+        dst_len: usize,
+        src: &Self::Buffer,
+        soff: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// sparse @ dense: `out[rows[e]] += v[e] * d[cols[e]]` over rows of `s.n` elements into
+    /// the zeroed first `out_len` elements of `out`; `v` holds one element per entry from
+    /// `voff`, `d` `d_len` elements from `doff`.
+    #[allow(clippy::too_many_arguments)]
+    fn spmm(
+        out: &mut Self::Buffer,
+        out_len: usize,
+        v: &Self::Buffer,
+        voff: usize,
+        d: &Self::Buffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// The values gradient of sparse @ dense: `out[e] = <g[rows[e]], d[cols[e]]>` over rows of
+    /// `s.n` elements; `g` holds `g_len` elements from `goff`, `d` `d_len` from `doff`.
+    #[allow(clippy::too_many_arguments)]
+    fn sddmm(
+        out: &mut Self::Buffer,
+        g: &Self::Buffer,
+        goff: usize,
+        g_len: usize,
+        d: &Self::Buffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
     // ---- elementwise map ----
 
     /// The payload of this device's variant (an internal error for another device's buffer:
     /// the front door checks that the operands of one call share a device).
     fn buffer(d: &DeviceBuffer) -> &Self::Buffer;
 
+    /// [`Backend::buffer`], borrowed mutably.
+    fn buffer_mut(d: &mut DeviceBuffer) -> &mut Self::Buffer;
+
     /// A fresh storage of `nbytes` on this device whose contents the caller overwrites
     /// completely before any read (kernel outputs).
     fn storage_for_output(nbytes: usize) -> Result<Storage>;
+
+    /// A fresh zero-filled storage of `nbytes` on this device (outputs that accumulate).
+    fn storage_zeroed(nbytes: usize) -> Result<Storage>;
 
     /// `out[o + i] = f(a[i])` for `i < n` (elements of type `U` in `out`, `T` in `a`). A
     /// [`Source::Same`] range input starts at `o` (an in-place update; then `T == U`) or is
@@ -604,4 +752,73 @@ pub(crate) struct Reduce<'a> {
     pub(crate) pairs: &'a [(usize, usize)],
     pub(crate) reduce: crate::ScatterReduce,
     pub(crate) include_self: bool,
+}
+
+/// The index arrays of a sparse pattern as a kernel sees them: contiguous element ranges of
+/// device buffers (never tensors).
+pub(crate) enum Pattern<'a, B> {
+    /// COO: i64 indices `[sd, nnz]` from element `off`.
+    Coo {
+        ix: &'a B,
+        off: usize,
+        sd: usize,
+        nnz: usize,
+    },
+    /// CSR: `batches * (rows + 1)` batch-local row offsets from `crow_off` and `nnz` columns
+    /// from `col_off`, both of the index dtype `dt` (i32 or i64).
+    Csr {
+        crow: &'a B,
+        crow_off: usize,
+        col: &'a B,
+        col_off: usize,
+        nnz: usize,
+        dt: DType,
+    },
+}
+
+/// The rows of a sparse tensor's `values` an op keeps, in output order; input rows are kept
+/// at most once. Computed by the sparse kernels, held by the autograd node of a slice.
+#[derive(Debug)]
+pub(crate) enum RowSel {
+    /// Consecutive runs `(first input row, length)`, concatenated in output order.
+    Runs(Vec<(usize, usize)>),
+    /// One input row per output row.
+    List(Vec<usize>),
+}
+
+impl RowSel {
+    /// The selection, borrowed.
+    pub(crate) fn rows(&self) -> Rows<'_> {
+        match self {
+            RowSel::Runs(r) => Rows::Runs(r),
+            RowSel::List(l) => Rows::List(l),
+        }
+    }
+}
+
+/// A borrowed [`RowSel`] (what the row kernels take).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Rows<'a> {
+    /// Consecutive runs `(first input row, length)`, concatenated in output order.
+    Runs(&'a [(usize, usize)]),
+    /// One input row per output row.
+    List(&'a [usize]),
+}
+
+impl Rows<'_> {
+    /// Number of output rows.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Rows::Runs(r) => r.iter().map(|&(_, n)| n).sum(),
+            Rows::List(l) => l.len(),
+        }
+    }
+}
+
+/// The row geometry of a sparse @ dense product ([`Backend::spmm`], [`Backend::sddmm`]):
+/// entry `e` pairs output row `rows[e]` with dense row `cols[e]`; rows have `n` elements.
+pub(crate) struct Spmm<'a> {
+    pub(crate) rows: &'a [usize],
+    pub(crate) cols: &'a [usize],
+    pub(crate) n: usize,
 }

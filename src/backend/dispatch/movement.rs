@@ -5,7 +5,6 @@
 //! [`Backend`] method through `on_device!`.
 
 use super::lock_pair;
-use crate::backend::cpu::Cpu;
 use crate::backend::{Backend, Put, Reduce, RowPut, Source};
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
