@@ -30,9 +30,10 @@
 //!   (`sum`); front doors [`reduce`], [`row_map`], [`sort_rows`], [`sum_into`], [`sum_dense`];
 //! - **gather/scatter/index and data movement** (migrated: `ops/movement/`, `index/`,
 //!   `ops/storage/`): [`Backend::take`] / [`Backend::put`] (gather and scatter over logical
-//!   positions: `gather`, `scatter*`, advanced indexing, `masked_select`, the backward of every
-//!   index op), [`Backend::put_rows`] (the row scatter of `index_put_`),
-//!   [`Backend::index_select`], [`Backend::copy_flipped`] (`flip`), [`Backend::tri_zero`]
+//!   positions: advanced indexing, `masked_select`, the backward of index ops), [`Backend::put_rows`] (the row scatter of `index_put_`),
+//!   [`Backend::gather_dim`] / [`Backend::scatter_dim`] (`gather`, `scatter`, `scatter_add`:
+//!   index tensor read in place), [`Backend::index_select`], [`Backend::copy_flipped`] (`flip`),
+//!   [`Backend::tri_zero`]
 //!   (`tril`/`triu`), [`Backend::scatter_reduce`], [`Backend::nonzero`] (`nonzero`, bool
 //!   masks); `cat`, `roll` and `repeat` are strided copies of regions ([`Backend::copy`]);
 //! - **elementwise map** (migrated): the dense fast paths of `ops/dense.rs` ([`Backend::flat_map1`],
@@ -496,6 +497,39 @@ pub(crate) trait Backend {
     /// is not). Errors if `l` lies outside the buffer.
     fn nonzero(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<usize>>;
 
+    /// `gather`: for every position `p` of the i64 index `w.index` (in `index`), `dst[dl]` at
+    /// `p` `= src[sl]` at `p` with `p[dim]` replaced by the index value (in `[-size, size)`,
+    /// negatives wrap). `dl` has the index's sizes and no internal overlap; `dst` is distinct
+    /// from `src` and `index` (which may be one buffer). Errors: an index out of range
+    /// (`IndexOutOfRange` naming `w.op`: the first in row-major order; `dst` may then be
+    /// partly written) or a geometry outside its buffer (nothing written).
+    #[allow(clippy::too_many_arguments)]
+    fn gather_dim(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        index: &Self::Buffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// `scatter` / `scatter_add`: for every position `p` of the index (row-major order per
+    /// target: the last write wins, sums accumulate in index order), `dst[dl]` at `p` with
+    /// `p[dim]` replaced by the index value `= src[sl]` at `p` (`+=` with `accumulate`). The
+    /// buffers and errors are as in [`Backend::gather_dim`].
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_dim(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        index: &Self::Buffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+        accumulate: bool,
+    ) -> Result<()>;
+
     // ---- sparse ----
     //
     // A pattern's index arrays and a sparse tensor's values are contiguous element ranges of
@@ -821,4 +855,16 @@ pub(crate) struct Spmm<'a> {
     pub(crate) rows: &'a [usize],
     pub(crate) cols: &'a [usize],
     pub(crate) n: usize,
+}
+
+/// The index walk of [`Backend::gather_dim`] / [`Backend::scatter_dim`].
+pub(crate) struct DimWalk<'a> {
+    /// The i64 index's geometry: the positions walked.
+    pub(crate) index: &'a Layout,
+    /// The dim the index values select along.
+    pub(crate) dim: usize,
+    /// The size of that dim on the target side (index values lie in `[-size, size)`).
+    pub(crate) size: usize,
+    /// Op named by an error.
+    pub(crate) op: &'static str,
 }

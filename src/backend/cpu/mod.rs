@@ -6,6 +6,7 @@
 
 pub(crate) mod copy;
 pub(crate) mod elementwise;
+mod gather_dim;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 mod index;
@@ -23,7 +24,7 @@ pub(crate) mod sum;
 pub(crate) mod team;
 
 use super::{
-    Backend, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
+    Backend, DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
     RowwiseOp, ScalarArith, Source, Spmm,
 };
 use crate::layout::Layout;
@@ -338,6 +339,31 @@ impl Backend for Cpu {
 
     fn nonzero(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<usize>> {
         dispatch!(dt, T => index::nonzero::<T>(index::elems(buf), l))
+    }
+
+    fn gather_dim(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        index: &CpuBuffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => gather_dim::gather::<T>(dst, dl, src, sl, index, w))
+    }
+
+    fn scatter_dim(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        index: &CpuBuffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+        accumulate: bool,
+    ) -> Result<()> {
+        dispatch!(dt, T => gather_dim::scatter::<T>(dst, dl, src, sl, index, w, accumulate))
     }
 
     // ---- sparse ----
