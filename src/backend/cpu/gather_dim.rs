@@ -114,12 +114,12 @@ fn walk_box(
 /// Runs one walk of `w` (split over the team when large): `f(index value offset, position
 /// offset, target offset)` for every position, after checking its index value. Returns the
 /// first bad index in row-major order, if any (the walk may have written elsewhere).
-fn run(
+fn run<F: Fn(usize, usize) + Sync>(
     w: &DimWalk<'_>,
     idx: &[i64],
     pl: &Layout,
     tl: &Layout,
-    f: &(dyn Fn(usize, usize) + Sync),
+    f: &F,
 ) -> Bad {
     let il = w.index;
     let nd = il.dim();
