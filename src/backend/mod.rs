@@ -510,15 +510,17 @@ pub(crate) trait Backend {
         dt: DType,
     ) -> Result<()>;
 
-    /// `dst[sel[j]] += src[j]` over rows of `rl` elements into the first `dst_len` elements
-    /// of `dst` (a distinct buffer), every other row zero. With [`Rows::List`] `dst` starts
-    /// zeroed (repeated rows accumulate); with [`Rows::Runs`] every element is written.
+    /// `dst[sel[j]] += src[j]` over rows of `rl` elements (`src`: `src_len` elements from
+    /// element `soff`) into the first `dst_len` elements of `dst` (a distinct buffer), every
+    /// other row zero. With [`Rows::List`] `dst` starts zeroed (repeated rows accumulate); with
+    /// [`Rows::Runs`] every element is written.
     #[allow(clippy::too_many_arguments)]
     fn sparse_scatter_rows(
         dst: &mut Self::Buffer,
         dst_len: usize,
         src: &Self::Buffer,
         soff: usize,
+        src_len: usize,
         sel: Rows<'_>,
         rl: usize,
         dt: DType,

@@ -18,6 +18,9 @@
 //!
 //! Backward: the gradient of `x` has `x`'s layout and exactly `x`'s pattern; entries that fell
 //! inside the window take the output gradient's values, the others 0.
+//!
+//! The filters and copies run in the backend (`Backend::coo_slice`, `Backend::csr_slice`,
+//! `Backend::sparse_gather_rows`; CPU bodies in `backend/cpu/sparse/`).
 
 use super::grad::{SparseMapBackward, ValuesMap};
 use super::kernel::{PatternData, RowSel, gather_rows, tensor};

@@ -444,11 +444,12 @@ impl Backend for Cpu {
         dst_len: usize,
         src: &CpuBuffer,
         soff: usize,
+        src_len: usize,
         sel: Rows<'_>,
         rl: usize,
         dt: DType,
     ) -> Result<()> {
-        sparse::scatter_rows(dst, dst_len, src, soff, sel, rl, dt)
+        sparse::scatter_rows(dst, dst_len, src, soff, src_len, sel, rl, dt)
     }
 
     fn spmm(

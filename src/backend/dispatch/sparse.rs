@@ -160,7 +160,16 @@ pub(crate) fn scatter_rows(
             Rows::Runs(_) => B::storage_for_output(nbytes)?,
         };
         let o = B::buffer_mut(out.get_mut_device().expect("a fresh storage"));
-        B::sparse_scatter_rows(o, out_len, b, src.layout.offset(), sel, rl, dt)?;
+        B::sparse_scatter_rows(
+            o,
+            out_len,
+            b,
+            src.layout.offset(),
+            src.layout.numel(),
+            sel,
+            rl,
+            dt,
+        )?;
         Ok(out)
     })
 }

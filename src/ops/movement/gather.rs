@@ -1,8 +1,9 @@
 //! Index-driven data movement: `index_select`, `gather`, `scatter`/`scatter_`, `scatter_add`/
-//! `scatter_add_`, and the two internal primitives every data-movement op of tapegrad is built
-//! on: [`take`] (`out[i] = x[idx[i]]` over row-major flat positions, zero where `idx == SKIP`)
-//! and [`put_add`] (its adjoint), whose backward formulas are each other, so double backward
-//! works for every op built on them.
+//! `scatter_add_` (`gather` and `scatter*` read the index tensor in the kernel,
+//! `Backend::gather_dim` / `Backend::scatter_dim`; their backward rules are each other, on the
+//! saved index), and the two internal primitives over row-major flat positions: [`take`]
+//! (`out[i] = x[idx[i]]`, zero where `idx == SKIP`) and [`put_add`] (its adjoint), whose
+//! backward formulas are each other, so double backward works for every op built on them.
 
 use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use std::sync::Arc;

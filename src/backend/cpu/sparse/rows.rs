@@ -76,18 +76,19 @@ pub(crate) fn gather_rows(
 /// `dst[sel[j]] += src[j]` over rows of `rl` elements into the first `dst_len` elements of
 /// `dst`, every other row zero. With [`RowSel::List`] `dst` starts zeroed and repeated rows
 /// accumulate; with [`Rows::Runs`] (rows selected at most once) every element is written.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn scatter_rows(
     dst: &mut CpuBuffer,
     dst_len: usize,
     src: &CpuBuffer,
     soff: usize,
+    src_len: usize,
     sel: Rows<'_>,
     rl: usize,
     dt: DType,
 ) -> Result<()> {
-    let m = sel.len();
     dispatch!(dt, T => {
-        let src = range::<T>(src, soff, m * rl)?;
+        let src = range::<T>(src, soff, src_len)?;
         let dst = &mut elems_mut::<T>(dst)[..dst_len];
         match sel {
             Rows::List(map) => {
