@@ -91,6 +91,11 @@ pub(crate) fn scatter_rows(
         let src = range::<T>(src, soff, src_len)?;
         let dst = &mut elems_mut::<T>(dst)[..dst_len];
         match sel {
+            Rows::List(map) if rl == 1 => {
+                for (&t, &v) in map.iter().zip(src) {
+                    dst[t] = dst[t].add(v);
+                }
+            }
             Rows::List(map) => {
                 for (j, &t) in map.iter().enumerate() {
                     for e in 0..rl {
