@@ -168,3 +168,80 @@ fn gather_scatter_grads() -> R {
     );
     Ok(())
 }
+
+#[test]
+fn gather_scatter_large_walks_match_a_serial_reference() -> R {
+    // large enough for the kernels' parallel walk (split along the other dim), with repeated
+    // and negative indices, a transposed self and a strided index
+    let (r, c) = (300usize, 257usize);
+    let xv: Vec<f64> = (0..r * c).map(|k| (k % 97) as f64 - 40.0).collect();
+    let x = Tensor::from_vec(xv.clone(), &[c, r])?.t()?;
+    let mut s: u64 = 7;
+    let mut rnd = |n: usize| {
+        s = s
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((s >> 33) % n as u64) as i64
+    };
+    for dim in 0..2usize {
+        let size = if dim == 0 { r } else { c } as i64;
+        let iv: Vec<i64> = (0..r * c).map(|_| rnd(2 * size as usize) - size).collect();
+        // stored transposed: the index is read through strides
+        let idx = Tensor::from_vec(iv.clone(), &[c, r])?.t()?;
+        let at = |i: usize, j: usize| iv[j * r + i];
+        let wrap = |v: i64| (if v < 0 { v + size } else { v }) as usize;
+        let xat = |i: usize, j: usize| xv[j * r + i];
+        let g = x.gather(dim as i64, &idx)?.to_vec::<f64>()?;
+        let src = x.mul(0.5)?.add(1.0)?;
+        let sum = x.scatter_add(dim as i64, &idx, &src)?.to_vec::<f64>()?;
+        let set = x.scatter(dim as i64, &idx, &src)?.to_vec::<f64>()?;
+        let (mut want_sum, mut want_set) = (vec![0.0; r * c], vec![0.0; r * c]);
+        for i in 0..r {
+            for j in 0..c {
+                want_sum[i * c + j] = xat(i, j);
+                want_set[i * c + j] = xat(i, j);
+            }
+        }
+        for i in 0..r {
+            for j in 0..c {
+                let k = wrap(at(i, j));
+                let (src_v, picked) = if dim == 0 {
+                    (xat(i, j) * 0.5 + 1.0, xat(k, j))
+                } else {
+                    (xat(i, j) * 0.5 + 1.0, xat(i, k))
+                };
+                assert_eq!(g[i * c + j], picked, "gather dim {dim} at ({i}, {j})");
+                let t = if dim == 0 { k * c + j } else { i * c + k };
+                want_sum[t] += src_v;
+                want_set[t] = src_v;
+            }
+        }
+        assert_eq!(sum, want_sum, "scatter_add dim {dim}");
+        assert_eq!(set, want_set, "scatter dim {dim}");
+        // the first out-of-range index in row-major order is the one reported
+        let mut bad = iv.clone();
+        bad[5 * r + 200] = size + 3; // position (200, 5)
+        bad[9 * r + 100] = -size - 4; // position (100, 9): earlier in row-major order
+        let bad = Tensor::from_vec(bad, &[c, r])?.t()?;
+        let e = x.gather(dim as i64, &bad).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+        assert!(
+            e.to_string()
+                .contains(&format!("index {} is out of bounds", -size - 4)),
+            "{e}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn gather_saves_its_index() -> R {
+    let a = rg(&[2, 3]);
+    let idx = i64t(&[0, 2, 1, 1], &[2, 2]);
+    let out = a.gather(1, &idx)?;
+    // the gradient follows the saved index; changing it in place is caught at backward
+    idx.fill_(0.0)?;
+    let e = out.sum()?.backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::SavedTensorModified);
+    Ok(())
+}

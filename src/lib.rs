@@ -30,11 +30,16 @@
 //! `Tensor` or autograd, and are reached through one front door whose single `match` on the
 //! device picks the implementation. What a device implements, one method per kernel family
 //! entry point: strided copy with dtype conversion, fill, ordered accumulation and element
-//! reads (migrated), the in-place scalar update of a region (migrated), and, family by family
-//! as their loops move under `backend/`: elementwise maps with broadcasting (unary, binary,
-//! ternary), reductions, scans, gather/scatter/index, row-wise ops (softmax-like), matmul and
-//! the sparse kernels. A second device (CUDA through `cudarc`) is a folder beside
-//! `backend/cpu/` implementing the trait, plus one variant and one dispatch arm; op files do
+//! reads; the in-place scalar update of a region; elementwise maps with broadcasting (unary,
+//! binary, ternary; the op's formula is a closure); reductions, scans and sort;
+//! gather/scatter/index and data movement; row-wise ops (softmax-like), loss picks and batched
+//! matmul; the fused optimizer step; the sparse kernels (pattern reads, coalesce and slicing,
+//! row gather/scatter, sparse @ dense). A second device (CUDA through `cudarc`) is a folder
+//! beside `backend/cpu/` implementing the trait, plus one variant and one dispatch arm; it
+//! runs the closure-taking elementwise maps by host staging (operands copied to host, the CPU
+//! kernel run, the result copied back: one provided helper per method in
+//! `backend/staging.rs`) until it adds native kernels for hot ops, which the front door tries
+//! first (op codes the device may decline). Op files do
 //! not change. The autograd core (`autograd/`) knows no op: the built-in functions that need
 //! kernels (AccumulateGrad, CopySlices, the strided-view backward, view regeneration) sit in
 //! `autograd/builtin/`, whose header also lists the performance fast paths with the figures

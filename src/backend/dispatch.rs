@@ -2,7 +2,6 @@
 //! one place ([`on_device!`]) and calls that device's [`Backend`] method. Callers pass a tensor's
 //! strided data (a storage and a layout; no autograd) and get no device type back.
 
-use super::cpu::Cpu;
 use super::{Backend, ScalarArith, Source};
 use crate::layout::Layout;
 use crate::storage::{DeviceBuffer, Storage};
@@ -17,7 +16,7 @@ macro_rules! on_device {
     ($buf:expr, |$B:ident, $b:ident| $body:expr) => {
         match $buf {
             DeviceBuffer::Cpu($b) => {
-                type $B = Cpu;
+                type $B = $crate::backend::cpu::Cpu;
                 $body
             }
         }
@@ -25,7 +24,7 @@ macro_rules! on_device {
     ($dst:expr, $src:expr, |$B:ident, $d:ident, $s:ident| $body:expr) => {
         match ($dst, $src) {
             (DeviceBuffer::Cpu($d), DeviceBuffer::Cpu($s)) => {
-                type $B = Cpu;
+                type $B = $crate::backend::cpu::Cpu;
                 $body
             }
         }
@@ -167,3 +166,5 @@ pub(crate) fn scalar_update_owned(
 
 /// Front door of the gather/scatter/index and data-movement family.
 pub(crate) mod movement;
+/// Front door of the sparse family.
+pub(crate) mod sparse;

@@ -7,7 +7,7 @@
 //!
 //! A [`Storage`](crate::storage::Storage) holds a `DeviceBuffer`, an enum with one variant per
 //! device (`Cpu` today). The front door ([`copy_raw`], [`fill`], [`accumulate`], [`read_vec`],
-//! [`scalar_update_owned`], in `dispatch.rs`; one module per migrated family, e.g.
+//! [`scalar_update_owned`], in `dispatch.rs`; one module per other family, e.g.
 //! [`movement`] in `dispatch/movement.rs`) takes the storages' locks, then matches the
 //! buffers' variants in one place, the `on_device!` macro, and calls the [`Backend`] method of
 //! that device. Op files never name a device.
@@ -30,9 +30,10 @@
 //!   (`sum`); front doors [`reduce`], [`row_map`], [`sort_rows`], [`sum_into`], [`sum_dense`];
 //! - **gather/scatter/index and data movement** (migrated: `ops/movement/`, `index/`,
 //!   `ops/storage/`): [`Backend::take`] / [`Backend::put`] (gather and scatter over logical
-//!   positions: `gather`, `scatter*`, advanced indexing, `masked_select`, the backward of every
-//!   index op), [`Backend::put_rows`] (the row scatter of `index_put_`),
-//!   [`Backend::index_select`], [`Backend::copy_flipped`] (`flip`), [`Backend::tri_zero`]
+//!   positions: advanced indexing, `masked_select`, the backward of index ops), [`Backend::put_rows`] (the row scatter of `index_put_`),
+//!   [`Backend::gather_dim`] / [`Backend::scatter_dim`] (`gather`, `scatter`, `scatter_add`:
+//!   index tensor read in place), [`Backend::index_select`], [`Backend::copy_flipped`] (`flip`),
+//!   [`Backend::tri_zero`]
 //!   (`tril`/`triu`), [`Backend::scatter_reduce`], [`Backend::nonzero`] (`nonzero`, bool
 //!   masks); `cat`, `roll` and `repeat` are strided copies of regions ([`Backend::copy`]);
 //! - **elementwise map** (migrated): the dense fast paths of `ops/dense.rs` ([`Backend::flat_map1`],
@@ -43,145 +44,70 @@
 //! - **nn and linalg** (migrated): [`Backend::bmm`] (batched strided matmul: `mm`, `bmm`,
 //!   `matmul`), [`Backend::rowwise`] (softmax, log_softmax, layer_norm's rsqrt),
 //!   [`Backend::read_at`] (the target picks of `nll_loss` / `cross_entropy`);
-//! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW).
-//! - to come: the sparse kernels (`sparse/kernel.rs` still reaches the CPU variant's elements
-//!   through `Storage::with_elems`/`with_elems_mut`), and the GEMM entry (`matmul` is reached
-//!   through [`Backend::bmm`]; `optim_step`'s front door calls the CPU variant directly).
+//! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW);
+//! - **sparse** (migrated: `sparse/`): pattern reads ([`Backend::sparse_positions`],
+//!   [`Backend::sparse_entry_rows`], [`Backend::csr_to_coo`], [`Backend::sparse_check`]),
+//!   pattern builds ([`Backend::coo_coalesce`], [`Backend::coo_slice`],
+//!   [`Backend::csr_slice`]) and row kernels over `values` ([`Backend::sparse_gather_rows`],
+//!   [`Backend::sparse_scatter_rows`], [`Backend::sparse_nonzero_rows`], [`Backend::spmm`],
+//!   [`Backend::sddmm`]); front door [`sparse`] (`dispatch/sparse.rs`).
+//!
+//! `matmul` and `mm` reach the GEMM through [`Backend::bmm`]. Besides the kernels, a device
+//! provides [`Backend::buffer`] / [`Backend::buffer_mut`] (its variant's payload) and fresh
+//! output storages ([`Backend::storage_for_output`], [`Backend::storage_zeroed`]).
 //!
 //! # Adding a device
 //!
 //! A second device (CUDA through `cudarc`) is a folder beside `cpu/` implementing [`Backend`]
-//! for its buffer type, one variant of `DeviceBuffer` (`storage/mod.rs`), and one arm in
-//! `on_device!` (`dispatch.rs`). Op files do not change. A family not yet migrated to the trait
-//! reaches the CPU variant only; it must move into the trait before it can run on another device.
+//! for its buffer type, one variant of `DeviceBuffer` (`storage/mod.rs`), and one arm in each
+//! form of `on_device!` (`dispatch.rs`, with an error arm for operands on different devices).
+//! Op files do not change. The closure-taking elementwise family (`flat_map1`, `flat_map2`,
+//! `update_owned`, `map1`, `map2`, `map3`, `any`: the op's scalar formula is a Rust closure,
+//! which a GPU cannot compile) is implemented by host staging: the device implements
+//! `staging::HostStaging` (copy a buffer to host memory and back) and forwards each of those
+//! methods to the function of the same name in `staging.rs` (operands copied to host, the
+//! CPU kernel run, the output copied back). Native kernels for hot ops come later as op-code
+//! entries that the family's front door tries first, falling back to the closure form when
+//! a device declines (the pattern of [`Backend::scalar_update`] and [`Backend::sum_dense`]);
+//! op files still do not change. Every other family's methods take plain data (layouts,
+//! dtypes, positions, op enums) and are implemented natively.
 //!
 //! # Safety
 //!
 //! The strided kernels (`copy`, `fill`, `accumulate`, `copy_flipped`) are `unsafe`: the caller
 //! (the front door) guarantees that every element the geometries address lies inside the
 //! buffers — true of every tensor geometry — and the aliasing rules of each method.
-//! [`Backend::read`], [`Backend::scalar_update`] and the gather/scatter/index kernels check
-//! their geometry themselves.
+//! [`Backend::read`], [`Backend::scalar_update`], the gather/scatter/index kernels and the
+//! sparse kernels check their geometry themselves.
 
 pub(crate) mod cpu;
 mod dispatch;
+// The fallback of a second device's closure-taking kernels; no device needs it yet, its unit
+// test exercises it.
+#[allow(dead_code)]
+mod staging;
 
 pub(crate) use dispatch::movement;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
+pub(crate) use dispatch::sparse;
 pub(crate) use dispatch::{
     FlatArg, any, flat_fresh1, flat_fresh2, flat_into1, flat_into2, map1, map2, map3, update_owned,
 };
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
 
+mod args;
+pub(crate) use args::{
+    DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
+    RowwiseOp, SKIP, ScalarArith, Source, Spmm,
+};
+
 use crate::layout::Layout;
 use crate::storage::{DeviceBuffer, Storage};
-use crate::{DType, Element, NormOrd, Result, Scalar};
-
-/// The source of a copy: another buffer, or the destination's own buffer (a copy within one
-/// storage, read through the destination's write lock).
-pub(crate) enum Source<'a, B> {
-    Other(&'a B),
-    Same,
-}
-
-/// One input of a flat elementwise kernel: the elements of a buffer from `offset` on, or with
-/// `scalar` the one element at `offset`, read once and broadcast.
-pub(crate) struct Flat<'a, B> {
-    pub(crate) src: Source<'a, B>,
-    pub(crate) offset: usize,
-    pub(crate) scalar: bool,
-}
-
-/// An elementwise update of a region by a real scalar: `x op= s`.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum ScalarArith {
-    Mul,
-    Div,
-}
-
-/// A reduction of rows to one value each ([`Backend::reduce`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum ReduceOp {
-    /// Largest element and its first index; NaN wins (first NaN).
-    Max,
-    /// Smallest element and its first index; NaN wins (first NaN).
-    Min,
-    /// Sequential product: f64 for floats, wrapping i64 for integers and bool.
-    Prod,
-    /// Vector norm, accumulated in f64.
-    Norm(NormOrd),
-    /// `log(sum(exp(x)))` in f64, max-shifted (NaN if any NaN; the max if it is infinite).
-    Logsumexp,
-    /// Every element non-zero.
-    All,
-    /// Some element non-zero.
-    Any,
-}
-
-/// A whole-row transform ([`Backend::row_map`]); float ops work in f64.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) enum RowOp {
-    /// Running sum; rounded to f32 after every step unless the output is f64.
-    CumSum,
-    /// Running product in f64.
-    CumProd,
-    /// Running wrapping i64 sum.
-    CumSumInt,
-    /// Running wrapping i64 product.
-    CumProdInt,
-    /// Product of the other elements of the row (prefix times suffix, exact with zeros).
-    ProdOthers,
-    /// `exp(x - y)` (`y`: the second source).
-    ExpShift,
-    /// The norm's per-element weight (`y`: the norm of the row): L1 `sign(x)`, L2 `x / y`
-    /// (0 if `y == 0`), ±inf `sign(x) / ties` at the elements with `|x| == y`.
-    NormWeights(NormOrd),
-    /// `sum_{k >= i} y_k prod_{j <= k, j != i} x_j` (`y`: the output gradient).
-    CumprodBackward,
-}
-
-/// A row-wise kernel of the nn family: each row is the `n` elements along one dim.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum RowwiseOp {
-    /// `exp(x - max) / sum(exp(x - max))` along the row (a NaN max propagates; an infinite max
-    /// subtracts 0).
-    Softmax,
-    /// `x - max - ln(sum(exp(x - max)))` along the row.
-    LogSoftmax,
-    /// `1 / sqrt(x)` of each element (rows of length 1: layer_norm's inverse deviation).
-    Rsqrt,
-}
-
-/// One fused optimizer step over a parameter, its gradient and its state buffers, as PyTorch's
-/// single-tensor (foreach=False) update computed in f64 per element.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum OptimStep {
-    /// SGD; buffers `[param, grad]` plus `[momentum_buffer]` when momentum is on. `first`: the
-    /// momentum buffer is initialised with this step's direction.
-    Sgd {
-        lr: f64,
-        momentum: f64,
-        dampening: f64,
-        weight_decay: f64,
-        nesterov: bool,
-        first: bool,
-    },
-    /// Adam / AdamW (`decoupled`); buffers `[param, grad, exp_avg, exp_avg_sq]` plus
-    /// `[max_exp_avg_sq]` for AMSGrad. `step` counts from 1.
-    Adam {
-        lr: f64,
-        beta1: f64,
-        beta2: f64,
-        eps: f64,
-        weight_decay: f64,
-        decoupled: bool,
-        step: u64,
-    },
-}
+use crate::{DType, Element, Result, Scalar};
 
 /// The kernels one device implements, one method per kernel family entry point. Methods see the
-/// device's buffers and layouts only. Families not listed yet are in the module docs ("to come").
+/// device's buffers and layouts only; the module docs list the families.
 pub(crate) trait Backend {
     /// The device's buffer type (the payload of its `DeviceBuffer` variant).
     type Buffer;
@@ -475,15 +401,177 @@ pub(crate) trait Backend {
     /// is not). Errors if `l` lies outside the buffer.
     fn nonzero(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<usize>>;
 
+    /// `gather`: for every position `p` of the i64 index `w.index` (in `index`), `dst[dl]` at
+    /// `p` `= src[sl]` at `p` with `p[dim]` replaced by the index value (in `[-size, size)`,
+    /// negatives wrap). `dl` has the index's sizes and no internal overlap; `dst` is distinct
+    /// from `src` and `index` (which may be one buffer). Errors: an index out of range
+    /// (`IndexOutOfRange` naming `w.op`: the first in row-major order; `dst` may then be
+    /// partly written) or a geometry outside its buffer (nothing written).
+    #[allow(clippy::too_many_arguments)]
+    fn gather_dim(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        index: &Self::Buffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// `scatter` / `scatter_add`: for every position `p` of the index (row-major order per
+    /// target: the last write wins, sums accumulate in index order), `dst[dl]` at `p` with
+    /// `p[dim]` replaced by the index value `= src[sl]` at `p` (`+=` with `accumulate`). The
+    /// buffers and errors are as in [`Backend::gather_dim`].
+    #[allow(clippy::too_many_arguments)]
+    fn scatter_dim(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        src: &Self::Buffer,
+        sl: &Layout,
+        index: &Self::Buffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+        accumulate: bool,
+    ) -> Result<()>;
+
+    // ---- sparse ----
+    //
+    // A pattern's index arrays and a sparse tensor's values are contiguous element ranges of
+    // their buffers ([`Pattern`]); `shape` is the sparse tensor's full shape. Every range is
+    // checked first (an error if it lies outside its buffer). Kernels whose output size depends
+    // on the data return fresh storages of this device.
+
+    /// Linear positions over the sparse dims of every stored entry, in storage order.
+    fn sparse_positions(p: &Pattern<'_, Self::Buffer>, shape: &[usize]) -> Result<Vec<usize>>;
+
+    /// (output row, dense row) of every stored entry of the sparse operand of sparse @ dense
+    /// (2-D COO; 2-D or 3-D CSR, whose dense rows count across batches), in storage order.
+    fn sparse_entry_rows(
+        p: &Pattern<'_, Self::Buffer>,
+        shape: &[usize],
+    ) -> Result<(Vec<usize>, Vec<usize>)>;
+
+    /// The i64 COO indices (`[rank, nnz]`, a fresh storage) of a CSR pattern, and whether the
+    /// columns of every row are strictly increasing.
+    fn csr_to_coo(p: &Pattern<'_, Self::Buffer>, shape: &[usize]) -> Result<(Storage, bool)>;
+
+    /// Validates a pattern against `shape` (`SparseInvalid` errors naming `op`) and returns
+    /// whether it is ordered (COO: coalesced; CSR: the columns of every row strictly increase).
+    fn sparse_check(
+        p: &Pattern<'_, Self::Buffer>,
+        shape: &[usize],
+        op: &'static str,
+    ) -> Result<bool>;
+
+    /// `coalesce` of a COO pattern: the sorted distinct index columns (`[sd, n_out]`, a fresh
+    /// storage), for every input entry the output entry it sums into, and `n_out`.
+    fn coo_coalesce(p: &Pattern<'_, Self::Buffer>) -> Result<(Storage, Vec<usize>, usize)>;
+
+    /// The slice of a COO pattern to `ranges` (start, end per sparse dim): the kept index
+    /// columns minus the starts (`[sd, m]`, a fresh storage), `m`, and the rows of `values`
+    /// kept, in input order (a stable filter).
+    fn coo_slice(
+        p: &Pattern<'_, Self::Buffer>,
+        coalesced: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, RowSel)>;
+
+    /// The slice of a CSR pattern to `ranges` (one per dim): the output row offsets (a fresh
+    /// storage, batch-local) and their count, the output columns minus the column start (a
+    /// fresh storage) and the rows of `values` kept, in output order.
+    fn csr_slice(
+        p: &Pattern<'_, Self::Buffer>,
+        sorted: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, Storage, RowSel)>;
+
+    /// The rows (`n_rows` of `rl` elements of dtype `dt` from element `off`) with a nonzero
+    /// element, ascending.
+    fn sparse_nonzero_rows(
+        src: &Self::Buffer,
+        off: usize,
+        n_rows: usize,
+        rl: usize,
+        dt: DType,
+    ) -> Result<Vec<usize>>;
+
+    /// `dst[j] = src[sel[j]]` over rows of `rl` elements: `src` holds `src_len` elements from
+    /// element `soff`, `dst` (a distinct buffer) receives `sel.len()` rows from element 0.
+    #[allow(clippy::too_many_arguments)]
+    fn sparse_gather_rows(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// `dst[sel[j]] += src[j]` over rows of `rl` elements (`src`: `src_len` elements from
+    /// element `soff`) into the first `dst_len` elements of `dst` (a distinct buffer), every
+    /// other row zero. With [`Rows::List`] `dst` starts zeroed (repeated rows accumulate); with
+    /// [`Rows::Runs`] every element is written.
+    #[allow(clippy::too_many_arguments)]
+    fn sparse_scatter_rows(
+        dst: &mut Self::Buffer,
+        dst_len: usize,
+        src: &Self::Buffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// sparse @ dense: `out[rows[e]] += v[e] * d[cols[e]]` over rows of `s.n` elements into
+    /// the zeroed first `out_len` elements of `out`; `v` holds one element per entry from
+    /// `voff`, `d` `d_len` elements from `doff`.
+    #[allow(clippy::too_many_arguments)]
+    fn spmm(
+        out: &mut Self::Buffer,
+        out_len: usize,
+        v: &Self::Buffer,
+        voff: usize,
+        d: &Self::Buffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
+    /// The values gradient of sparse @ dense: `out[e] = <g[rows[e]], d[cols[e]]>` over rows of
+    /// `s.n` elements; `g` holds `g_len` elements from `goff`, `d` `d_len` from `doff`.
+    #[allow(clippy::too_many_arguments)]
+    fn sddmm(
+        out: &mut Self::Buffer,
+        g: &Self::Buffer,
+        goff: usize,
+        g_len: usize,
+        d: &Self::Buffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()>;
+
     // ---- elementwise map ----
 
     /// The payload of this device's variant (an internal error for another device's buffer:
     /// the front door checks that the operands of one call share a device).
     fn buffer(d: &DeviceBuffer) -> &Self::Buffer;
 
+    /// [`Backend::buffer`], borrowed mutably.
+    fn buffer_mut(d: &mut DeviceBuffer) -> &mut Self::Buffer;
+
     /// A fresh storage of `nbytes` on this device whose contents the caller overwrites
     /// completely before any read (kernel outputs).
     fn storage_for_output(nbytes: usize) -> Result<Storage>;
+
+    /// A fresh zero-filled storage of `nbytes` on this device (outputs that accumulate).
+    fn storage_zeroed(nbytes: usize) -> Result<Storage>;
 
     /// `out[o + i] = f(a[i])` for `i < n` (elements of type `U` in `out`, `T` in `a`). A
     /// [`Source::Same`] range input starts at `o` (an in-place update; then `T == U`) or is
@@ -569,39 +657,4 @@ pub(crate) trait Backend {
     /// Whether `f` holds for some element of `l` (elements of type `T`; false when empty).
     /// Errors if `l` lies outside the buffer.
     fn any<T: Element, F: Fn(T) -> bool>(buf: &Self::Buffer, l: &Layout, f: &F) -> Result<bool>;
-}
-
-/// Marks a position of [`Backend::take`] / [`Backend::put`] with no element (zero / skipped).
-pub(crate) const SKIP: usize = usize::MAX;
-
-/// Positions of a [`Backend::put`].
-pub(crate) struct Put<'a> {
-    /// Logical positions written in the destination.
-    pub(crate) dst: &'a [usize],
-    /// Logical positions read in the source (`None`: `0..dst.len()`).
-    pub(crate) src: Option<&'a [usize]>,
-    /// Add instead of overwriting.
-    pub(crate) accumulate: bool,
-    /// Op named by a geometry error.
-    pub(crate) op: &'static str,
-}
-
-/// Target geometry of a [`Backend::put_rows`]: `size` rows of `row_len` contiguous elements,
-/// `row_stride` apart, from element `offset`.
-pub(crate) struct RowPut<'a> {
-    pub(crate) offset: usize,
-    pub(crate) size: usize,
-    pub(crate) row_stride: usize,
-    pub(crate) row_len: usize,
-    /// Target row of each value row (each `< size`).
-    pub(crate) rows: &'a [u32],
-    pub(crate) accumulate: bool,
-}
-
-/// What a [`Backend::scatter_reduce`] combines.
-pub(crate) struct Reduce<'a> {
-    /// `(target position in dst, source position in src)`, logical positions, in order.
-    pub(crate) pairs: &'a [(usize, usize)],
-    pub(crate) reduce: crate::ScatterReduce,
-    pub(crate) include_self: bool,
 }

@@ -5,10 +5,11 @@ use super::grad::{
     MaskBackward, SparseMapBackward, ToSparseBackward, ValuesBackward, ValuesMap, positions,
     scatter_dense,
 };
-use super::kernel::{build, contig, read};
-use super::{Idx, SparseParts, dispatch_idx, make};
+use super::kernel::{Rows, contig, gather_as, tensor, with_pattern};
+use super::{SparseParts, make};
 use crate::autograd::record;
-use crate::{DType, Element, Result, Tensor, bail, dispatch};
+use crate::backend::sparse as door;
+use crate::{DType, Result, Tensor, bail};
 
 /// Nonzero rows of a dense contiguous tensor viewed as `[n_rows, row_len]`: (row ids, values
 /// of shape `[rows, tail..]`).
@@ -19,63 +20,48 @@ fn nonzero_rows(x: &Tensor, n_rows: usize, tail: &[usize]) -> Result<(Vec<usize>
     } else {
         tail.iter().product()
     };
-    dispatch!(x.dtype(), T => {
-        read::<T, _>(x, |v| -> Result<_> {
-            let zero = T::zero();
-            let rows: Vec<usize> = (0..n_rows)
-                .filter(|&r| v[r * rl..(r + 1) * rl].iter().any(|&e| e != zero))
-                .collect();
-            let mut vshape = vec![rows.len()];
-            vshape.extend_from_slice(tail);
-            let vals = build::<T>(&vshape, |o| {
-                for (j, &r) in rows.iter().enumerate() {
-                    o[j * rl..(j + 1) * rl].copy_from_slice(&v[r * rl..(r + 1) * rl]);
-                }
-            })?;
-            Ok((rows, vals))
-        })?
-    })
+    let rows = door::nonzero_rows(&x.data(), n_rows, rl, x.dtype())?;
+    let mut vshape = vec![rows.len()];
+    vshape.extend_from_slice(tail);
+    let vals = gather_as(x, Rows::List(&rows), rl, &vshape)?;
+    Ok((rows, vals))
 }
 
 /// Unravels linear row ids over `sizes` into an I64 `[sizes.len(), n]` tensor.
 fn unravel(rows: &[usize], sizes: &[usize]) -> Result<Tensor> {
     let (sd, n) = (sizes.len(), rows.len());
-    build::<i64>(&[sd, n], |o| {
-        for (j, &r) in rows.iter().enumerate() {
-            let mut rem = r;
-            for d in (0..sd).rev() {
-                o[d * n + j] = (rem % sizes[d]) as i64;
-                rem /= sizes[d];
-            }
+    let mut o = vec![0i64; sd * n];
+    for (j, &r) in rows.iter().enumerate() {
+        let mut rem = r;
+        for d in (0..sd).rev() {
+            o[d * n + j] = (rem % sizes[d]) as i64;
+            rem /= sizes[d];
         }
-    })
+    }
+    Tensor::from_vec(o, &[sd, n])
 }
 
-/// CSR row offsets (batch-local) and cols from linear positions sorted row-major.
-fn csr_from_positions(pos: &[usize], shape: &[usize], dtype: DType) -> Result<(Tensor, Tensor)> {
+/// CSR row offsets (batch-local) and cols (int64) from linear positions sorted row-major.
+fn csr_from_positions(pos: &[usize], shape: &[usize]) -> Result<(Tensor, Tensor)> {
     let (b, r, c) = super::grad::csr_dims(shape);
-    dispatch_idx!(dtype, I => {
-        let crow = build::<I>(&[b * (r + 1)], |cr| {
-            let mut counts = vec![0usize; b * r];
-            for &p in pos {
-                counts[p / c] += 1;
-            }
-            for bi in 0..b {
-                let mut acc = 0usize;
-                cr[bi * (r + 1)] = I::of(0);
-                for ri in 0..r {
-                    acc += counts[bi * r + ri];
-                    cr[bi * (r + 1) + ri + 1] = I::of(acc);
-                }
-            }
-        })?;
-        let col = build::<I>(&[pos.len()], |cl| {
-            for (o, &p) in cl.iter_mut().zip(pos) {
-                *o = I::of(p % c);
-            }
-        })?;
-        Ok((crow, col))
-    })
+    let mut counts = vec![0usize; b * r];
+    for &p in pos {
+        counts[p / c] += 1;
+    }
+    let mut cr = vec![0i64; b * (r + 1)];
+    for bi in 0..b {
+        let mut acc = 0usize;
+        for ri in 0..r {
+            acc += counts[bi * r + ri];
+            cr[bi * (r + 1) + ri + 1] = acc as i64;
+        }
+    }
+    let cl: Vec<i64> = pos.iter().map(|&p| (p % c) as i64).collect();
+    let n = cl.len();
+    Ok((
+        Tensor::from_vec(cr, &[b * (r + 1)])?,
+        Tensor::from_vec(cl, &[n])?,
+    ))
 }
 
 impl Tensor {
@@ -184,46 +170,13 @@ impl Tensor {
                     self.to_dense()?.to_sparse_coo(sparse_dim)
                 }
             }
-            Some(
-                p @ SparseParts::Csr {
-                    crow, col, values, ..
-                },
-            ) => {
+            Some(p @ SparseParts::Csr { col, values, .. }) => {
                 if sparse_dim != shape.len() {
                     return self.to_dense()?.to_sparse_coo(sparse_dim);
                 }
-                let (b, r, _) = super::grad::csr_dims(&shape);
                 let nnz = col.numel();
-                let three = shape.len() == 3;
-                let (indices, sorted) = dispatch_idx!(crow.dtype(), I => {
-                    read::<I, _>(crow, |cr| read::<I, _>(col, |cl| {
-                        let mut sorted = true;
-                        let t = build::<i64>(&[shape.len(), nnz], |o| {
-                            let mut k = 0usize;
-                            for bi in 0..b {
-                                let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
-                                for ri in 0..r {
-                                    for _ in seg[ri].us()..seg[ri + 1].us() {
-                                        if three {
-                                            o[k] = bi as i64;
-                                            o[nnz + k] = ri as i64;
-                                            o[2 * nnz + k] = cl[k].to_i64();
-                                        } else {
-                                            o[k] = ri as i64;
-                                            o[nnz + k] = cl[k].to_i64();
-                                        }
-                                        k += 1;
-                                    }
-                                    let row = &cl[k - (seg[ri + 1].us() - seg[ri].us())..k];
-                                    if row.windows(2).any(|w| w[0] >= w[1]) {
-                                        sorted = false;
-                                    }
-                                }
-                            }
-                        });
-                        t.map(|t| (t, sorted))
-                    }))??
-                })?;
+                let (ix, sorted) = with_pattern(p, |pd| door::csr_to_coo(pd, &shape))?;
+                let indices = tensor(ix, &[shape.len(), nnz], DType::I64);
                 let parts = SparseParts::Coo {
                     indices,
                     values: values.clone(),
@@ -275,7 +228,7 @@ impl Tensor {
             None => {
                 let x = contig(self)?;
                 let (rows, vals) = nonzero_rows(&x, x.numel(), &[])?;
-                let (crow, col) = csr_from_positions(&rows, &shape, DType::I64)?;
+                let (crow, col) = csr_from_positions(&rows, &shape)?;
                 let parts = SparseParts::Csr {
                     crow,
                     col,
@@ -308,7 +261,7 @@ impl Tensor {
                 let c = self.coalesce()?;
                 let cp = c.sparse_or_err("to_sparse_csr")?.clone();
                 let pos = positions(&cp, &shape)?;
-                let (crow, col) = csr_from_positions(&pos, &shape, DType::I64)?;
+                let (crow, col) = csr_from_positions(&pos, &shape)?;
                 let parts = SparseParts::Csr {
                     crow,
                     col,

@@ -1,9 +1,10 @@
 //! COO construction (validating and unchecked) and `coalesce`.
 
 use super::grad::{MaskBackward, SparseMapBackward, ValuesMap};
-use super::kernel::{build, contig, read, scatter_rows};
+use super::kernel::{PatternData, Rows, contig, scatter_rows, tensor};
 use super::{SparseParts, check_index_dtype, make};
 use crate::autograd::record;
+use crate::backend::sparse as door;
 use crate::{DType, Result, Tensor, bail};
 
 /// Shape checks shared by the checked and unchecked constructors (O(1)).
@@ -75,19 +76,6 @@ fn check_coo_shapes(
     Ok(())
 }
 
-/// True if the index columns are strictly lexicographically increasing.
-pub(crate) fn detect_coalesced(ix: &[i64], sd: usize, nnz: usize) -> bool {
-    (1..nnz).all(|j| {
-        for d in 0..sd {
-            let (a, b) = (ix[d * nnz + j - 1], ix[d * nnz + j]);
-            if a != b {
-                return a < b;
-            }
-        }
-        false
-    })
-}
-
 fn build_coo(
     indices: &Tensor,
     values: &Tensor,
@@ -97,28 +85,9 @@ fn build_coo(
 ) -> Result<Tensor> {
     let ix = contig(&indices.to_dtype(DType::I64)?)?;
     let vals = contig(values)?;
-    let (sd, nnz) = (ix.shape()[0], ix.shape()[1]);
     let coalesced = match coalesced {
         Some(c) => c,
-        None => read::<i64, _>(&ix, |v| -> Result<bool> {
-            for d in 0..sd {
-                for (j, &i) in v[d * nnz..(d + 1) * nnz].iter().enumerate() {
-                    if i < 0 || i as u64 >= shape[d] as u64 {
-                        bail!(
-                            SparseInvalid,
-                            op,
-                            "index {} of stored element {} in sparse dim {} is out of range [0, {}) for shape {:?}",
-                            i,
-                            j,
-                            d,
-                            shape[d],
-                            shape
-                        );
-                    }
-                }
-            }
-            Ok(detect_coalesced(v, sd, nnz))
-        })??,
+        None => door::check(&PatternData::Coo { ix: &ix.data() }, shape, op)?,
     };
     let parts = SparseParts::Coo {
         indices: ix,
@@ -214,38 +183,10 @@ impl Tensor {
             return Ok(self.clone());
         }
         let shape = self.shape();
-        let (sd, nnz) = (indices.shape()[0], indices.shape()[1]);
-        let (out_ix, map, n_out) = read::<i64, _>(indices, |ix| -> Result<_> {
-            let mut perm: Vec<usize> = (0..nnz).collect();
-            perm.sort_by(|&a, &b| {
-                for d in 0..sd {
-                    let c = ix[d * nnz + a].cmp(&ix[d * nnz + b]);
-                    if c != std::cmp::Ordering::Equal {
-                        return c;
-                    }
-                }
-                a.cmp(&b)
-            });
-            let mut map = vec![0usize; nnz];
-            let mut firsts: Vec<usize> = Vec::with_capacity(nnz);
-            for (k, &e) in perm.iter().enumerate() {
-                let dup = k > 0 && (0..sd).all(|d| ix[d * nnz + e] == ix[d * nnz + perm[k - 1]]);
-                if !dup {
-                    firsts.push(e);
-                }
-                map[e] = firsts.len() - 1;
-            }
-            let n_out = firsts.len();
-            let out_ix = build::<i64>(&[sd, n_out], |o| {
-                for d in 0..sd {
-                    for (j, &e) in firsts.iter().enumerate() {
-                        o[d * n_out + j] = ix[d * nnz + e];
-                    }
-                }
-            })?;
-            Ok((out_ix, map, n_out))
-        })??;
-        let out_vals = scatter_rows(values, &map, n_out, true)?;
+        let sd = indices.shape()[0];
+        let (ix, map, n_out) = door::coalesce(&indices.data())?;
+        let out_ix = tensor(ix, &[sd, n_out], DType::I64);
+        let out_vals = scatter_rows(values, Rows::List(&map), n_out)?;
         let out_parts = SparseParts::Coo {
             indices: out_ix,
             values: out_vals,

@@ -3,9 +3,10 @@
 //! `values` concatenate the batches (unequal nnz per batch allowed).
 
 use super::grad::MaskBackward;
-use super::kernel::{contig, read};
-use super::{Idx, SparseParts, check_index_dtype, dispatch_idx, make};
+use super::kernel::{PatternData, contig};
+use super::{SparseParts, check_index_dtype, make};
 use crate::autograd::record;
+use crate::backend::sparse as door;
 use crate::{Result, Tensor, bail};
 
 fn check_csr_shapes(
@@ -83,87 +84,6 @@ fn check_csr_shapes(
     Ok((contig(&crow)?, contig(col)?))
 }
 
-fn validate<I: Idx>(cr: &[I], cl: &[I], shape: &[usize], op: &'static str) -> Result<()> {
-    let (b, r, c) = super::grad::csr_dims(shape);
-    let mut base = 0usize;
-    for bi in 0..b {
-        let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
-        if seg[0].to_i64() != 0 {
-            bail!(
-                SparseInvalid,
-                op,
-                "crow_indices of batch {} must start at 0, got {}",
-                bi,
-                seg[0].to_i64()
-            );
-        }
-        for i in 0..r {
-            if seg[i + 1] < seg[i] {
-                bail!(
-                    SparseInvalid,
-                    op,
-                    "crow_indices of batch {} must not decrease, got {} then {} at row {}",
-                    bi,
-                    seg[i].to_i64(),
-                    seg[i + 1].to_i64(),
-                    i
-                );
-            }
-        }
-        let n = seg[r].us();
-        if base + n > cl.len() {
-            bail!(
-                SparseInvalid,
-                op,
-                "the last crow_indices of the batches sum to at least {} but there are {} col_indices",
-                base + n,
-                cl.len()
-            );
-        }
-        base += n;
-    }
-    if base != cl.len() {
-        bail!(
-            SparseInvalid,
-            op,
-            "the last crow_indices of the batches sum to {} (the nnz) but there are {} col_indices",
-            base,
-            cl.len()
-        );
-    }
-    for (k, &j) in cl.iter().enumerate() {
-        if j.to_i64() < 0 || j.to_i64() as u64 >= c as u64 {
-            bail!(
-                SparseInvalid,
-                op,
-                "col_indices[{}] = {} is out of range [0, {}) for shape {:?}",
-                k,
-                j.to_i64(),
-                c,
-                shape
-            );
-        }
-    }
-    Ok(())
-}
-
-/// True if the columns of every row are strictly increasing.
-pub(crate) fn rows_sorted<I: Idx>(cr: &[I], cl: &[I], shape: &[usize]) -> bool {
-    let (b, r, _) = super::grad::csr_dims(shape);
-    let mut base = 0usize;
-    for bi in 0..b {
-        let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
-        for ri in 0..r {
-            let (lo, hi) = (base + seg[ri].us(), base + seg[ri + 1].us());
-            if cl[lo..hi].windows(2).any(|w| w[0] >= w[1]) {
-                return false;
-            }
-        }
-        base += seg[r].us();
-    }
-    true
-}
-
 fn build_csr(
     crow: Tensor,
     col: Tensor,
@@ -215,12 +135,13 @@ impl Tensor {
     ) -> Result<Tensor> {
         let op = "sparse_csr";
         let (cr, cl) = check_csr_shapes(crow, col, values, shape, op)?;
-        let sorted = dispatch_idx!(cr.dtype(), I => {
-            read::<I, _>(&cr, |a| read::<I, _>(&cl, |b| -> Result<bool> {
-                validate::<I>(a, b, shape, op)?;
-                Ok(rows_sorted::<I>(a, b, shape))
-            }))???
-        });
+        let dt = cr.dtype();
+        let pd = PatternData::Csr {
+            crow: &cr.data(),
+            col: &cl.data(),
+            dt,
+        };
+        let sorted = door::check(&pd, shape, op)?;
         build_csr(cr, cl, values, shape, sorted)
     }
 

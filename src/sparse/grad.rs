@@ -6,54 +6,17 @@
 //! with another pattern or dense (both are read at the output's positions, PyTorch's
 //! `sparse_mask`). Backward formulas run without building a graph (no double backward).
 
-use super::kernel::{RowSel, build_zeroed, contig, gather_rows, read, row_len};
-use super::{SparseParts, dispatch_idx, make};
+use super::kernel::{RowSel, Rows, contig, gather_rows, scatter_as, scatter_rows, with_pattern};
+use super::{SparseParts, make};
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx};
-use crate::{Element, Result, Tensor, dispatch};
+use crate::backend::sparse as door;
+use crate::{Result, Tensor};
 
 /// Linear positions over the sparse dims of every stored entry, in storage order.
 pub(crate) fn positions(p: &SparseParts, shape: &[usize]) -> Result<Vec<usize>> {
-    match p {
-        SparseParts::Coo { indices, .. } => {
-            let sd = indices.shape()[0];
-            let nnz = indices.shape()[1];
-            read::<i64, _>(indices, |ix| {
-                let mut pos = vec![0usize; nnz];
-                for d in 0..sd {
-                    let row = &ix[d * nnz..(d + 1) * nnz];
-                    for (p, &i) in pos.iter_mut().zip(row) {
-                        *p = *p * shape[d] + i as usize;
-                    }
-                }
-                pos
-            })
-        }
-        SparseParts::Csr { crow, col, .. } => {
-            let (b, r, c) = csr_dims(shape);
-            dispatch_idx!(crow.dtype(), I => {
-                read::<I, _>(crow, |cr| {
-                    read::<I, _>(col, |cl| {
-                        let mut pos = Vec::with_capacity(cl.len());
-                        let mut base = 0usize;
-                        for bi in 0..b {
-                            let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
-                            for ri in 0..r {
-                                for k in seg[ri].us()..seg[ri + 1].us() {
-                                    pos.push((bi * r + ri) * c + cl[base + k].us());
-                                }
-                            }
-                            base += seg[r].us();
-                        }
-                        pos
-                    })
-                })?
-            })
-        }
-    }
+    with_pattern(p, |pd| door::positions(pd, shape))
 }
-
-use super::Idx;
 
 /// (batches, rows, cols) of a 2-D or 3-D CSR shape.
 pub(crate) fn csr_dims(shape: &[usize]) -> (usize, usize, usize) {
@@ -87,25 +50,13 @@ pub(crate) fn grad_values(p: &SparseParts, shape: &[usize], g: &Tensor) -> Resul
     flat.extend(dense_shape.iter().map(|&s| s as i64));
     let gd = g.to_dtype(vals.dtype())?.contiguous()?.reshape(&flat)?;
     let gd = contig(&gd)?;
-    gather_rows(&gd, &pos)
+    gather_rows(&gd, Rows::List(&pos))
 }
 
 /// The dense tensor of `shape` holding `values` (rows) at the linear sparse positions `pos`,
 /// duplicates summed.
 pub(crate) fn scatter_dense(values: &Tensor, pos: &[usize], shape: &[usize]) -> Result<Tensor> {
-    let rl = row_len(values);
-    dispatch!(values.dtype(), T => {
-        read::<T, _>(values, |src| {
-            build_zeroed::<T>(shape, |dst| {
-                for (j, &p) in pos.iter().enumerate() {
-                    for e in 0..rl {
-                        let d = &mut dst[p * rl + e];
-                        *d = d.add(src[j * rl + e]);
-                    }
-                }
-            })
-        })?
-    })
+    scatter_as(values, Rows::List(pos), shape)
 }
 
 /// How `out.values` derives from `x.values`.
@@ -148,9 +99,9 @@ impl Backward for SparseMapBackward {
                     Some(w) => pad_dense(&gv, w)?,
                     None => gv,
                 };
-                map.scatter(&gv, xn)?
+                scatter_rows(&gv, map.rows(), xn)?
             }
-            ValuesMap::SegmentSum { map } => gather_rows(&gv, map)?,
+            ValuesMap::SegmentSum { map } => gather_rows(&gv, Rows::List(map))?,
         };
         Ok(smallvec::smallvec![Some(make(
             self.x.with_values(gx),

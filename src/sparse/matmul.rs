@@ -2,58 +2,13 @@
 //! with gradients w.r.t. the dense operand (`S^T G`) and the sparse values
 //! (`dv_e = <G[row_e], D[col_e]>`, i.e. masked to the pattern).
 
-use super::grad::csr_dims;
-use super::kernel::{build, build_zeroed, contig, read};
-use super::{Idx, SparseParts, dispatch_idx, make};
+use super::kernel::{contig, tensor, with_pattern};
+use super::{SparseParts, make};
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, record};
-use crate::{Element, Result, Tensor, bail, dispatch};
-
-/// (output row, dense row) of every stored entry, in storage order.
-fn entry_rows(p: &SparseParts, shape: &[usize]) -> Result<(Vec<usize>, Vec<usize>)> {
-    match p {
-        SparseParts::Coo { indices, .. } => {
-            let nnz = indices.shape()[1];
-            read::<i64, _>(indices, |ix| {
-                (
-                    ix[..nnz].iter().map(|&v| v as usize).collect(),
-                    ix[nnz..2 * nnz].iter().map(|&v| v as usize).collect(),
-                )
-            })
-        }
-        SparseParts::Csr { crow, col, .. } => {
-            let (b, m, k) = csr_dims(shape);
-            dispatch_idx!(crow.dtype(), I => {
-                read::<I, _>(crow, |cr| read::<I, _>(col, |cl| {
-                    let mut rows = Vec::with_capacity(cl.len());
-                    let mut cols = Vec::with_capacity(cl.len());
-                    let mut base = 0usize;
-                    for bi in 0..b {
-                        let seg = &cr[bi * (m + 1)..(bi + 1) * (m + 1)];
-                        for ri in 0..m {
-                            for e in seg[ri].us()..seg[ri + 1].us() {
-                                rows.push(bi * m + ri);
-                                cols.push(bi * k + cl[base + e].us());
-                            }
-                        }
-                        base += seg[m].us();
-                    }
-                    (rows, cols)
-                }))?
-            })
-        }
-    }
-}
-
-/// `out[rows[e]] += v[e] * d[cols[e]]` over rows of length `n`.
-fn spmm<T: Element>(v: &[T], d: &[T], rows: &[usize], cols: &[usize], n: usize, out: &mut [T]) {
-    for e in 0..v.len() {
-        let (o, s, a) = (rows[e] * n, cols[e] * n, v[e]);
-        for j in 0..n {
-            out[o + j] = out[o + j].add(a.mul(d[s + j]));
-        }
-    }
-}
+use crate::backend::Spmm;
+use crate::backend::sparse as door;
+use crate::{Result, Tensor, bail};
 
 /// Sparse @ dense (see the module docs). Differentiable w.r.t. both operands.
 ///
@@ -95,16 +50,19 @@ pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
             b.dtype()
         );
     }
-    let (rows, cols) = entry_rows(p, &sa)?;
+    let (rows, cols) = with_pattern(p, |pd| door::entry_rows(pd, &sa))?;
     let n = sb[sb.len() - 1];
     let mut out_shape = sa[..sa.len() - 1].to_vec();
     out_shape.push(n);
     let d = contig(b)?;
-    let out = dispatch!(a.dtype(), T => {
-        read::<T, _>(p.values(), |v| read::<T, _>(&d, |dd| {
-            build_zeroed::<T>(&out_shape, |o| spmm(v, dd, &rows, &cols, n, o))
-        }))???
-    });
+    let s = Spmm {
+        rows: &rows,
+        cols: &cols,
+        n,
+    };
+    let out_len = out_shape.iter().product();
+    let st = door::spmm(&p.values().data(), &d.data(), &s, out_len, a.dtype())?;
+    let out = tensor(st, &out_shape, a.dtype());
     record(
         &[&out],
         &[a, b],
@@ -145,31 +103,23 @@ impl Backward for SpmmBackward {
         let v = self.pattern.values();
         let (rows, cols) = (&self.rows, &self.cols);
         let gs = if ctx.needs(0) {
-            let gv = dispatch!(v.dtype(), T => {
-                read::<T, _>(&g, |gg| read::<T, _>(&self.dense, |dd| {
-                    build::<T>(&[rows.len()], |o| {
-                        for e in 0..rows.len() {
-                            let (r, c) = (rows[e] * n, cols[e] * n);
-                            let mut acc = T::zero();
-                            for j in 0..n {
-                                acc = acc.add(gg[r + j].mul(dd[c + j]));
-                            }
-                            o[e] = acc;
-                        }
-                    })
-                }))???
-            });
+            let s = Spmm { rows, cols, n };
+            let gv = door::sddmm(&g.data(), &self.dense.data(), &s, v.dtype())?;
+            let gv = tensor(gv, &[rows.len()], v.dtype());
             Some(make(self.pattern.with_values(gv), &self.shape)?)
         } else {
             None
         };
         let gd = if ctx.needs(1) {
             // D's gradient: out[cols[e]] += v[e] * G[rows[e]] (spmm with roles swapped)
-            Some(dispatch!(v.dtype(), T => {
-                read::<T, _>(v, |vv| read::<T, _>(&g, |gg| {
-                    build_zeroed::<T>(&dshape, |o| spmm(vv, gg, cols, rows, n, o))
-                }))???
-            }))
+            let s = Spmm {
+                rows: cols,
+                cols: rows,
+                n,
+            };
+            let out_len = dshape.iter().product();
+            let st = door::spmm(&v.data(), &g.data(), &s, out_len, v.dtype())?;
+            Some(tensor(st, &dshape, v.dtype()))
         } else {
             None
         };

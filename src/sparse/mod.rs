@@ -6,7 +6,8 @@
 //! Placement rule: this folder owns everything sparse. `coo`/`csr` (construction + validation),
 //! `convert` (coalesce, to_dense, to_sparse_*), `slice` (sparse slicing), `matmul`
 //! (sparse @ dense), `ops` (sum, mul, add, transpose, dtype casts), `grad` (values-level
-//! backward formulas), `kernel` (typed gather/scatter helpers). Dense ops reject sparse inputs
+//! backward formulas), `kernel` (tensor-level row gather/scatter and pattern helpers over the
+//! backend's sparse front door; the loops are in `backend/cpu/sparse.rs`). Dense ops reject sparse inputs
 //! through `Tensor::check_strided`-style guards that return `Unsupported`.
 //!
 //! Gradient convention: the gradient of a sparse tensor `x` is a sparse tensor with `x`'s layout
@@ -305,43 +306,6 @@ impl Tensor {
         })
     }
 }
-
-/// Index element types of CSR tensors.
-pub(crate) trait Idx: crate::Element + Ord {
-    fn us(self) -> usize;
-    fn of(v: usize) -> Self;
-}
-impl Idx for i64 {
-    #[inline(always)]
-    fn us(self) -> usize {
-        self as usize
-    }
-    #[inline(always)]
-    fn of(v: usize) -> Self {
-        v as i64
-    }
-}
-impl Idx for i32 {
-    #[inline(always)]
-    fn us(self) -> usize {
-        self as u32 as usize
-    }
-    #[inline(always)]
-    fn of(v: usize) -> Self {
-        v as i32
-    }
-}
-
-/// Runs `$body` with `$I` bound to the Rust type of a CSR index dtype (I32 or I64).
-macro_rules! dispatch_idx {
-    ($dtype:expr, $I:ident => $body:expr) => {
-        $crate::match_dtype!($dtype, index, $I => $body, else {
-            type $I = i64;
-            $body
-        })
-    };
-}
-pub(crate) use dispatch_idx;
 
 /// Index dtypes accepted by the constructors.
 pub(crate) fn check_index_dtype(t: &Tensor, what: &str, op: &'static str) -> Result<()> {

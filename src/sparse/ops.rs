@@ -4,7 +4,7 @@
 //! is sparse; anything else is `Unsupported`.
 
 use super::grad::{SparseMapBackward, ValuesMap, grad_values, positions, scatter_dense};
-use super::kernel::{RowSel, contig, gather_rows};
+use super::kernel::{RowSel, Rows, contig, gather_rows};
 use super::{SparseParts, make};
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, record};
@@ -223,7 +223,7 @@ fn dense_at(d: &Tensor, p: &SparseParts, pos: &[usize]) -> Result<Tensor> {
     let mut flat = vec![-1i64];
     flat.extend(to_i64(&v.shape()[1..]));
     let dd = contig(&contig(d)?.reshape(&flat)?)?;
-    gather_rows(&dd, pos)
+    gather_rows(&dd, Rows::List(pos))
 }
 
 struct MulBackward {

@@ -8,10 +8,9 @@
 //!
 //! Devices: the bytes are a [`DeviceBuffer`], an enum with one variant per device (only `Cpu`
 //! today). Code outside `backend/` never matches on it: the device kernels are reached through
-//! `crate::backend`'s front door, which holds the only match. The CPU accessors below
-//! ([`Storage::read`], [`Storage::write`], `with_elems`) hand out the CPU variant's
-//! [`CpuBuffer`]; they serve the CPU backend's front door and the sparse kernels, the one family
-//! whose loops have not moved into the backend yet.
+//! `crate::backend`'s front door, which holds the only match. The one CPU accessor below,
+//! [`Storage::write`], hands out the CPU variant's [`CpuBuffer`] to the storage's own
+//! constructors.
 //!
 //! Locking: the buffer sits behind a `parking_lot::RwLock`. Kernels take read locks on inputs and
 //! a write lock on the output, in ascending storage-id order, and read inputs that share the
@@ -25,9 +24,7 @@ pub(crate) use buffer::CpuBuffer;
 pub use pool::release_cached_memory;
 
 use crate::{Device, Result};
-use parking_lot::{
-    MappedRwLockReadGuard, MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard,
-};
+use parking_lot::{MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -56,12 +53,6 @@ impl DeviceBuffer {
             DeviceBuffer::Cpu(b) => b.grow(nbytes),
         }
     }
-    /// The CPU variant's buffer (the only variant today).
-    fn cpu(&self) -> &CpuBuffer {
-        match self {
-            DeviceBuffer::Cpu(b) => b,
-        }
-    }
     /// The CPU variant's buffer, mutably.
     fn cpu_mut(&mut self) -> &mut CpuBuffer {
         match self {
@@ -70,8 +61,6 @@ impl DeviceBuffer {
     }
 }
 
-/// A read guard on the CPU variant's buffer (see [`Storage::read`]).
-pub(crate) type CpuRead<'a> = MappedRwLockReadGuard<'a, CpuBuffer>;
 /// A write guard on the CPU variant's buffer (see [`Storage::write`]).
 pub(crate) type CpuWrite<'a> = MappedRwLockWriteGuard<'a, CpuBuffer>;
 
@@ -177,12 +166,7 @@ impl Storage {
     pub(crate) fn write_device(&self) -> RwLockWriteGuard<'_, DeviceBuffer> {
         self.0.buf.write()
     }
-    /// Read access to the bytes of the CPU variant: the CPU backend's accessor, also used by
-    /// op families whose loops have not moved under `backend/` yet.
-    pub(crate) fn read(&self) -> CpuRead<'_> {
-        RwLockReadGuard::map(self.0.buf.read_recursive(), DeviceBuffer::cpu)
-    }
-    /// Write access to the bytes of the CPU variant (see [`read`](Self::read)).
+    /// Write access to the bytes of the CPU variant (the storage's constructors).
     pub(crate) fn write(&self) -> CpuWrite<'_> {
         RwLockWriteGuard::map(self.0.buf.write(), DeviceBuffer::cpu_mut)
     }
@@ -235,73 +219,5 @@ impl Storage {
     /// The device buffer, borrowed exclusively without its lock when this is the only handle.
     pub(crate) fn get_mut_device(&mut self) -> Option<&mut DeviceBuffer> {
         Arc::get_mut(&mut self.0).map(|inner| inner.buf.get_mut())
-    }
-}
-
-impl Storage {
-    /// Runs `f` on `n` elements of type `T` starting at element `off` (read lock held for the
-    /// call). Errors if the range lies outside the storage.
-    pub(crate) fn with_elems<T: crate::Element, R>(
-        &self,
-        off: usize,
-        n: usize,
-        f: impl FnOnce(&[T]) -> R,
-    ) -> Result<R> {
-        if n == 0 {
-            return Ok(f(&[]));
-        }
-        let g = self.read();
-        let size = std::mem::size_of::<T>();
-        if off
-            .checked_add(n)
-            .and_then(|e| e.checked_mul(size))
-            .is_none_or(|b| b > g.len())
-        {
-            crate::bail!(
-                InvalidArgument,
-                "storage",
-                "element range lies outside its storage"
-            );
-        }
-        if n == 0 {
-            return Ok(f(&[]));
-        }
-        // SAFETY: [off, off+n) elements lie inside the buffer (checked above); the buffer is
-        // 64-byte aligned so every element is aligned; the read guard keeps the bytes alive and
-        // unaliased by writers for the lifetime of the slice; Element types are plain old data
-        // and tapegrad only ever stores valid values of the tensor's dtype.
-        let s = unsafe { std::slice::from_raw_parts((g.as_ptr() as *const T).add(off), n) };
-        Ok(f(s))
-    }
-
-    /// Like [`with_elems`](Self::with_elems) with a mutable slice under the write lock.
-    pub(crate) fn with_elems_mut<T: crate::Element, R>(
-        &self,
-        off: usize,
-        n: usize,
-        f: impl FnOnce(&mut [T]) -> R,
-    ) -> Result<R> {
-        if n == 0 {
-            return Ok(f(&mut []));
-        }
-        let mut g = self.write();
-        let size = std::mem::size_of::<T>();
-        if off
-            .checked_add(n)
-            .and_then(|e| e.checked_mul(size))
-            .is_none_or(|b| b > g.len())
-        {
-            crate::bail!(
-                InvalidArgument,
-                "storage",
-                "element range lies outside its storage"
-            );
-        }
-        if n == 0 {
-            return Ok(f(&mut []));
-        }
-        // SAFETY: as in `with_elems`; the write guard gives exclusive access to the bytes.
-        let s = unsafe { std::slice::from_raw_parts_mut((g.as_mut_ptr() as *mut T).add(off), n) };
-        Ok(f(s))
     }
 }

@@ -2,10 +2,11 @@
 //! strided geometries (the primitives of `gather`, `scatter`, advanced indexing and every
 //! backward built on them), the whole-row scatter of `index_put_` (copy or vectorised
 //! accumulation, parallel chunks merged in a fixed order), `index_select` (block copies of the
-//! inner runs) and `nonzero`. Every kernel validates its geometry and positions before its first
+//! inner runs, outer rows split over the worker team when large) and `nonzero`. Every kernel validates its geometry and positions before its first
 //! write, so an error changes nothing.
 
 use super::elementwise::add_rows;
+use super::team;
 use crate::Result;
 use crate::backend::{Put, RowPut, SKIP};
 use crate::dtype::{Element, cast};
@@ -280,19 +281,62 @@ pub(crate) fn index_select<T: Element>(
     let n = din.numel();
     let (dst_st, src_st) = (dl.strides()[dim], sl.strides()[dim]);
     let runs = din.is_contiguous() && sin.is_contiguous();
-    for (od, os) in outer(dl, dim).offsets().zip(outer(sl, dim).offsets()) {
+    let rows: Vec<(usize, usize)> = outer(dl, dim)
+        .offsets()
+        .zip(outer(sl, dim).offsets())
+        .collect();
+    let out = Out(dst.as_mut_ptr());
+    // one outer row: the selected runs (or single elements) of `src` into `dst`
+    let row = |od: usize, os: usize| {
+        let out = out.ptr();
         for (j, &i) in idx.iter().enumerate() {
             let (d0, s0) = (od + j * dst_st, os + i * src_st);
-            if runs {
-                dst[d0..d0 + n].copy_from_slice(&src[s0..s0 + n]);
-            } else {
-                for (a, b) in din.offsets().zip(sin.offsets()) {
-                    dst[d0 + a] = src[s0 + b];
+            // SAFETY: every element of `dl` and `sl` lies in its buffer (checked above) and
+            // `dl` has no internal overlap (a fresh output), so the writes of distinct outer
+            // rows and selected positions are distinct elements.
+            unsafe {
+                if n == 1 {
+                    *out.add(d0) = src[s0];
+                } else if runs {
+                    std::ptr::copy_nonoverlapping(src[s0..s0 + n].as_ptr(), out.add(d0), n);
+                } else {
+                    for (a, b) in din.offsets().zip(sin.offsets()) {
+                        *out.add(d0 + a) = src[s0 + b];
+                    }
                 }
             }
         }
+    };
+    let parts = if dl.numel() >= 2 * PAR_MIN_ELEMS && team::size() > 1 {
+        rows.len().min(4 * team::size())
+    } else {
+        1
+    };
+    if parts <= 1 {
+        rows.iter().for_each(|&(od, os)| row(od, os));
+    } else {
+        team::run(parts, &|c| {
+            let (lo, hi) = (c * rows.len() / parts, (c + 1) * rows.len() / parts);
+            rows[lo..hi].iter().for_each(|&(od, os)| row(od, os));
+        });
     }
     Ok(())
+}
+
+/// The output base pointer shared by the parts of a parallel `index_select`.
+#[derive(Clone, Copy)]
+struct Out<T>(*mut T);
+// SAFETY: the parts write disjoint elements (distinct outer rows of a geometry without
+// internal overlap) of a buffer borrowed exclusively for the whole call.
+unsafe impl<T> Send for Out<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Out<T> {}
+
+impl<T> Out<T> {
+    /// The pointer (a method: a closure calling it captures the whole `Sync` wrapper).
+    fn ptr(self) -> *mut T {
+        self.0
+    }
 }
 
 /// See [`Backend::nonzero`](crate::backend::Backend::nonzero).

@@ -6,6 +6,7 @@
 
 pub(crate) mod copy;
 pub(crate) mod elementwise;
+mod gather_dim;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 mod index;
@@ -18,11 +19,13 @@ mod rowwise;
 mod scalar;
 pub(crate) mod scan;
 pub(crate) mod sort;
+mod sparse;
 pub(crate) mod sum;
 pub(crate) mod team;
 
 use super::{
-    Backend, Flat, OptimStep, Put, Reduce, ReduceOp, RowOp, RowPut, RowwiseOp, ScalarArith, Source,
+    Backend, DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
+    RowwiseOp, ScalarArith, Source, Spmm,
 };
 use crate::layout::Layout;
 use crate::storage::{CpuBuffer, DeviceBuffer, Storage};
@@ -338,6 +341,145 @@ impl Backend for Cpu {
         dispatch!(dt, T => index::nonzero::<T>(index::elems(buf), l))
     }
 
+    fn gather_dim(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        index: &CpuBuffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => gather_dim::gather::<T>(dst, dl, src, sl, index, w))
+    }
+
+    fn scatter_dim(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        index: &CpuBuffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+        accumulate: bool,
+    ) -> Result<()> {
+        dispatch!(dt, T => gather_dim::scatter::<T>(dst, dl, src, sl, index, w, accumulate))
+    }
+
+    // ---- sparse ----
+
+    fn sparse_positions(p: &Pattern<'_, CpuBuffer>, shape: &[usize]) -> Result<Vec<usize>> {
+        sparse::positions(p, shape)
+    }
+
+    fn sparse_entry_rows(
+        p: &Pattern<'_, CpuBuffer>,
+        shape: &[usize],
+    ) -> Result<(Vec<usize>, Vec<usize>)> {
+        sparse::entry_rows(p, shape)
+    }
+
+    fn csr_to_coo(p: &Pattern<'_, CpuBuffer>, shape: &[usize]) -> Result<(Storage, bool)> {
+        sparse::csr_to_coo(p, shape)
+    }
+
+    fn sparse_check(p: &Pattern<'_, CpuBuffer>, shape: &[usize], op: &'static str) -> Result<bool> {
+        sparse::check(p, shape, op)
+    }
+
+    fn coo_coalesce(p: &Pattern<'_, CpuBuffer>) -> Result<(Storage, Vec<usize>, usize)> {
+        match *p {
+            Pattern::Coo { ix, off, sd, nnz } => sparse::coalesce(ix, off, sd, nnz),
+            Pattern::Csr { .. } => unreachable!("internal: coalesce of a CSR pattern"),
+        }
+    }
+
+    fn coo_slice(
+        p: &Pattern<'_, CpuBuffer>,
+        coalesced: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, RowSel)> {
+        match *p {
+            Pattern::Coo { ix, off, sd, nnz } => {
+                sparse::coo_slice(ix, off, sd, nnz, coalesced, ranges, shape)
+            }
+            Pattern::Csr { .. } => unreachable!("internal: coo_slice of a CSR pattern"),
+        }
+    }
+
+    fn csr_slice(
+        p: &Pattern<'_, CpuBuffer>,
+        sorted: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, Storage, RowSel)> {
+        sparse::csr_slice(p, sorted, ranges, shape)
+    }
+
+    fn sparse_nonzero_rows(
+        src: &CpuBuffer,
+        off: usize,
+        n_rows: usize,
+        rl: usize,
+        dt: DType,
+    ) -> Result<Vec<usize>> {
+        sparse::nonzero_rows(src, off, n_rows, rl, dt)
+    }
+
+    fn sparse_gather_rows(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()> {
+        sparse::gather_rows(dst, src, soff, src_len, sel, rl, dt)
+    }
+
+    fn sparse_scatter_rows(
+        dst: &mut CpuBuffer,
+        dst_len: usize,
+        src: &CpuBuffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()> {
+        sparse::scatter_rows(dst, dst_len, src, soff, src_len, sel, rl, dt)
+    }
+
+    fn spmm(
+        out: &mut CpuBuffer,
+        out_len: usize,
+        v: &CpuBuffer,
+        voff: usize,
+        d: &CpuBuffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        sparse::spmm(out, out_len, v, voff, d, doff, d_len, s, dt)
+    }
+
+    fn sddmm(
+        out: &mut CpuBuffer,
+        g: &CpuBuffer,
+        goff: usize,
+        g_len: usize,
+        d: &CpuBuffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        sparse::sddmm(out, g, goff, g_len, d, doff, d_len, s, dt)
+    }
+
     // ---- elementwise map ----
 
     #[inline]
@@ -348,9 +490,20 @@ impl Backend for Cpu {
     }
 
     #[inline]
+    fn buffer_mut(d: &mut DeviceBuffer) -> &mut CpuBuffer {
+        match d {
+            DeviceBuffer::Cpu(b) => b,
+        }
+    }
+
+    #[inline]
     fn storage_for_output(nbytes: usize) -> Result<Storage> {
         // (`from_buffer` is inlined: the buffer is built in place, as the dense path always did)
         Ok(Storage::from_buffer(CpuBuffer::for_overwrite(nbytes)?))
+    }
+
+    fn storage_zeroed(nbytes: usize) -> Result<Storage> {
+        Storage::zeroed(nbytes)
     }
 
     #[inline]

@@ -4,7 +4,6 @@
 //! flat or strided map kernel. Callers pass storages, offsets and tensor geometries.
 
 use super::broadcast_to;
-use crate::backend::cpu::Cpu;
 use crate::backend::{Backend, Flat, Source};
 use crate::layout::Layout;
 use crate::storage::{DeviceBuffer, Storage};

@@ -5,11 +5,11 @@
 //! [`Backend`] method through `on_device!`.
 
 use super::lock_pair;
-use crate::backend::cpu::Cpu;
-use crate::backend::{Backend, Put, Reduce, RowPut, Source};
+use crate::backend::{Backend, DimWalk, Put, Reduce, RowPut, Source};
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
 use crate::{DType, Result};
+use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 
 fn assert_distinct(dst: &TensorData, src: &TensorData, op: &str) {
     assert!(
@@ -157,4 +157,87 @@ pub(crate) fn scatter_reduce(
 pub(crate) fn nonzero(src: &TensorData, dt: DType) -> Result<Vec<usize>> {
     let r = src.storage.read_device();
     on_device!(&*r, |B, b| B::nonzero(b, &src.layout, dt))
+}
+
+/// The write lock of `dst` and the read locks of `a` and `b` (`None` when `b` shares `a`'s
+/// storage), taken in ascending storage id order. `dst` is distinct from both.
+#[allow(clippy::type_complexity)]
+fn lock3<'a>(
+    dst: &'a TensorData,
+    a: &'a TensorData,
+    b: &'a TensorData,
+) -> (
+    RwLockWriteGuard<'a, DeviceBuffer>,
+    RwLockReadGuard<'a, DeviceBuffer>,
+    Option<RwLockReadGuard<'a, DeviceBuffer>>,
+) {
+    let same = a.storage.same(&b.storage);
+    let mut order = vec![(dst.storage.id(), 0u8), (a.storage.id(), 1)];
+    if !same {
+        order.push((b.storage.id(), 2));
+    }
+    order.sort_unstable();
+    let (mut w, mut ra, mut rb) = (None, None, None);
+    for &(_, k) in &order {
+        match k {
+            0 => w = Some(dst.storage.write_device()),
+            1 => ra = Some(a.storage.read_device()),
+            _ => rb = Some(b.storage.read_device()),
+        }
+    }
+    (w.expect("locked"), ra.expect("locked"), rb)
+}
+
+/// `dst = src.gather(w.dim, index)` into the fresh `dst` (dtype `dt`; `index` i64):
+/// [`Backend::gather_dim`].
+pub(crate) fn gather_dim(
+    dst: &TensorData,
+    src: &TensorData,
+    index: &TensorData,
+    w: &DimWalk<'_>,
+    dt: DType,
+) -> Result<()> {
+    assert_distinct(dst, src, "gather");
+    assert_distinct(dst, index, "gather");
+    let (mut wg, rs, ri) = lock3(dst, src, index);
+    let ri: &DeviceBuffer = ri.as_deref().unwrap_or(&rs);
+    on_device!(&mut *wg, &*rs, |B, d, s| {
+        on_device!(ri, |_B2, i| B::gather_dim(
+            d,
+            &dst.layout,
+            s,
+            &src.layout,
+            i,
+            w,
+            dt
+        ))
+    })
+}
+
+/// Scatters `src` into the fresh `dst` (a copy of `self`) along `w.dim` at `index` (i64),
+/// adding with `accumulate`: [`Backend::scatter_dim`].
+pub(crate) fn scatter_dim(
+    dst: &TensorData,
+    src: &TensorData,
+    index: &TensorData,
+    w: &DimWalk<'_>,
+    dt: DType,
+    accumulate: bool,
+) -> Result<()> {
+    assert_distinct(dst, src, "scatter");
+    assert_distinct(dst, index, "scatter");
+    let (mut wg, rs, ri) = lock3(dst, src, index);
+    let ri: &DeviceBuffer = ri.as_deref().unwrap_or(&rs);
+    on_device!(&mut *wg, &*rs, |B, d, s| {
+        on_device!(ri, |_B2, i| B::scatter_dim(
+            d,
+            &dst.layout,
+            s,
+            &src.layout,
+            i,
+            w,
+            dt,
+            accumulate
+        ))
+    })
 }

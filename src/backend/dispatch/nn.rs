@@ -3,7 +3,6 @@
 //! [`Backend::read_at`], [`Backend::optim_step`]).
 
 use super::lock_pair;
-use crate::backend::cpu::Cpu;
 use crate::backend::{Backend, OptimStep, RowwiseOp};
 use crate::storage::{DeviceBuffer, Storage};
 use crate::tensor::TensorData;
@@ -107,11 +106,10 @@ pub(crate) fn optim_step(
     guards.sort_by_key(|(i, _)| *i);
     for (i, g) in &guards {
         let (_, off, n) = parts[*i];
-        let len = on_device!(&**g, |_B, b| b.len());
         if off
             .checked_add(n)
             .and_then(|e| e.checked_mul(dt.size()))
-            .is_none_or(|e| e > len)
+            .is_none_or(|e| e > g.len())
         {
             bail!(
                 InvalidArgument,
@@ -121,12 +119,16 @@ pub(crate) fn optim_step(
         }
     }
     let ranges: Vec<(usize, usize)> = parts.iter().map(|&(_, o, n)| (o, n)).collect();
-    let mut bufs: Vec<_> = guards
-        .iter_mut()
-        .map(|(_, g)| on_device!(&mut **g, |_B, b| b))
-        .collect();
-    // (one device today: a second one matches the first guard's device and errors on a mix)
-    let done = Cpu::optim_step(&mut bufs, &ranges, dt, step);
+    // the first part's device runs the step; `buffer_mut` rejects a buffer of another device
+    let (first, rest) = guards
+        .split_first_mut()
+        .expect("a parameter and its gradient");
+    let done = on_device!(&mut *first.1, |B, b0| {
+        let mut bufs: Vec<&mut <B as Backend>::Buffer> = Vec::with_capacity(parts.len());
+        bufs.push(b0);
+        bufs.extend(rest.iter_mut().map(|(_, g)| B::buffer_mut(g)));
+        B::optim_step(&mut bufs, &ranges, dt, step)
+    });
     debug_assert!(done, "internal: dtype checked above");
     Ok(())
 }

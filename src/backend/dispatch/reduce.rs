@@ -3,7 +3,6 @@
 //! locks and call the device's [`Backend`] method. Outputs are fresh tensors (no other thread can
 //! see them, so their locks are taken after the sources' without an ordering concern).
 
-use super::super::cpu::Cpu;
 use super::super::{Backend, ReduceOp, RowOp};
 use super::broadcast_to;
 use crate::layout::Layout;

@@ -1,14 +1,15 @@
 //! Index-driven data movement: `index_select`, `gather`, `scatter`/`scatter_`, `scatter_add`/
-//! `scatter_add_`, and the two internal primitives every data-movement op of tapegrad is built
-//! on: [`take`] (`out[i] = x[idx[i]]` over row-major flat positions, zero where `idx == SKIP`)
-//! and [`put_add`] (its adjoint), whose backward formulas are each other, so double backward
-//! works for every op built on them.
+//! `scatter_add_` (`gather` and `scatter*` read the index tensor in the kernel,
+//! `Backend::gather_dim` / `Backend::scatter_dim`; their backward rules are each other, on the
+//! saved index), and the two internal primitives over row-major flat positions: [`take`]
+//! (`out[i] = x[idx[i]]`, zero where `idx == SKIP`) and [`put_add`] (its adjoint), whose
+//! backward formulas are each other, so double backward works for every op built on them.
 
 use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use std::sync::Arc;
 
-use crate::autograd::{check_inplace, no_grad, record, record_inplace};
-use crate::backend::Put;
+use crate::autograd::{SavedTensor, check_inplace, no_grad, record, record_inplace};
+use crate::backend::{DimWalk, Put};
 use crate::layout::Layout;
 use crate::layout::wrap_dim;
 use crate::tensor::TensorData;
@@ -202,16 +203,37 @@ backward!(
     }
 );
 
-/// Flat targets in `self` (shape `shape`) of every `index` position, plus the flat `src`
-/// position (src strides `sst`) for each: validates shapes and bounds like PyTorch.
-pub(crate) fn scatter_pairs(
+struct GatherBackward {
+    dim: usize,
+    in_shape: Vec<usize>,
+}
+
+// saved: the index; the adjoint of `gather` is `scatter_add` into zeros (and back)
+backward!(GatherBackward, "GatherBackward0", |self, ctx, g: Tensor| {
+    let index = &ctx.saved[0];
+    let z = Tensor::zeros(&self.in_shape, g.dtype())?;
+    input_grad(z.scatter_add(self.dim as i64, index, &g)?)
+});
+
+/// The checks of `gather` / `scatter*` that need no index value, in PyTorch's order: an i64
+/// index, the same number of dims as `self` (unless empty), and per dim (except `dim`) an
+/// index size within `self`'s (and `src`'s).
+pub(crate) fn check_dim_index(
     shape: &[usize],
     dim: usize,
     index: &Tensor,
     src_shape: Option<&[usize]>,
     op: &'static str,
-) -> Result<Vec<(usize, usize)>> {
-    let iv = index_values(index, op, false)?;
+) -> Result<()> {
+    if index.dtype() != DType::I64 {
+        bail!(
+            DTypeMismatch,
+            op,
+            "{}(): Expected dtype int64 for index, got {}",
+            op,
+            index.dtype().torch_scalar_name()
+        );
+    }
     let ish = index.shape();
     let nd = shape.len().max(1);
     if ish.len().max(1) != nd && index.numel() > 0 {
@@ -220,18 +242,6 @@ pub(crate) fn scatter_pairs(
             op,
             "Index tensor must have the same number of dimensions as self tensor"
         );
-    }
-    if ish.is_empty() && shape.is_empty() {
-        let i = iv[0];
-        if i != 0 && i != -1 {
-            bail!(
-                IndexOutOfRange,
-                op,
-                "index {} is out of bounds for dimension 0 with size 1",
-                i
-            );
-        }
-        return Ok(vec![(0, 0)]);
     }
     for d in 0..ish.len() {
         if d != dim && ish[d] > shape[d] {
@@ -257,6 +267,33 @@ pub(crate) fn scatter_pairs(
                 ss
             );
         }
+    }
+    Ok(())
+}
+
+/// Flat targets in `self` (shape `shape`) of every `index` position, plus the flat `src`
+/// position (src strides `sst`) for each: validates shapes and bounds like PyTorch.
+pub(crate) fn scatter_pairs(
+    shape: &[usize],
+    dim: usize,
+    index: &Tensor,
+    src_shape: Option<&[usize]>,
+    op: &'static str,
+) -> Result<Vec<(usize, usize)>> {
+    check_dim_index(shape, dim, index, src_shape, op)?;
+    let iv = read_index(index)?;
+    let ish = index.shape();
+    if ish.is_empty() && shape.is_empty() {
+        let i = iv[0];
+        if i != 0 && i != -1 {
+            bail!(
+                IndexOutOfRange,
+                op,
+                "index {} is out of bounds for dimension 0 with size 1",
+                i
+            );
+        }
+        return Ok(vec![(0, 0)]);
     }
     let st = cstrides(shape);
     let sst = src_shape.map(cstrides).unwrap_or_default();
@@ -319,27 +356,32 @@ pub(crate) enum ScatterSrc<'a> {
 
 struct ScatterBackward {
     name: &'static str,
-    /// flat positions of self kept (SKIP where overwritten), or None for scatter_add
-    keep: Option<Arc<Vec<usize>>>,
-    /// for each src position, the flat target in self (SKIP if not used)
-    src_map: Arc<Vec<usize>>,
-    src_shape: Vec<usize>,
-    shape: Vec<usize>,
+    dim: usize,
+    /// `scatter_add` (self's gradient passes unchanged).
+    add: bool,
     has_src: bool,
+    /// `src`'s gradient positions and shape when `src` is larger than the index (each `src`
+    /// position's flat target in self, [`SKIP`] if unused); `None`: `g.gather(dim, index)`.
+    src_map: Option<(Arc<Vec<usize>>, Vec<usize>)>,
 }
 
+// saved: the index
 backward!(ScatterBackward, self.name, |self, ctx, g: Tensor| {
+    let index = &ctx.saved[0];
+    let d = self.dim as i64;
     let gs = ctx.grad_if(0, || {
-        Ok(match &self.keep {
-            None => g.clone(),
-            Some(k) => take(&g, k.clone(), &self.shape, "TakeBackward0")?,
-        })
+        if self.add {
+            Ok(g.clone())
+        } else {
+            g.scatter_value(d, index, 0.0)
+        }
     })?;
     if !self.has_src {
         return grads([gs]);
     }
-    let gsrc = ctx.grad_if(1, || {
-        take(&g, self.src_map.clone(), &self.src_shape, "TakeBackward0")
+    let gsrc = ctx.grad_if(1, || match &self.src_map {
+        None => g.gather(d, index),
+        Some((m, sh)) => take(&g, m.clone(), sh, "TakeBackward0"),
     })?;
     grads([gs, gsrc])
 });
@@ -376,7 +418,7 @@ fn scatter_impl(
         ScatterSrc::Value(_) => None,
     };
     let ssh = src_t.as_ref().map(|t| t.shape());
-    let pairs = scatter_pairs(&shape, d, index, ssh.as_deref(), op)?;
+    check_dim_index(&shape, d, index, ssh.as_deref(), op)?;
     let rec = if inplace {
         crate::ops::util::check_no_internal_overlap(&x.data(), op)?;
         let others: Vec<&Tensor> = src_t.iter().collect();
@@ -384,57 +426,45 @@ fn scatter_impl(
     } else {
         None
     };
+    let id = index.data();
+    let walk = DimWalk {
+        index: &id.layout,
+        dim: d,
+        size: shape.get(d).copied().unwrap_or(1),
+        op,
+    };
     let result = {
         let _g = no_grad();
         let dt = x.dtype();
         let r = output(&shape, dt, op)?;
         crate::backend::copy_raw(&r.data(), &x.data(), dt, dt);
-        let (dst, srcpos): (Vec<usize>, Vec<usize>) = pairs.iter().copied().unzip();
-        let p = Put {
-            dst: &dst,
-            src: None,
-            accumulate: add,
-            op: "to_vec",
-        };
-        match &src {
-            ScatterSrc::Tensor(t) => {
-                let p = Put {
-                    src: Some(&srcpos),
-                    ..p
-                };
-                crate::backend::movement::put(&r.data(), &t.data(), &p, dt)?;
-            }
+        let sd = match &src {
+            ScatterSrc::Tensor(t) => t.data(),
             ScatterSrc::Value(val) => {
                 // one element converted like the kernel's `T::from_f64`, read with stride 0
                 let v = dispatch!(dt, T => Tensor::from_vec(vec![T::from_f64(*val)], &[1])?);
-                let b = TensorData {
+                let ish = index.shape();
+                TensorData {
                     storage: v.data().storage,
-                    layout: Layout::new(&[dst.len()][..], &[0usize][..], 0),
-                };
-                crate::backend::movement::put(&r.data(), &b, &p, dt)?;
+                    layout: Layout::new(&ish[..], &vec![0usize; ish.len()][..], 0),
+                }
             }
-        }
+        };
+        crate::backend::movement::scatter_dim(&r.data(), &sd, &id, &walk, dt, add)?;
         r
     };
-    let n: usize = shape.iter().product();
-    let keep = if add {
-        None
-    } else {
-        let mut k: Vec<usize> = (0..n).collect();
-        for &(t, _) in &pairs {
-            k[t] = SKIP;
-        }
-        Some(Arc::new(k))
-    };
-    let (src_map, src_shape) = match &ssh {
-        Some(ss) => {
+    // `src` larger than the index: its unused positions get no gradient (positions on the
+    // host, the rare case; the index is valid by now)
+    let src_map = match &ssh {
+        Some(ss) if *ss != index.shape() && src_t.as_ref().is_some_and(|t| t.requires_grad()) => {
+            let pairs = scatter_pairs(&shape, d, index, Some(ss), op)?;
             let mut m = vec![SKIP; ss.iter().product()];
             for &(t, k) in &pairs {
                 m[k] = t;
             }
-            (m, ss.clone())
+            Some((Arc::new(m), ss.clone()))
         }
-        None => (Vec::new(), Vec::new()),
+        _ => None,
     };
     let bw = ScatterBackward {
         name: if add {
@@ -444,23 +474,23 @@ fn scatter_impl(
         } else {
             "ScatterBackward1"
         },
-        keep,
-        src_map: Arc::new(src_map),
-        src_shape,
-        shape: shape.clone(),
+        dim: d,
+        add,
         has_src: src_t.is_some(),
+        src_map,
     };
     let mut inputs: Vec<&Tensor> = vec![x];
     if let Some(t) = &src_t {
         inputs.push(t);
     }
+    let saved = || vec![SavedTensor::input(index)];
     if inplace {
         crate::backend::copy_raw(&x.data(), &result.data(), x.dtype(), x.dtype());
         x.0.version.bump();
-        record_inplace(rec, x, Vec::new, bw)?;
+        record_inplace(rec, x, saved, bw)?;
         Ok(x.clone())
     } else {
-        record(&[&result], &inputs, Vec::new, bw)?;
+        record(&[&result], &inputs, saved, bw)?;
         Ok(result)
     }
 }
@@ -548,9 +578,27 @@ impl Tensor {
         index.check_strided(op)?;
         let shape = self.shape();
         let d = wrap_dim(dim, shape.len(), op)?;
-        let pairs = scatter_pairs(&shape, d, index, None, op)?;
-        let idx: Vec<usize> = pairs.iter().map(|p| p.0).collect();
-        take(self, Arc::new(idx), &index.shape(), "GatherBackward0")
+        check_dim_index(&shape, d, index, None, op)?;
+        let id = index.data();
+        let walk = DimWalk {
+            index: &id.layout,
+            dim: d,
+            size: shape.get(d).copied().unwrap_or(1),
+            op,
+        };
+        let dt = self.dtype();
+        let out = output(&index.shape(), dt, op)?;
+        crate::backend::movement::gather_dim(&out.data(), &self.data(), &id, &walk, dt)?;
+        record(
+            &[&out],
+            &[self],
+            || vec![SavedTensor::input(index)],
+            GatherBackward {
+                dim: d,
+                in_shape: shape,
+            },
+        )?;
+        Ok(out)
     }
 
     /// Out-of-place scatter: a copy of `self` with `src` values written at `index` along `dim`.

@@ -1,18 +1,20 @@
 //! Data movement that copies, one file per concept; each holds its public `impl Tensor` methods,
 //! kernels and backward: [`copy`] (`copy`, `contiguous`, `to_dtype`, `copy_`, `fill_`, `zero_`),
 //! [`shape`] (`cat`, `stack`, `flip`, `roll`, `repeat`, `tril`/`triu`, `one_hot`), [`gather`]
-//! (`index_select`, `gather`, `scatter`, `scatter_add` and the [`gather::take`] / `put_add`
-//! primitives most movement ops are built on), [`scatter_reduce`] and [`select`] (`nonzero`,
-//! `masked_select`).
+//! (`index_select`, `gather`, `scatter`, `scatter_add` — typed kernels reading the index in
+//! place — and the [`gather::take`] / `put_add` primitives over flat positions),
+//! [`scatter_reduce`] and [`select`] (`nonzero`, `masked_select`).
 //!
 //! Derivative rules (`g` = output gradient):
 //! - copy/contiguous: `g`; to_dtype: `g.to_dtype(x.dtype)`; copy_: `g` to `src` (cast, summed to
 //!   its shape), zero to the overwritten self; fill_/zero_: zero
 //! - cat/stack: the slice of `g` that came from each input
-//! - take (flip, roll, repeat, tril/triu, index_select, gather, masked_select, embedding, sort):
-//!   `g` scatter-added back to the source positions; put_add: `g` taken at the positions
-//! - scatter: `g` with the written positions zeroed for self, `g` gathered at `index` for `src`;
-//!   scatter_add: `g` for self, `g` gathered for `src`
+//! - take (index_select, masked_select, embedding, sort): `g` scatter-added back to the
+//!   source positions; put_add: `g` taken at the positions
+//! - gather: `zeros(x.shape).scatter_add(dim, index, g)`
+//! - scatter: `g.scatter(dim, index, 0)` for self, `g.gather(dim, index)` for `src` (a `src`
+//!   larger than the index: `g` taken at the written positions, zero elsewhere); scatter_add:
+//!   `g` for self, the same for `src`
 //! - scatter_reduce: PyTorch's `scatter_reduce_backward` (sum, prod, mean, amax/amin)
 //! - nonzero, one_hot: not differentiable
 

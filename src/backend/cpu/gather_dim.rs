@@ -1,0 +1,280 @@
+//! `gather` and `scatter`/`scatter_add` along a dim, driven by an i64 index tensor read in
+//! place: for every position `p` of the index, the kernel reads the index value, checks it
+//! (`[-size, size)`, negatives wrap) and moves one element between `p` of the position-side
+//! geometry (gather's output, scatter's source) and `p` with `p[dim]` replaced by the index
+//! value in the target-side geometry (gather's source, scatter's output).
+//!
+//! Large walks are split over the worker team along a dim other than `dim`: positions that
+//! differ in such a dim never address the same target, and each part walks its box in
+//! row-major order, so every target sees its writes in the order of a serial walk (the last
+//! write wins, sums accumulate in index order: results do not depend on the thread count).
+
+use super::index::{elems, elems_mut, inside};
+use super::team;
+use crate::Result;
+use crate::backend::DimWalk;
+use crate::dtype::Element;
+use crate::layout::{Layout, PAR_MIN_ELEMS};
+use crate::storage::CpuBuffer;
+
+/// A raw base pointer shared by the parts of one walk.
+#[derive(Clone, Copy)]
+struct Ptr<T>(*mut T);
+// SAFETY: the parts of a walk write disjoint elements (see the module docs) of a buffer that
+// the caller borrows exclusively for the whole walk.
+unsafe impl<T> Send for Ptr<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for Ptr<T> {}
+
+impl<T> Ptr<T> {
+    /// The pointer (a method: a closure calling it captures the whole `Sync` wrapper).
+    fn get(self) -> *mut T {
+        self.0
+    }
+}
+
+/// The first bad index of a part: (row-major position in the index, value).
+type Bad = Option<(usize, i64)>;
+
+/// Strides of the walk: per index dim, the steps of the index, position-side and target-side
+/// (target-side 0 along `dim`, where the index value picks the element).
+struct Steps {
+    sizes: Vec<usize>,
+    ist: Vec<usize>,
+    pst: Vec<usize>,
+    tst: Vec<usize>,
+}
+
+/// Walks the positions `p` of the index box `lo..hi` along dim `s` (all of every other dim) in
+/// row-major order, calling `f(index offset, position offset, target base offset)`; stops at
+/// the first `Err` and returns that position's multi-index.
+fn walk_box(
+    st: &Steps,
+    offs: (usize, usize, usize),
+    s: usize,
+    (lo, hi): (usize, usize),
+    mut f: impl FnMut(usize, usize, usize) -> std::result::Result<(), ()>,
+) -> std::result::Result<(), Vec<usize>> {
+    let nd = st.sizes.len();
+    let mut sizes = st.sizes.clone();
+    let mut pos = vec![0usize; nd];
+    if nd > 0 {
+        sizes[s] = hi - lo;
+        pos[s] = 0;
+    }
+    if sizes.contains(&0) {
+        return Ok(());
+    }
+    let start = |k: usize| if k == s { lo } else { 0 };
+    let (mut io, mut po, mut to) = offs;
+    for k in 0..nd {
+        io += start(k) * st.ist[k];
+        po += start(k) * st.pst[k];
+        to += start(k) * st.tst[k];
+    }
+    if nd == 0 {
+        return f(io, po, to).map_err(|_| Vec::new());
+    }
+    let last = nd - 1;
+    let (n, is, ps, ts) = (sizes[last], st.ist[last], st.pst[last], st.tst[last]);
+    loop {
+        let (mut a, mut b, mut c) = (io, po, to);
+        for j in 0..n {
+            if f(a, b, c).is_err() {
+                let mut p: Vec<usize> = (0..nd).map(|k| pos[k] + start(k)).collect();
+                p[last] = j + start(last);
+                return Err(p);
+            }
+            a += is;
+            b += ps;
+            c += ts;
+        }
+        // odometer over the outer dims
+        let mut k = last;
+        loop {
+            if k == 0 {
+                return Ok(());
+            }
+            k -= 1;
+            pos[k] += 1;
+            io += st.ist[k];
+            po += st.pst[k];
+            to += st.tst[k];
+            if pos[k] < sizes[k] {
+                break;
+            }
+            io -= sizes[k] * st.ist[k];
+            po -= sizes[k] * st.pst[k];
+            to -= sizes[k] * st.tst[k];
+            pos[k] = 0;
+        }
+    }
+}
+
+/// Runs one walk of `w` (split over the team when large): `f(index value offset, position
+/// offset, target offset)` for every position, after checking its index value. Returns the
+/// first bad index in row-major order, if any (the walk may have written elsewhere).
+fn run<F: Fn(usize, usize) + Sync>(
+    w: &DimWalk<'_>,
+    idx: &[i64],
+    pl: &Layout,
+    tl: &Layout,
+    f: &F,
+) -> Bad {
+    let il = w.index;
+    let nd = il.dim();
+    let at = |l: &Layout, k: usize| l.strides().get(k).copied().unwrap_or(0);
+    let st = Steps {
+        sizes: il.sizes().to_vec(),
+        ist: il.strides().to_vec(),
+        pst: (0..nd).map(|k| at(pl, k)).collect(),
+        tst: (0..nd)
+            .map(|k| if k == w.dim { 0 } else { at(tl, k) })
+            .collect(),
+    };
+    let tdim = at(tl, w.dim) as i64;
+    let size = w.size as i64;
+    let offs = (il.offset(), pl.offset(), tl.offset());
+    let linear = |p: &[usize]| {
+        p.iter()
+            .zip(il.sizes())
+            .fold(0, |acc, (&x, &n)| acc * n + x)
+    };
+    // the split dim: the outermost dim other than `dim` with more than one position
+    let s = (0..nd).find(|&k| k != w.dim && st.sizes[k] > 1);
+    let total = il.numel();
+    let parts = match s {
+        Some(s) if total >= 2 * PAR_MIN_ELEMS && team::size() > 1 => (total / PAR_MIN_ELEMS)
+            .min(st.sizes[s])
+            .min(4 * team::size()),
+        _ => 1,
+    };
+    let s = s.unwrap_or(0);
+    let len = if nd == 0 { 1 } else { st.sizes[s] };
+    let part = |c: usize| -> Bad {
+        let (lo, hi) = (c * len / parts, (c + 1) * len / parts);
+        let mut bad = None;
+        walk_box(&st, offs, s, (lo, hi), |io, po, tb| {
+            let i = idx[io];
+            if i < -size || i >= size {
+                bad = Some(i);
+                return Err(());
+            }
+            let i = if i < 0 { i + size } else { i };
+            f(po, (tb as i64 + i * tdim) as usize);
+            Ok(())
+        })
+        .err()
+        .map(|p| (linear(&p), bad.expect("a bad index")))
+    };
+    let bads: Vec<Bad> = if parts == 1 {
+        vec![part(0)]
+    } else {
+        team::map(parts, &part)
+    };
+    bads.into_iter().flatten().min_by_key(|&(p, _)| p)
+}
+
+fn out_of_bounds(w: &DimWalk<'_>, i: i64) -> crate::Error {
+    crate::err!(
+        IndexOutOfRange,
+        w.op,
+        "index {} is out of bounds for dimension {} with size {}",
+        i,
+        w.dim,
+        w.size
+    )
+}
+
+fn outside(op: &'static str) -> crate::Error {
+    crate::err!(
+        InvalidArgument,
+        op,
+        "tensor geometry lies outside its storage"
+    )
+}
+
+/// Every element a walk addresses lies in its buffer: the index and position-side geometries
+/// (over the index's sizes), and the target side with `w.size` along `dim`.
+fn check_geometry(
+    w: &DimWalk<'_>,
+    n_idx: usize,
+    pl: &Layout,
+    n_p: usize,
+    tl: &Layout,
+    n_t: usize,
+) -> Result<()> {
+    if w.index.numel() == 0 {
+        return Ok(());
+    }
+    let within = |l: &Layout, n: usize, along: Option<usize>| {
+        let span: usize = (0..w.index.dim().max(l.dim()))
+            .map(|k| {
+                let size = match along {
+                    Some(d) if k == d => w.size,
+                    _ => w.index.sizes().get(k).copied().unwrap_or(1),
+                };
+                size.saturating_sub(1) * l.strides().get(k).copied().unwrap_or(0)
+            })
+            .sum();
+        l.offset() + span < n
+    };
+    if !inside(w.index, n_idx) || !within(pl, n_p, None) || !within(tl, n_t, Some(w.dim)) {
+        return Err(outside(w.op));
+    }
+    Ok(())
+}
+
+/// See [`Backend::gather_dim`](crate::backend::Backend::gather_dim).
+pub(crate) fn gather<T: Element>(
+    dst: &mut CpuBuffer,
+    dl: &Layout,
+    src: &CpuBuffer,
+    sl: &Layout,
+    index: &CpuBuffer,
+    w: &DimWalk<'_>,
+) -> Result<()> {
+    let (idx, s) = (elems::<i64>(index), elems::<T>(src));
+    let d = elems_mut::<T>(dst);
+    check_geometry(w, idx.len(), dl, d.len(), sl, s.len())?;
+    let out = Ptr(d.as_mut_ptr());
+    let f = move |po: usize, to: usize| {
+        let out = out.get();
+        // SAFETY: `po` lies in `dst` (checked above) and is written by this position only
+        // (distinct positions of the fresh output's geometry are distinct elements).
+        unsafe { *out.add(po) = s[to] };
+    };
+    match run(w, idx, dl, sl, &f) {
+        Some((_, i)) => Err(out_of_bounds(w, i)),
+        None => Ok(()),
+    }
+}
+
+/// See [`Backend::scatter_dim`](crate::backend::Backend::scatter_dim).
+pub(crate) fn scatter<T: Element>(
+    dst: &mut CpuBuffer,
+    dl: &Layout,
+    src: &CpuBuffer,
+    sl: &Layout,
+    index: &CpuBuffer,
+    w: &DimWalk<'_>,
+    accumulate: bool,
+) -> Result<()> {
+    let (idx, s) = (elems::<i64>(index), elems::<T>(src));
+    let d = elems_mut::<T>(dst);
+    check_geometry(w, idx.len(), sl, s.len(), dl, d.len())?;
+    let out = Ptr(d.as_mut_ptr());
+    let f = move |po: usize, to: usize| {
+        let out = out.get();
+        // SAFETY: `to` lies in `dst` (checked above; the index value is in range); parts of
+        // the walk write disjoint targets (module docs) and one part writes serially.
+        unsafe {
+            let t = out.add(to);
+            *t = if accumulate { (*t).add(s[po]) } else { s[po] };
+        }
+    };
+    match run(w, idx, sl, dl, &f) {
+        Some((_, i)) => Err(out_of_bounds(w, i)),
+        None => Ok(()),
+    }
+}
