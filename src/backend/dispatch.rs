@@ -59,6 +59,21 @@ fn lock_pair<'a>(
     }
 }
 
+/// Panics unless `l`, read at `elem` bytes per element, lies inside a buffer of `len` bytes: the
+/// precondition every `unsafe` kernel call below states. A tensor's geometry satisfies it at the
+/// tensor's dtype. The check keeps it true when another thread's `Module::to`
+/// (`Tensor::retype_`, `tensor/retype.rs`) changes a dtype between two reads of one op: that
+/// misuse ends in this panic, never in an access outside a buffer.
+#[inline]
+pub(super) fn assert_inside(len: usize, l: &Layout, elem: usize) {
+    let span = l.storage_span();
+    assert!(
+        span.checked_mul(elem).is_some_and(|b| b <= len),
+        "internal: a geometry of {span} elements of {elem} bytes exceeds its {len}-byte storage \
+         (was a dtype changed by Module::to on another thread?)"
+    );
+}
+
 /// `l` read with `sizes` (which it broadcasts to: stride 0 on new and size-1 dims).
 fn broadcast_to(l: &Layout, sizes: &[usize]) -> Layout {
     let (nd, ld) = (sizes.len(), l.dim());
@@ -89,15 +104,19 @@ pub(crate) fn copy_raw(dst: &TensorData, src: &TensorData, ddt: DType, sdt: DTyp
     };
     if dst.storage.same(&src.storage) {
         let mut w = dst.storage.write_device();
+        assert_inside(w.len(), &dst.layout, ddt.size());
+        assert_inside(w.len(), sl, sdt.size());
         on_device!(&mut *w, |B, d| {
-            // SAFETY: tensor geometries lie inside their storage; the caller rejected internal
+            // SAFETY: tensor geometries lie inside their storage (checked); the caller rejected internal
             // and partial overlap, so the geometries are disjoint or identical.
             unsafe { B::copy(d, &dst.layout, ddt, Source::Same, sl, sdt) }
         });
     } else {
         let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+        assert_inside(w.len(), &dst.layout, ddt.size());
+        assert_inside(r.len(), sl, sdt.size());
         on_device!(&mut *w, &*r, |B, d, s| {
-            // SAFETY: tensor geometries lie inside their storages, which are distinct; `dst`
+            // SAFETY: tensor geometries lie inside their storages (checked), which are distinct; `dst`
             // has no internal overlap (caller contract).
             unsafe { B::copy(d, &dst.layout, ddt, Source::Other(s), sl, sdt) }
         });
@@ -110,8 +129,9 @@ pub(crate) fn fill(dst: &TensorData, dt: DType, v: Scalar) {
         return;
     }
     let mut w = dst.storage.write_device();
+    assert_inside(w.len(), &dst.layout, dt.size());
     on_device!(&mut *w, |B, d| {
-        // SAFETY: a tensor geometry lies inside its storage.
+        // SAFETY: a tensor geometry lies inside its storage (checked).
         unsafe { B::fill(d, &dst.layout, dt, v) }
     });
 }
@@ -135,8 +155,10 @@ pub(crate) fn accumulate(dst: &TensorData, ddt: DType, src: &TensorData, sdt: DT
         &bcast
     };
     let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    assert_inside(w.len(), &dst.layout, ddt.size());
+    assert_inside(r.len(), sl, sdt.size());
     on_device!(&mut *w, &*r, |B, d, s| {
-        // SAFETY: tensor geometries lie inside their (distinct) storages.
+        // SAFETY: tensor geometries lie inside their (distinct) storages (checked).
         unsafe { B::accumulate(d, &dst.layout, ddt, s, sl, sdt) }
     })
 }
@@ -168,3 +190,35 @@ pub(crate) fn scalar_update_owned(
 pub(crate) mod movement;
 /// Front door of the sparse family.
 pub(crate) mod sparse;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An operand read at a larger element size than its storage holds (the dtype race of
+    /// `tensor/retype.rs`) stops at the front door instead of reaching the kernel.
+    #[test]
+    #[should_panic(expected = "exceeds its 16-byte storage")]
+    fn an_operand_outside_its_buffer_panics_before_the_kernel() {
+        let data = |nbytes| TensorData {
+            storage: Storage::zeroed(nbytes).expect("alloc"),
+            layout: Layout::contiguous(&[4]),
+        };
+        // four f32 in 16 bytes, read as four f64 (32 bytes)
+        let (dst, src) = (data(32), data(16));
+        copy_raw(&dst, &src, DType::F64, DType::F64);
+    }
+
+    #[test]
+    fn an_operand_inside_its_buffer_passes() {
+        let data = |nbytes| TensorData {
+            storage: Storage::zeroed(nbytes).expect("alloc"),
+            layout: Layout::contiguous(&[4]),
+        };
+        let (dst, src) = (data(32), data(32));
+        fill(&src, DType::F64, Scalar::Float(2.5));
+        copy_raw(&dst, &src, DType::F64, DType::F64);
+        let v: Vec<f64> = read_vec(&dst, DType::F64).expect("read");
+        assert_eq!(v, [2.5; 4]);
+    }
+}

@@ -9,10 +9,12 @@
 //!
 //! Known limit: an op running on another thread *on the same tensor* while it is converted may
 //! read its dtype twice and see both (e.g. allocate its output at the old element size and run
-//! the kernel at the new one). Kernels with bounds checks then panic (`sum` does); the
-//! front door's unchecked kernels trust that geometry, so such a race is not guaranteed to be
-//! caught. PyTorch's `.data =` has the same race. Convert a module while no other thread uses
-//! its tensors.
+//! the kernel at the new one). That misuse is caught, never undefined: the kernels that check
+//! their geometry return an error or panic, and the backend front door asserts that every
+//! operand of its unchecked kernels lies inside its buffer at the element size used
+//! (`backend::dispatch::assert_inside`), so the race ends in a panic or in values of the
+//! wrong dtype. PyTorch's `.data =` has the same race. Convert a module while no other thread
+//! uses its tensors.
 
 use super::{Tensor, TensorData};
 use crate::layout::Layout;

@@ -3,7 +3,7 @@
 //! order), resolves each input to the output's own buffer or another one, and calls the device's
 //! flat or strided map kernel. Callers pass storages, offsets and tensor geometries.
 
-use super::broadcast_to;
+use super::{assert_inside, broadcast_to};
 use crate::backend::{Backend, Flat, Source};
 use crate::layout::Layout;
 use crate::storage::{DeviceBuffer, Storage};
@@ -235,9 +235,12 @@ pub(crate) fn map1<T: Element, U: Element>(
         }
     };
     let ra = src(&a.storage);
+    let len = |r: Option<&DeviceBuffer>| r.map_or(w.len(), |r| r.len());
+    assert_inside(w.len(), ol, size_of::<U>());
+    assert_inside(len(ra), al, size_of::<T>());
     on_device!(&mut *w, |B, d| {
         let sa = ra.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
-        // SAFETY: tensor geometries lie inside their storages (locked above); `out` has no
+        // SAFETY: tensor geometries lie inside their storages (locked above, checked); `out` has no
         // internal overlap and an input in its storage is identical or disjoint (the callers'
         // overlap checks).
         unsafe { B::map1::<T, U, _>(d, ol, sa, al, f) }
@@ -268,6 +271,10 @@ pub(crate) fn map2<T: Element, U: Element>(
         }
     };
     let (ra, rb) = (src(&a.storage), src(&b.storage));
+    let len = |r: Option<&DeviceBuffer>| r.map_or(w.len(), |r| r.len());
+    assert_inside(w.len(), ol, size_of::<U>());
+    assert_inside(len(ra), al, size_of::<T>());
+    assert_inside(len(rb), bl, size_of::<T>());
     on_device!(&mut *w, |B, d| {
         let sa = ra.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
         let sb = rb.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
@@ -303,6 +310,11 @@ pub(crate) fn map3<C: Element, T: Element, U: Element>(
         }
     };
     let (rc, ra, rb) = (src(&c.storage), src(&a.storage), src(&b.storage));
+    let len = |r: Option<&DeviceBuffer>| r.map_or(w.len(), |r| r.len());
+    assert_inside(w.len(), ol, size_of::<U>());
+    assert_inside(len(rc), cl, size_of::<C>());
+    assert_inside(len(ra), al, size_of::<T>());
+    assert_inside(len(rb), bl, size_of::<T>());
     on_device!(&mut *w, |B, d| {
         let sc = rc.map_or(Source::Same, |r| Source::Other(B::buffer(r)));
         let sa = ra.map_or(Source::Same, |r| Source::Other(B::buffer(r)));

@@ -4,7 +4,7 @@
 //! storages' locks (write before read, in storage-id order) and calls the device's
 //! [`Backend`] method through `on_device!`.
 
-use super::lock_pair;
+use super::{assert_inside, lock_pair};
 use crate::backend::{Backend, DimWalk, Put, Reduce, RowPut, Source};
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
@@ -27,8 +27,10 @@ pub(crate) fn copy_flipped(dst: &TensorData, src: &TensorData, flip: &[usize], d
         return;
     }
     let (mut w, r) = lock_pair(&dst.storage, &src.storage);
+    assert_inside(w.len(), &dst.layout, dt.size());
+    assert_inside(r.len(), &src.layout, dt.size());
     on_device!(&mut *w, &*r, |B, d, s| {
-        // SAFETY: tensor geometries lie inside their (distinct) storages; `dst` has no internal
+        // SAFETY: tensor geometries lie inside their (distinct) storages (checked); `dst` has no internal
         // overlap (caller contract).
         unsafe { B::copy_flipped(d, &dst.layout, s, &src.layout, flip, dt) }
     })

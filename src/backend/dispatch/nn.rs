@@ -37,9 +37,12 @@ pub(crate) fn bmm(out: &TensorData, a: &TensorData, b: &TensorData, dt: DType) {
         Some(g) => g,
         None => &ra,
     };
+    super::assert_inside(w.len(), &out.layout, dt.size());
+    super::assert_inside(ra.len(), &a.layout, dt.size());
+    super::assert_inside(rb.len(), &b.layout, dt.size());
     on_device!(&mut *w, &*ra, |B, o, x| {
         on_device!(rb, |_B2, y| {
-            // SAFETY: tensor geometries lie inside their storages; `out` is a distinct storage
+            // SAFETY: tensor geometries lie inside their storages (checked); `out` is a distinct storage
             // (asserted above) and a fresh tensor without internal overlap (caller contract).
             unsafe { B::bmm(o, &out.layout, x, &a.layout, y, &b.layout, dt) }
         })

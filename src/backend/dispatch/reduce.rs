@@ -134,8 +134,10 @@ pub(crate) fn sum_into(dst: &TensorData, src: &TensorData, dt: DType, full: bool
     }
     let dl = broadcast_to(&dst.layout, src.layout.sizes());
     let (mut w, r) = super::lock_pair(&dst.storage, &src.storage);
+    super::assert_inside(w.len(), &dl, dt.size());
+    super::assert_inside(r.len(), &src.layout, dt.size());
     on_device!(&mut *w, &*r, |B, d, s| {
-        // SAFETY: tensor geometries lie inside their storages, which are distinct (`dst` is
+        // SAFETY: tensor geometries lie inside their storages (checked), which are distinct (`dst` is
         // fresh).
         unsafe { B::sum_into(d, &dl, s, &src.layout, dt, full) }
     })
