@@ -739,7 +739,7 @@ fn missing_ops_follow_pytorch() -> R {
             .frac()
             .unwrap_err()
             .kind(),
-        ErrorKind::Unsupported
+        ErrorKind::DTypeMismatch
     );
     let e = Tensor::from_vec(vec![0i64, 1], &[2])?.erf()?;
     assert_eq!(e.dtype(), DType::F32);
@@ -782,7 +782,7 @@ fn missing_ops_follow_pytorch() -> R {
     // round(decimals=) is float-only
     assert_eq!(
         i.round_decimals(1).unwrap_err().kind(),
-        ErrorKind::Unsupported
+        ErrorKind::DTypeMismatch
     );
     Ok(())
 }
