@@ -420,23 +420,25 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "is_contiguous" => Ok(Val::Plain(Value::Bool(c.t(0)?.is_contiguous()))),
         "numel" => Ok(Val::Plain(Value::from(c.t(0)?.numel()))),
         // `torch.add(2, t)` / `torch.mul(2, t)`: commutative, so `t.add(2)` (same value,
-        // dtype and graph); `sub`/`div` with a scalar first have no tapegrad form.
+        // dtype and graph); `sub`/`div` with a scalar first are `*_scalar_base`.
         "add" | "mul" if tensor_name(c.arg(0)?).is_none() && c.kwargs.is_empty() => {
             let (s, t) = (to_scalar(c.arg(0)?)?, c.t(1)?);
             val(if c.op == "add" { t.add(s) } else { t.mul(s) })
         }
-        "sub" | "div" if tensor_name(c.arg(0)?).is_none() => Err(CallErr::NoApi(format!(
-            "{}(scalar, tensor): tapegrad has no reflected {} of a scalar",
-            c.op, c.op
-        ))),
+        "sub" | "div" if tensor_name(c.arg(0)?).is_none() && c.kwargs.is_empty() => {
+            let (s, t) = (to_scalar(c.arg(0)?)?, c.t(1)?);
+            val(if c.op == "sub" {
+                Tensor::sub_scalar_base(s, &t)
+            } else {
+                Tensor::div_scalar_base(s, &t)
+            })
+        }
         "add" | "sub" | "add_" | "sub_" => add_sub(c),
         "mul" => val(c.t(0)?.mul(c.operand(1)?)),
         "mul_" => val(c.t(0)?.mul_(c.operand(1)?)),
         "div_" => val(c.t(0)?.div_(c.operand(1)?)),
         "neg" => val(c.t(0)?.neg()),
-        "fill_" if tensor_name(c.arg(1)?).is_some() => Err(CallErr::NoApi(
-            "fill_(tensor value): Tensor::fill_ takes a Scalar".into(),
-        )),
+        "fill_" if tensor_name(c.arg(1)?).is_some() => val(c.t(0)?.fill_tensor_(&c.t(1)?)),
         "fill_" => val(c.t(0)?.fill_(to_scalar(c.arg(1)?)?)),
         "zero_" => val(c.t(0)?.zero_()),
         "copy_" => val(c.t(0)?.copy_(&c.t(1)?)),

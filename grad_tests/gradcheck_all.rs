@@ -13,7 +13,7 @@
 //! - integer/bool results: argmax, argmin, all, any, one_hot, every comparison/logical/bitwise op
 //!   (eq, ne, lt, le, gt, ge, logical_*, bitwise_*, isnan, isinf, isfinite);
 //! - `add_out`: out= variants refuse autograd, as in PyTorch (tested below);
-//! - `floor_divide`: PyTorch has no derivative for it (NotImplemented); tapegrad records none;
+//! - `floor_divide`/`floor_divide_`: PyTorch has no derivative (a NotImplemented node);
 //! - set_/resize_ family: storage surgery; set_ has no derivative (NotImplemented, as PyTorch)
 //!   and resize_ of a tensor requiring grad is refused;
 //! - `sort`, `topk`, `scatter_reduce`, `masked_select`, `nonzero` are owned by another family's
@@ -106,6 +106,7 @@ fn cases() -> Vec<Case> {
     all.extend(arith_cases());
     all.extend(unary_cases());
     all.extend(pointwise_cases());
+    all.extend(missing_api_cases());
     all.extend(reduce_cases());
     all.extend(matmul_cases());
     all.extend(gather_cases());
@@ -139,8 +140,42 @@ const EXCLUDED: &[(&str, &str)] = &[
     ("add_out", "out= variants refuse autograd (tested)"),
     (
         "floor_divide",
-        "not differentiable (PyTorch: derivative not implemented); no history recorded",
+        "no derivative (PyTorch: NotImplemented; backward through it is that error, tested)",
     ),
+    (
+        "floor_divide_",
+        "no derivative (PyTorch: NotImplemented; backward through it is that error, tested)",
+    ),
+    ("eq_", "comparison written as 0/1: zero gradient (tested)"),
+    ("ne_", "comparison written as 0/1: zero gradient (tested)"),
+    ("lt_", "comparison written as 0/1: zero gradient (tested)"),
+    ("le_", "comparison written as 0/1: zero gradient (tested)"),
+    ("gt_", "comparison written as 0/1: zero gradient (tested)"),
+    ("ge_", "comparison written as 0/1: zero gradient (tested)"),
+    (
+        "logical_and_",
+        "not differentiated (PyTorch records nothing)",
+    ),
+    (
+        "logical_or_",
+        "not differentiated (PyTorch records nothing)",
+    ),
+    (
+        "logical_xor_",
+        "not differentiated (PyTorch records nothing)",
+    ),
+    (
+        "logical_not_",
+        "not differentiated (PyTorch records nothing)",
+    ),
+    ("bitwise_and_", "integer/bool only"),
+    ("bitwise_or_", "integer/bool only"),
+    ("bitwise_xor_", "integer/bool only"),
+    ("bitwise_not_", "integer/bool only"),
+    ("count_nonzero", "integer output"),
+    ("isclose", "bool output"),
+    ("allclose", "bool output"),
+    ("equal", "bool output"),
     ("eq", "bool output"),
     ("ne", "bool output"),
     ("lt", "bool output"),

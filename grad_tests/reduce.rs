@@ -213,3 +213,41 @@ fn cumsum_f16_accumulates_in_f32() -> R {
     );
     Ok(())
 }
+
+/// Norms of any order, nansum and count_nonzero (issue 21), against PyTorch's values.
+#[test]
+fn general_norms_nansum_count_nonzero() -> R {
+    let x = t64(&[3.0, -4.0, 0.0, 1.0], &[2, 2]);
+    let n = |p: f64| x.norm(NormOrd::P(p), &[], false)?.item::<f64>();
+    assert_eq!(n(0.0)?, 3.0);
+    assert!((n(3.0)? - 92f64.powf(1.0 / 3.0)).abs() < 1e-12);
+    assert_eq!(n(-1.0)?, 0.0); // a zero element: 1 / inf
+    assert_eq!(
+        x.norm(NormOrd::P(2.0), &[1], false)?.to_vec::<f64>()?,
+        vec![5.0, 1.0]
+    );
+    // p < 1: the gradient is 0 at zeros (PyTorch's masking), not NaN
+    let l = x.requires_grad_(true)?;
+    l.norm(NormOrd::P(0.5), &[], false)?.backward()?;
+    let g = l.grad().unwrap().to_vec::<f64>()?;
+    assert!(g.iter().all(|v| v.is_finite()) && g[2] == 0.0);
+
+    let y = t64(&[1.0, f64::NAN, 2.0, 0.0], &[2, 2]).requires_grad_(true)?;
+    let s = y.nansum(&[1], false, None)?;
+    assert_eq!(s.to_vec::<f64>()?, vec![1.0, 2.0]);
+    s.sum()?.backward()?;
+    assert_eq!(y.grad().unwrap().to_vec::<f64>()?, vec![1.0, 0.0, 1.0, 1.0]);
+    let i = Tensor::from_vec(vec![1i32, 0, 2, 0], &[2, 2])?;
+    assert_eq!(i.nansum(&[], false, None)?.dtype(), DType::I64);
+    assert_eq!(
+        i.nansum(&[0], true, Some(DType::F64))?.to_vec::<f64>()?,
+        vec![3.0, 0.0]
+    );
+    assert_eq!(i.count_nonzero(&[0])?.to_vec::<i64>()?, vec![2, 0]);
+    assert_eq!(i.count_nonzero(&[])?.item::<i64>()?, 2);
+    assert_eq!(
+        i.count_nonzero(&[5]).unwrap_err().kind(),
+        ErrorKind::DimOutOfRange
+    );
+    Ok(())
+}

@@ -658,3 +658,131 @@ impl FlipFree for Tensor {
         Tensor::from_vec(v, &self.shape()).unwrap()
     }
 }
+
+/// In-place twins (issue 21): the result is cast to self's dtype, which must hold it; the
+/// comparisons record a zero gradient, the logical ops record nothing (self keeps its
+/// history), floor_divide_ records PyTorch's NotImplemented node.
+#[test]
+fn inplace_twins_follow_pytorch() -> R {
+    // comparison into a float tensor: 1/0, zero gradient for both inputs, one version bump
+    let leaf = t64(&[1.0, 2.0], &[2]).requires_grad_(true)?;
+    let other = t64(&[1.0, 3.0], &[2]).requires_grad_(true)?;
+    let x = leaf.copy()?;
+    x.eq_(&other)?;
+    assert_eq!((x.to_vec::<f64>()?, x.version()), (vec![1.0, 0.0], 1));
+    x.sum()?.backward()?;
+    assert_eq!(leaf.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0]);
+    assert_eq!(other.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0]);
+
+    // logical_not_ records nothing: the gradient still flows through the clone
+    let leaf = t64(&[0.0, 2.0], &[2]).requires_grad_(true)?;
+    let x = leaf.copy()?;
+    x.logical_not_()?;
+    assert_eq!(x.to_vec::<f64>()?, vec![1.0, 0.0]);
+    assert_eq!(x.grad_fn().unwrap().name(), "CloneBackward0");
+    x.sum()?.backward()?;
+    assert_eq!(leaf.grad().unwrap().to_vec::<f64>()?, vec![1.0, 1.0]);
+
+    // self must hold the promoted result; nothing changes on error
+    let i = Tensor::from_vec(vec![7i32, -7], &[2])?;
+    let e = i.floor_divide_(2.5).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
+    assert_eq!((i.to_vec::<i32>()?, i.version()), (vec![7, -7], 0));
+    let b = Tensor::from_vec(vec![true, false], &[2])?;
+    assert_eq!(
+        b.bitwise_and_(3).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    i.bitwise_xor_(Tensor::from_vec(vec![1i64, 1], &[2])?)?;
+    assert_eq!(i.to_vec::<i32>()?, vec![6, -8]);
+
+    // floor_divide(_) has no derivative: backward through it is NotImplemented
+    let leaf = t64(&[3.0, -3.0], &[2]).requires_grad_(true)?;
+    let y = leaf.copy()?;
+    y.floor_divide_(2)?;
+    assert_eq!(y.to_vec::<f64>()?, vec![1.0, -2.0]);
+    let e = y.sum()?.backward().unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::NotImplemented);
+    assert!(leaf.floor_divide(2)?.requires_grad());
+
+    // nan_to_num_ through a view: CopySlices, gradient where the old value was finite
+    let leaf = t64(&[f64::NAN, 1.0, f64::INFINITY, 2.0], &[4]).requires_grad_(true)?;
+    let y = leaf.copy()?;
+    y.narrow(0, 0, 3)?.nan_to_num_(0.0, Some(5.0), None)?;
+    assert_eq!(y.to_vec::<f64>()?, vec![0.0, 1.0, 5.0, 2.0]);
+    y.sum()?.backward()?;
+    assert_eq!(
+        leaf.grad().unwrap().to_vec::<f64>()?,
+        vec![0.0, 1.0, 0.0, 1.0]
+    );
+
+    // detach_: not on views; a detached tensor is a leaf without grad
+    let leaf = t64(&[1.0, 2.0], &[2]).requires_grad_(true)?;
+    let y = leaf.mul(2.0)?;
+    assert_eq!(
+        y.narrow(0, 0, 1)?.detach_().unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    y.detach_()?;
+    assert!(!y.requires_grad() && y.is_leaf() && y.version() == 0);
+    Ok(())
+}
+
+/// The missing ops (issue 21): dtypes and values as PyTorch gives them.
+#[test]
+fn missing_ops_follow_pytorch() -> R {
+    let b = Tensor::from_vec(vec![true, false], &[2])?;
+    assert_eq!(b.square()?.dtype(), DType::I64);
+    assert_eq!(b.square_().unwrap_err().kind(), ErrorKind::DTypeMismatch);
+    assert_eq!(
+        Tensor::from_vec(vec![2i64], &[1])?
+            .frac()
+            .unwrap_err()
+            .kind(),
+        ErrorKind::DTypeMismatch
+    );
+    let e = Tensor::from_vec(vec![0i64, 1], &[2])?.erf()?;
+    assert_eq!(e.dtype(), DType::F32);
+    let ev = e.to_vec::<f32>()?;
+    assert!(ev[0] == 0.0 && close_abs_rel(ev[1] as f64, 0.842_700_8, 1e-7, 1e-6));
+    // addcdiv refuses two integer divisors, promotes otherwise
+    let i = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    assert_eq!(
+        i.addcdiv(&i, &i, 1).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let f = t64(&[4.0, 8.0], &[2]);
+    assert_eq!(i.addcdiv(&i, &f, 2)?.to_vec::<f64>()?, vec![1.5, 2.5]);
+    // closeness: one dtype, tolerances, NaN
+    let a = t64(&[1.0, f64::NAN, f64::INFINITY], &[3]);
+    let c = t64(&[1.0 + 1e-9, f64::NAN, f64::INFINITY], &[3]);
+    assert_eq!(
+        a.isclose(&c, 1e-5, 1e-8, false)?.to_vec::<bool>()?,
+        vec![true, false, true]
+    );
+    assert!(a.allclose(&c, 1e-5, 1e-8, true)?);
+    assert_eq!(
+        a.isclose(&i, 1e-5, 1e-8, false).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    assert!(!a.equal(&a)?);
+    assert!(i.equal(&t64(&[1.0, 2.0], &[2]))?);
+    // clamp with tensor bounds: promotion, ties split the gradient with the bound
+    let x = t64(&[0.0, 1.0, 2.0, 3.0], &[4]).requires_grad_(true)?;
+    let lo = t64(&[1.0], &[1]).requires_grad_(true)?;
+    let y = x.clamp_tensor(Some(&lo), Some(&Tensor::from_vec(vec![2i64], &[1])?))?;
+    assert_eq!(y.to_vec::<f64>()?, vec![1.0, 1.0, 2.0, 2.0]);
+    y.sum()?.backward()?;
+    assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.5, 0.5, 0.0]);
+    assert_eq!(lo.grad().unwrap().to_vec::<f64>()?, vec![1.5]);
+    assert_eq!(
+        i.clamp_min_(t64(&[0.5], &[1])).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    // round(decimals=) is float-only
+    assert_eq!(
+        i.round_decimals(1).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    Ok(())
+}

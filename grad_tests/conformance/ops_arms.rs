@@ -67,8 +67,17 @@ fn unary_fn(op: &str) -> Option<UnaryFn> {
         "round_" => Tensor::round_,
         "trunc" => Tensor::trunc,
         "trunc_" => Tensor::trunc_,
+        "square" => Tensor::square,
+        "square_" => Tensor::square_,
+        "erf" => Tensor::erf,
+        "erf_" => Tensor::erf_,
+        "frac" => Tensor::frac,
+        "frac_" => Tensor::frac_,
         "logical_not" => Tensor::logical_not,
         "bitwise_not" => Tensor::bitwise_not,
+        "bitwise_not_" => Tensor::bitwise_not_,
+        "logical_not_" => Tensor::logical_not_,
+        "detach_" => Tensor::detach_,
         "isnan" => Tensor::isnan,
         "isinf" => Tensor::isinf,
         "isfinite" => Tensor::isfinite,
@@ -96,6 +105,16 @@ fn operand_fn(op: &str) -> Option<CmpFn> {
         "bitwise_and" => |a, b| a.bitwise_and(b),
         "bitwise_or" => |a, b| a.bitwise_or(b),
         "bitwise_xor" => |a, b| a.bitwise_xor(b),
+        "bitwise_and_" => |a, b| a.bitwise_and_(b),
+        "bitwise_or_" => |a, b| a.bitwise_or_(b),
+        "bitwise_xor_" => |a, b| a.bitwise_xor_(b),
+        "eq_" => |a, b| a.eq_(b),
+        "ne_" => |a, b| a.ne_(b),
+        "lt_" => |a, b| a.lt_(b),
+        "le_" => |a, b| a.le_(b),
+        "gt_" => |a, b| a.gt_(b),
+        "ge_" => |a, b| a.ge_(b),
+        "floor_divide_" => |a, b| a.floor_divide_(b),
         _ => return None,
     })
 }
@@ -114,6 +133,10 @@ fn pair_fn(op: &str) -> Option<PairFn> {
         "fmin" => Tensor::fmin,
         "atan2" => Tensor::atan2,
         "hypot" => Tensor::hypot,
+        "hypot_" => Tensor::hypot_,
+        "logical_and_" => Tensor::logical_and_,
+        "logical_or_" => Tensor::logical_or_,
+        "logical_xor_" => Tensor::logical_xor_,
         "matmul" => Tensor::matmul,
         "mm" => Tensor::mm,
         "bmm" => Tensor::bmm,
@@ -206,8 +229,7 @@ fn norm(c: &Call) -> CallResult<Val> {
             } else if p == f64::NEG_INFINITY {
                 NormOrd::NegInf
             } else {
-                // tapegrad's NormOrd has L1, L2, Inf and NegInf only.
-                return Err(CallErr::NoApi(format!("(p={p})")));
+                NormOrd::P(p)
             }
         }
     };
@@ -329,13 +351,22 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         return match c.op {
             "F.silu" => val(c.t(0)?.silu_()),
             "F.relu" => val(c.t(0)?.relu_()),
+            "F.elu" => val(c.t(0)?.elu_(c.opt(1, "alpha").map_or(Ok(1.0), to_f64)?)),
+            "F.leaky_relu" => val(c
+                .t(0)?
+                .leaky_relu_(c.opt(1, "negative_slope").map_or(Ok(0.01), to_f64)?)),
             _ => Err(CallErr::NoApi("(inplace=True): no in-place twin".into())),
         };
     }
     if matches!(c.op, "round" | "round_") && c.kwargs.contains_key("decimals") {
-        return Err(CallErr::NoApi(
-            "(decimals=): tapegrad's round has no decimals".into(),
-        ));
+        let d = c.i64_or(1, "decimals", 0)?;
+        let d = i32::try_from(d).map_err(|_| CallErr::NoApi(format!("(decimals={d})")))?;
+        let x = c.t(0)?;
+        return val(if c.op == "round" {
+            x.round_decimals(d)
+        } else {
+            x.round_decimals_(d)
+        });
     }
     if let Some(f) = unary_fn(c.op) {
         return val(f(&c.t(0)?));
@@ -360,6 +391,20 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             Some(_) => val(c.t(0)?.pow(c.operand(1)?)),
             None => val(Tensor::pow_scalar_base(to_scalar(c.arg(0)?)?, &c.t(1)?)),
         },
+        "clamp" | "clamp_"
+            if [c.opt(1, "min"), c.opt(2, "max")]
+                .iter()
+                .any(|v| v.is_some_and(|v| tensor_name(v).is_some())) =>
+        {
+            // PyTorch's `clamp(Tensor? min, Tensor? max)` overload
+            let (lo, hi) = (opt_tensor(c, 1, "min")?, opt_tensor(c, 2, "max")?);
+            let x = c.t(0)?;
+            val(if c.op == "clamp" {
+                x.clamp_tensor(lo.as_ref(), hi.as_ref())
+            } else {
+                x.clamp_tensor_(lo.as_ref(), hi.as_ref())
+            })
+        }
         "clamp" | "clamp_" => {
             let (lo, hi) = (opt_scalar(c.opt(1, "min"))?, opt_scalar(c.opt(2, "max"))?);
             val(if c.op == "clamp" {

@@ -41,6 +41,15 @@ fn sweep_dir() -> PathBuf {
 /// `ops_arms.rs` / `sweep_arms.rs` / `index_arms.rs` / `conformance.rs`).
 const ALIASES: &[(&str, &str)] = &[
     ("add_alpha", "add"),
+    ("clamp_tensor", "clamp"),
+    ("clamp_tensor_", "clamp_"),
+    ("div_scalar_base", "div"),
+    ("elu_", "elu"),
+    ("fill_tensor_", "fill_"),
+    ("leaky_relu_", "leaky_relu"),
+    ("round_decimals", "round"),
+    ("round_decimals_", "round_"),
+    ("sub_scalar_base", "sub"),
     ("add_alpha_", "add_"),
     ("sub_alpha", "sub"),
     ("sub_alpha_", "sub_"),

@@ -37,14 +37,11 @@ fn full_dtype(v: &Value) -> DType {
     }
 }
 
-/// `*_like(t, dtype=)`: tapegrad's `*_like` keep the input's dtype.
-fn like_dtype(c: &Call) -> CallResult<()> {
+/// The `dtype=` of `*_like(t, dtype=)`, if given.
+fn like_dtype(c: &Call) -> CallResult<Option<DType>> {
     match c.kw("dtype") {
-        None | Some(Value::Null) => Ok(()),
-        Some(_) => Err(CallErr::NoApi(format!(
-            "{}(dtype=): tapegrad's *_like keep the input dtype",
-            c.op
-        ))),
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => Ok(Some(to_dtype(v)?)),
     }
 }
 
@@ -101,7 +98,7 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         }
         "clamp_min" | "clamp_max" | "clamp_min_" | "clamp_max_" => {
             let x = c.t(0)?;
-            let s = scalar_only(c, c.arg(1)?, "bound")?;
+            let s = c.operand(1)?;
             val(match c.op {
                 "clamp_min" => x.clamp_min(s),
                 "clamp_max" => x.clamp_max(s),
@@ -117,14 +114,19 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             };
             val(x.to_dtype(dt))
         }
-        "nan_to_num" => {
+        "nan_to_num" | "nan_to_num_" => {
             let nan = c
                 .opt(1, "nan")
                 .filter(|v| !v.is_null())
                 .map_or(Ok(0.0), to_f64)?;
             let f = |v: Option<&Value>| v.filter(|v| !v.is_null()).map(to_f64).transpose();
             let (pinf, ninf) = (f(c.opt(2, "posinf"))?, f(c.opt(3, "neginf"))?);
-            val(c.t(0)?.nan_to_num(nan, pinf, ninf))
+            let x = c.t(0)?;
+            val(if c.op == "nan_to_num" {
+                x.nan_to_num(nan, pinf, ninf)
+            } else {
+                x.nan_to_num_(nan, pinf, ninf)
+            })
         }
         "broadcast_to" => {
             let x = c.t(0)?;
@@ -132,6 +134,14 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             // broadcast_to takes the resolved `usize` sizes.
             let (want, have) = (to_i64s(c.arg(1)?)?, x.shape());
             let lead = want.len().checked_sub(have.len());
+            if want
+                .iter()
+                .enumerate()
+                .any(|(i, &w)| w < 0 && lead.is_none_or(|l| i < l))
+            {
+                // (PyTorch's broadcast_to is expand, which refuses this)
+                return val(x.expand(&want));
+            }
             let mut sizes = vec![];
             for (i, &w) in want.iter().enumerate() {
                 sizes.push(match (w, lead) {
@@ -147,19 +157,66 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "atan2_" => val(c.t(0)?.atan2_(&c.t(1)?)),
         "maximum_" => val(c.t(0)?.maximum_(&c.t(1)?)),
         "zeros_like" | "ones_like" | "empty_like" => {
-            like_dtype(c)?;
+            let dt = like_dtype(c)?;
             let x = c.t(0)?;
-            val(match c.op {
-                "zeros_like" => x.zeros_like(),
-                "ones_like" => x.ones_like(),
-                _ => x.empty_like(),
+            val(match (c.op, dt) {
+                ("zeros_like", None) => x.zeros_like(),
+                ("zeros_like", Some(d)) => x.zeros_like_dtype(d),
+                ("ones_like", None) => x.ones_like(),
+                ("ones_like", Some(d)) => x.ones_like_dtype(d),
+                (_, None) => x.empty_like(),
+                (_, Some(d)) => x.zeros_like_dtype(d),
             })
         }
         "full_like" => {
-            like_dtype(c)?;
+            let dt = like_dtype(c)?;
             let x = c.t(0)?;
-            val(x.full_like(scalar_only(c, c.arg(1)?, "fill value")?))
+            let v = scalar_only(c, c.arg(1)?, "fill value")?;
+            val(match dt {
+                None => x.full_like(v),
+                Some(d) => x.full_like_dtype(v, d),
+            })
         }
+        "nansum" => {
+            let keepdim = c.bool_or(2, "keepdim", false)?;
+            let dims = match c.opt(1, "dim") {
+                None | Some(Value::Null) => vec![],
+                Some(v) => to_i64s(v)?,
+            };
+            let dt = c.kw("dtype").filter(|v| !v.is_null()).map(to_dtype);
+            val(c.t(0)?.nansum(&dims, keepdim, dt.transpose()?))
+        }
+        "count_nonzero" => {
+            let dims = match c.opt(1, "dim") {
+                None | Some(Value::Null) => vec![],
+                Some(v) => to_i64s(v)?,
+            };
+            val(c.t(0)?.count_nonzero(&dims))
+        }
+        "type_as" => val(c.t(0)?.type_as(&c.t(1)?)),
+        "addcdiv" | "addcdiv_" => {
+            let (x, t1, t2) = (c.t(0)?, c.t(1)?, c.t(2)?);
+            let value = c.opt(3, "value").map_or(Ok(Scalar::Int(1)), to_scalar)?;
+            val(if c.op == "addcdiv" {
+                x.addcdiv(&t1, &t2, value)
+            } else {
+                x.addcdiv_(&t1, &t2, value)
+            })
+        }
+        "isclose" | "allclose" => {
+            let (a, b) = (c.t(0)?, c.t(1)?);
+            let rtol = c.opt(2, "rtol").map_or(Ok(1e-5), to_f64)?;
+            let atol = c.opt(3, "atol").map_or(Ok(1e-8), to_f64)?;
+            let equal_nan = c.bool_or(4, "equal_nan", false)?;
+            if c.op == "isclose" {
+                val(a.isclose(&b, rtol, atol, equal_nan))
+            } else {
+                Ok(Val::Plain(Value::Bool(
+                    a.allclose(&b, rtol, atol, equal_nan)?,
+                )))
+            }
+        }
+        "equal" => Ok(Val::Plain(Value::Bool(c.t(0)?.equal(&c.t(1)?)?))),
         "sum_to_size" => val(c.t(0)?.sum_to_size(&to_usizes(c.arg(1)?)?)),
         "layer_norm" | "F.layer_norm" => {
             let shape = to_usizes(c.opt(1, "normalized_shape").unwrap_or(&Value::Null))?;

@@ -34,6 +34,9 @@ const UNARY: &[(&str, f64, f64)] = &[
     ("ceil", -2.0, 2.0),
     ("round", -2.0, 2.0),
     ("trunc", -2.0, 2.0),
+    ("erf", -2.0, 2.0),
+    ("frac", -1.9, 1.9),
+    ("square", -2.0, 2.0),
 ];
 
 fn apply_unary(name: &str, x: &Tensor, inplace: bool) -> tapegrad::Result<Tensor> {
@@ -50,7 +53,8 @@ fn apply_unary(name: &str, x: &Tensor, inplace: bool) -> tapegrad::Result<Tensor
         log2, log2_; log10, log10_; log1p, log1p_; expm1, expm1_; sqrt, sqrt_; rsqrt, rsqrt_;
         reciprocal, reciprocal_; sin, sin_; cos, cos_; tan, tan_; asin, asin_; acos, acos_;
         atan, atan_; sinh, sinh_; cosh, cosh_; tanh, tanh_; sigmoid, sigmoid_; silu, silu_;
-        floor, floor_; ceil, ceil_; round, round_; trunc, trunc_;
+        floor, floor_; ceil, ceil_; round, round_; trunc, trunc_; erf, erf_; frac, frac_;
+        square, square_;
     }
 }
 
@@ -450,5 +454,104 @@ pub(crate) fn pointwise_cases() -> Vec<Case> {
         case!("elu", [leaf(&[2, 3], -2.0, 2.0, 135)], |v| v[0].elu(0.7)),
         case!("leaky_relu", [leaf(&[2, 3], -2.0, 2.0, 136)], |v| v[0]
             .leaky_relu(0.1)),
+    ]
+}
+
+/// Rows of the ops and forms the sweep found missing (issue 21 part 3): in-place twins,
+/// tensor bounds, general norms, scalar-first arithmetic.
+pub(crate) fn missing_api_cases() -> Vec<Case> {
+    vec![
+        case!("elu_", [leaf(&[2, 3], -2.0, 2.0, 600)], |v| {
+            let y = v[0].copy()?;
+            y.elu_(0.7)?;
+            Ok(y)
+        }),
+        case!("leaky_relu_", [leaf(&[2, 3], -2.0, 2.0, 601)], |v| {
+            let y = v[0].copy()?;
+            y.t()?.leaky_relu_(0.1)?;
+            Ok(y)
+        }),
+        case!(
+            "hypot_",
+            [leaf(&[2, 3], 0.5, 2.0, 602), leaf(&[3], 0.5, 2.0, 603)],
+            |v| {
+                let y = v[0].copy()?;
+                y.hypot_(&v[1])?;
+                Ok(y)
+            }
+        ),
+        case!("nan_to_num_", [leaf(&[2, 3], -1.0, 1.0, 604)], |v| {
+            let nan = Tensor::from_vec(vec![0.0, f64::NAN, 0.0, 0.0, 0.0, 0.0], &[2, 3])?;
+            let y = v[0].add(&nan)?;
+            y.narrow(1, 0, 2)?.nan_to_num_(0.5, None, None)?;
+            Ok(y)
+        }),
+        case!(
+            "addcdiv",
+            [
+                leaf(&[2, 3], -1.0, 1.0, 605),
+                leaf(&[2, 3], -1.0, 1.0, 606),
+                leaf(&[3], 0.5, 2.0, 607)
+            ],
+            |v| v[0].addcdiv(&v[1], &v[2], 0.5)
+        ),
+        case!(
+            "addcdiv_",
+            [
+                leaf(&[2, 3], -1.0, 1.0, 608),
+                leaf(&[3], -1.0, 1.0, 609),
+                leaf(&[2, 3], 0.5, 2.0, 610)
+            ],
+            |v| {
+                let y = v[0].copy()?;
+                y.addcdiv_(&v[1], &v[2], -2.0)?;
+                Ok(y)
+            }
+        ),
+        case!(
+            "clamp_tensor",
+            [
+                leaf(&[2, 3], -2.0, 2.0, 611),
+                leaf(&[3], -1.5, -0.1, 612),
+                leaf(&[2, 1], 0.1, 1.5, 613)
+            ],
+            |v| v[0].clamp_tensor(Some(&v[1]), Some(&v[2]))
+        ),
+        case!(
+            "clamp_tensor_",
+            [leaf(&[2, 3], -2.0, 2.0, 614), leaf(&[3], -1.5, 1.5, 615)],
+            |v| {
+                let y = v[0].copy()?;
+                y.t()?.clamp_tensor_(None, Some(&v[1].unsqueeze(1)?))?;
+                Ok(y)
+            }
+        ),
+        case!(
+            "clamp_min/tensor",
+            [leaf(&[2, 3], -2.0, 2.0, 616), leaf(&[3], -1.5, 1.5, 617)],
+            |v| v[0].clamp_min(&v[1])
+        ),
+        case!(
+            "clamp_max_/tensor",
+            [leaf(&[2, 3], -2.0, 2.0, 618), leaf(&[2, 3], -1.5, 1.5, 619)],
+            |v| {
+                let y = v[0].copy()?;
+                y.clamp_max_(&v[1])?;
+                Ok(y)
+            }
+        ),
+        case!("round_decimals", [leaf(&[2, 3], -2.0, 2.0, 620)], |v| v[0]
+            .round_decimals(1)),
+        case!("round_decimals_", [leaf(&[2, 3], -2.0, 2.0, 621)], |v| {
+            let y = v[0].copy()?;
+            y.round_decimals_(-1)?;
+            Ok(y)
+        }),
+        case!("sub_scalar_base", [leaf(&[2, 3], -2.0, 2.0, 622)], |v| {
+            Tensor::sub_scalar_base(1.5, &v[0])
+        }),
+        case!("div_scalar_base", [leaf(&[2, 3], 0.5, 2.0, 623)], |v| {
+            Tensor::div_scalar_base(-1.5, &v[0])
+        }),
     ]
 }

@@ -48,6 +48,46 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
             &[],
             false
         )),
+        case!("norm/p3", [x(630)], |v| v[0].norm(
+            NormOrd::P(3.0),
+            &[1],
+            false
+        )),
+        case!("norm/p1.5", [x(631)], |v| v[0].norm(
+            NormOrd::P(1.5),
+            &[],
+            false
+        )),
+        case!("norm/p0.5", [x(632)], |v| v[0].norm(
+            NormOrd::P(0.5),
+            &[0, 2],
+            true
+        )),
+        case!("norm/p-1", [x(633)], |v| v[0].norm(
+            NormOrd::P(-1.0),
+            &[2],
+            false
+        )),
+        case!("norm/p0", [x(634)], |v| v[0].norm(
+            NormOrd::P(0.0),
+            &[1],
+            false
+        )),
+        case!("nansum", [x(635)], |v| {
+            let mut n = vec![0.0; 12];
+            n[3] = f64::NAN;
+            v[0].add(&Tensor::from_vec(n, &[2, 3, 2])?)?
+                .nansum(&[1], true, None)
+        }),
+        // (to f64 itself: a round trip through a narrower dtype defeats finite differences)
+        case!("type_as", [x(636)], |v| v[0]
+            .type_as(&Tensor::zeros(&[1], DType::F64)?)?
+            .mul(2.0)),
+        case!("fill_tensor_", [x(637), leaf(&[], -1.0, 1.0, 638)], |v| {
+            let y = v[0].copy()?;
+            y.select(1, 2)?.fill_tensor_(&v[1])?;
+            y.mul(&v[0])
+        }),
         case!("max", [x(160)], |v| v[0].max()),
         case!("min", [x(161)], |v| v[0].min()),
         case!("max/ties", [leaf_v(&[1.0, 3.0, 3.0, 2.0], &[4])], |v| v[0]

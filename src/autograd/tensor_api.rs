@@ -1,5 +1,5 @@
 //! The autograd surface of `Tensor`: requires_grad, leaves, `.grad`, `grad_fn`, hooks,
-//! `retain_grad`, `detach` and `backward`.
+//! `retain_grad`, `detach` / `detach_` and `backward`.
 
 use super::meta::CreationMeta;
 use super::node::{Hook, Node, NodeRef};
@@ -258,6 +258,33 @@ impl Tensor {
     /// ```
     pub fn detach(&self) -> Tensor {
         self.shallow()
+    }
+
+    /// Cuts this tensor from the graph in place: no history, no leaf flag (a leaf afterwards).
+    /// A view cannot be detached in place (use [`Tensor::detach`]); the version is unchanged.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F32)?.requires_grad_(true)?;
+    /// let y = x.mul(2.0)?;
+    /// y.detach_()?;
+    /// assert!(!y.requires_grad() && y.is_leaf());
+    /// assert!(x.narrow(0, 0, 1)?.detach_().is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn detach_(&self) -> Result<Tensor> {
+        let mut m = self.0.meta.lock();
+        if m.view.is_some() {
+            bail!(
+                InvalidArgument,
+                "detach_",
+                "Can't detach views in-place. Use detach() instead."
+            );
+        }
+        m.requires_grad = false;
+        m.grad_fn = None;
+        m.output_nr = 0;
+        Ok(self.clone())
     }
 
     /// `backward()` of a one-element tensor (gradient 1).

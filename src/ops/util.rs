@@ -196,6 +196,40 @@ pub(crate) fn write_back(
     Ok(a.clone())
 }
 
+/// [`write_back`] for an op PyTorch does not differentiate (`logical_and_`, `bitwise_not_`,
+/// ...): the same validation and write, no autograd check and no record, so a tensor keeps
+/// its history (PyTorch's non-differentiable in-place ops leave `grad_fn` as it was).
+pub(crate) fn write_back_untracked(
+    a: &Tensor,
+    others: &[&Tensor],
+    name: &'static str,
+    result: impl FnOnce() -> Result<Tensor>,
+) -> Result<Tensor> {
+    check_no_internal_overlap(&a.data(), name)?;
+    for o in others {
+        check_no_partial_overlap(a, o, name)?;
+    }
+    let res = {
+        let _g = crate::autograd::no_grad();
+        result()?
+    };
+    if res.shape() != a.shape() {
+        bail!(
+            ShapeMismatch,
+            name,
+            "output with shape {:?} doesn't match the broadcast shape {:?}",
+            a.shape(),
+            res.shape()
+        );
+    }
+    if !can_cast(res.dtype(), a.dtype()) {
+        return Err(cast_error(name, res.dtype(), a.dtype()));
+    }
+    crate::backend::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
+    a.0.version.bump();
+    Ok(a.clone())
+}
+
 pub(crate) fn tensors(ops: &[&Operand]) -> Vec<Tensor> {
     ops.iter()
         .filter_map(|o| match o {

@@ -340,7 +340,21 @@ impl Tensor {
         Tensor::from_vec(v, shape)
     }
 
-    /// Zeros with this tensor's shape and dtype.
+    /// A tensor of `value` in `dtype` with this tensor's shape and PyTorch's preserved layout
+    /// (its strides when it is dense and non-overlapping, else dense strides in its memory
+    /// order), as PyTorch's `*_like` ops give.
+    fn filled_like(&self, value: Scalar, dtype: DType) -> Result<Tensor> {
+        let (shape, strides) = (self.shape(), self.layout().preserved_strides());
+        if strides == Layout::contiguous(&shape).strides() {
+            return Tensor::full(&shape, value, dtype);
+        }
+        // (a dense recycled block: every element is written)
+        let t = Tensor::empty_strided(&shape, &strides, dtype)?;
+        crate::backend::fill(&t.data(), dtype, value);
+        Ok(t)
+    }
+
+    /// Zeros with this tensor's shape, dtype and layout (strides as PyTorch's `zeros_like`).
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -349,9 +363,20 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn zeros_like(&self) -> Result<Tensor> {
-        Tensor::zeros(&self.shape(), self.dtype())
+        self.filled_like(Scalar::Int(0), self.dtype())
     }
-    /// Ones with this tensor's shape and dtype.
+    /// [`Tensor::zeros_like`] in another dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F32)?;
+    /// assert_eq!(x.zeros_like_dtype(DType::I64)?.to_vec::<i64>()?, vec![0, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn zeros_like_dtype(&self, dtype: DType) -> Result<Tensor> {
+        self.filled_like(Scalar::Int(0), dtype)
+    }
+    /// Ones with this tensor's shape, dtype and layout.
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -360,9 +385,20 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn ones_like(&self) -> Result<Tensor> {
-        Tensor::ones(&self.shape(), self.dtype())
+        self.filled_like(Scalar::Int(1), self.dtype())
     }
-    /// `value` with this tensor's shape and dtype.
+    /// [`Tensor::ones_like`] in another dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[1], DType::I64)?;
+    /// assert_eq!(x.ones_like_dtype(DType::Bool)?.to_vec::<bool>()?, vec![true]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn ones_like_dtype(&self, dtype: DType) -> Result<Tensor> {
+        self.filled_like(Scalar::Int(1), dtype)
+    }
+    /// `value` with this tensor's shape, dtype and layout.
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -371,9 +407,20 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn full_like(&self, value: impl Into<Scalar>) -> Result<Tensor> {
-        Tensor::full(&self.shape(), value, self.dtype())
+        self.filled_like(value.into(), self.dtype())
     }
-    /// An (zero-filled) tensor with this tensor's shape and dtype.
+    /// [`Tensor::full_like`] in another dtype.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[2], DType::F32)?;
+    /// assert_eq!(x.full_like_dtype(3, DType::I32)?.to_vec::<i32>()?, vec![3, 3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn full_like_dtype(&self, value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+        self.filled_like(value.into(), dtype)
+    }
+    /// An (zero-filled) tensor with this tensor's shape, dtype and layout.
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -382,7 +429,7 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn empty_like(&self) -> Result<Tensor> {
-        Tensor::zeros(&self.shape(), self.dtype())
+        self.filled_like(Scalar::Int(0), self.dtype())
     }
 }
 

@@ -244,13 +244,13 @@ fn sum_zero() -> f64 {
     std::iter::empty::<f64>().sum()
 }
 
-/// Vector norms in f64 (L2 before its square root).
+/// Vector norms in f64 (L2 before its square root, a general p before its `1/p` power).
 struct Norm(NormOrd);
 impl<T: Element> Fold<T> for Norm {
     type S = f64;
     fn init(&self, _: usize) -> f64 {
         match self.0 {
-            NormOrd::L1 | NormOrd::L2 => sum_zero(),
+            NormOrd::L1 | NormOrd::L2 | NormOrd::P(_) => sum_zero(),
             NormOrd::Inf => 0.0,
             NormOrd::NegInf => f64::INFINITY,
         }
@@ -264,6 +264,9 @@ impl<T: Element> Fold<T> for Norm {
             NormOrd::Inf | NormOrd::NegInf if b.is_nan() || s.is_nan() => f64::NAN,
             NormOrd::Inf => s.max(b),
             NormOrd::NegInf => s.min(b),
+            // p = 0 counts the non-zeros (NaN included)
+            NormOrd::P(0.0) => *s + f64::from(u8::from(b != 0.0)),
+            NormOrd::P(p) => *s + b.powf(p),
         };
     }
 }
@@ -359,8 +362,10 @@ pub(crate) fn reduce(
         }),
         ReduceOp::Norm(ord) => dispatch!(sdt, T => {
             let mut v = fold_rows(elems::<T>(src), &g, &Norm(ord));
-            if ord == NormOrd::L2 {
-                v.iter_mut().for_each(|s| *s = s.sqrt());
+            match ord {
+                NormOrd::L2 => v.iter_mut().for_each(|s| *s = s.sqrt()),
+                NormOrd::P(p) if p != 0.0 => v.iter_mut().for_each(|s| *s = s.powf(1.0 / p)),
+                _ => {}
             }
             write(dst, doff, ddt, &v);
         }),

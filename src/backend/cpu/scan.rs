@@ -165,6 +165,7 @@ pub(crate) fn row_map(
                                 NormOrd::L2 => x / v,
                                 NormOrd::Inf | NormOrd::NegInf if x.abs() == v => sgn(x) / cnt,
                                 NormOrd::Inf | NormOrd::NegInf => 0.0,
+                                NormOrd::P(_) => unreachable!("internal: composed weight"),
                             };
                         }
                     }

@@ -1,10 +1,10 @@
 //! Activation helpers: the GELU math (with a series `erf`) and the parameterised activation
-//! methods (`gelu`, `softplus`, `elu`, `leaky_relu`); their kernels live in `unary.rs` and
-//! their derivatives in `unary_grad.rs`, except the recorded GELU derivative that makes GELU
-//! twice differentiable.
+//! methods (`gelu`, `softplus`, `elu` / `elu_`, `leaky_relu` / `leaky_relu_`); their kernels
+//! live in `unary.rs` and their derivatives in `unary_grad.rs`, except the recorded GELU
+//! derivative that makes GELU twice differentiable.
 
 use crate::autograd::SavedTensor;
-use crate::ops::elementwise::unary::{UOp, unary};
+use crate::ops::elementwise::unary::{UOp, unary, unary_};
 use crate::ops::grad::{backward, input_grad};
 use crate::{Element, Result, Tensor};
 
@@ -142,5 +142,31 @@ impl Tensor {
     /// ```
     pub fn leaky_relu(&self, slope: f64) -> Result<Tensor> {
         unary(self, UOp::LeakyRelu(slope))
+    }
+    /// In-place [`Tensor::elu`] (`F.elu(inplace=True)`); its backward reads the result, so a
+    /// negative `alpha` makes backward fail (as in PyTorch).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![2.0f32, 0.0], &[2])?;
+    /// x.elu_(1.0)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![2.0, 0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn elu_(&self, alpha: f64) -> Result<Tensor> {
+        unary_(self, UOp::Elu(alpha))
+    }
+    /// In-place [`Tensor::leaky_relu`] (`F.leaky_relu(inplace=True)`; a negative slope makes
+    /// backward fail, as in PyTorch).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![-2.0f32], &[1])?;
+    /// x.leaky_relu_(0.5)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![-1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn leaky_relu_(&self, slope: f64) -> Result<Tensor> {
+        unary_(self, UOp::LeakyRelu(slope))
     }
 }

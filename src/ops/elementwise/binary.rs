@@ -1,5 +1,5 @@
 //! Binary arithmetic with broadcasting and PyTorch type promotion: add/sub (with alpha), mul,
-//! div, and their in-place forms. The shared driver [`binary_map`] is what every elementwise
+//! div, their in-place forms and the scalar-first `sub`/`div` (`torch.sub(2, t)`). The shared driver [`binary_map`] is what every elementwise
 //! binary op uses: promotion → broadcasting → output strides that keep the inputs' memory
 //! order → a typed kernel over coalesced runs.
 
@@ -189,9 +189,37 @@ fn arith_kernel(
         d if d.is_integral(false) => {
             crate::match_dtype!(d, signed, T => go!(T, |x: T, y: T| x.wrapping_div(y)))
         }
+        DType::C64 => go!(crate::dtype::C64, complex_div_c64),
+        DType::C128 => go!(crate::dtype::C128, complex_div_c128),
         d => crate::match_dtype!(d, inexact, T => go!(T, |x: T, y: T| x / y)),
     }
 }
+
+/// Complex division as PyTorch's `c10::complex` (numpy's scaled algorithm): divide through by
+/// the larger part of the divisor, so `|y|^2` never overflows (`z / |z|` of a huge `z` is
+/// finite); `x / 0` gives PyTorch's inf / NaN parts.
+macro_rules! complex_div {
+    ($name:ident, $C:ty) => {
+        pub(crate) fn $name(x: $C, y: $C) -> $C {
+            let (a, b, c, d) = (x.re, x.im, y.re, y.im);
+            let (abs_c, abs_d) = (c.abs(), d.abs());
+            if abs_c >= abs_d {
+                if abs_c == 0.0 && abs_d == 0.0 {
+                    return <$C>::new(a / abs_c, b / abs_d);
+                }
+                let rat = d / c;
+                let scl = 1.0 / (c + d * rat);
+                <$C>::new((a + b * rat) * scl, (b - a * rat) * scl)
+            } else {
+                let rat = c / d;
+                let scl = 1.0 / (d + c * rat);
+                <$C>::new((a * rat + b) * scl, (b * rat - a) * scl)
+            }
+        }
+    };
+}
+complex_div!(complex_div_c64, crate::dtype::C64);
+complex_div!(complex_div_c128, crate::dtype::C128);
 
 /// Runs one arithmetic kernel into `out` (in place) or a fresh tensor.
 fn arith_run<T: Element>(
@@ -491,10 +519,9 @@ impl Backward for ArithBackward {
             Arith::Div => {
                 let ga = ctx.grad_if(0, || g.div(b_op(b)?))?;
                 let gb = ctx.grad_if(1, || {
+                    // PyTorch's `-g * conj((a / b) / b)` (its inf / NaN pattern included)
                     let (a, b) = (a.expect("internal: a saved"), b.expect("internal: b saved"));
-                    g.neg()?
-                        .mul(&a.conj_if_complex()?)?
-                        .div(&b.mul(b)?.conj_if_complex()?)
+                    g.neg()?.mul(&a.div(b)?.div(b)?.conj_if_complex()?)
                 })?;
                 (ga, gb)
             }
@@ -569,6 +596,33 @@ impl Tensor {
     /// ```
     pub fn div(&self, other: impl Into<Operand>) -> Result<Tensor> {
         arith(self, other.into(), Scalar::Int(1), Arith::Div)
+    }
+    /// `base - other` for a scalar first operand (`torch.sub(2, t)`: the scalar is a wrapped
+    /// number, so `other`'s dtype category decides the result).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![1i32, 5], &[2])?;
+    /// assert_eq!(Tensor::sub_scalar_base(2, &t)?.to_vec::<i32>()?, vec![1, -3]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn sub_scalar_base(base: impl Into<Scalar>, other: &Tensor) -> Result<Tensor> {
+        let s = base.into();
+        let dt = result_type(&[&Operand::Scalar(s), &other.into()]);
+        scalar_tensor(s, dt).sub(other)
+    }
+    /// `base / other` for a scalar first operand (`torch.div(2, t)`; integers give float).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![4i64], &[1])?;
+    /// assert_eq!(Tensor::div_scalar_base(2, &t)?.to_vec::<f32>()?, vec![0.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn div_scalar_base(base: impl Into<Scalar>, other: &Tensor) -> Result<Tensor> {
+        let s = base.into();
+        let dt = result_type(&[&Operand::Scalar(s), &other.into()]);
+        scalar_tensor(s, dt).div(other)
     }
     /// In-place `add`; returns `self`.
     ///

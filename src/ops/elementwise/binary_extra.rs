@@ -43,7 +43,7 @@ impl Bin {
             Bin::Minimum => "MinimumBackward0",
             Bin::Fmax => "FmaxBackward0",
             Bin::Fmin => "FminBackward0",
-            Bin::FloorDivide => "FloorDivideBackward0",
+            Bin::FloorDivide => "NotImplemented",
             Bin::Remainder => "RemainderBackward0",
             Bin::Fmod => "FmodBackward0",
             Bin::Atan2 => "Atan2Backward0",
@@ -253,7 +253,13 @@ backward!(
                 let ka = ka.logical_or(&b.isnan()?)?;
                 (Tensor::where_(&ka, &g, 0.0)?, Tensor::where_(&ka, 0.0, &g)?)
             }
-            Bin::FloorDivide => (g.zeros_like()?, g.zeros_like()?),
+            Bin::FloorDivide => {
+                return Err(crate::err!(
+                    NotImplemented,
+                    "floor_divide",
+                    "derivative for floor_divide is not implemented"
+                ));
+            }
             Bin::Remainder => (g.clone(), g.mul(&a.div(b)?.floor()?)?.neg()?),
             Bin::Fmod => (g.clone(), g.mul(&a.div(b)?.trunc()?)?.neg()?),
             Bin::Atan2 => {
@@ -288,7 +294,7 @@ pub(crate) fn saved_operand(o: &Operand, dt: DType) -> Result<SavedTensor> {
 pub(crate) fn bin_op(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
     let out = bin_result(a, b, op)?;
     let ts = tensors(&[a, b]);
-    if out.dtype().is_differentiable() && op != Bin::FloorDivide {
+    if out.dtype().is_differentiable() {
         let refs: Vec<&Tensor> = ts.iter().collect();
         let dt = out.dtype();
         let sa = saved_operand(a, dt)?;
@@ -400,6 +406,19 @@ impl Tensor {
     pub fn floor_divide(&self, other: impl Into<Operand>) -> Result<Tensor> {
         bin_op(&self.into(), &other.into(), Bin::FloorDivide)
     }
+    /// In-place [`Tensor::floor_divide`] (`self` must hold the promoted result; like PyTorch,
+    /// backward through it is a `NotImplemented` error).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![7i64, -7], &[2])?;
+    /// a.floor_divide_(2)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![3, -4]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn floor_divide_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        bin_op_(self, other.into(), Bin::FloorDivide, "floor_divide_")
+    }
     /// Python-style remainder (sign of the divisor).
     ///
     /// ```
@@ -502,5 +521,17 @@ impl Tensor {
     /// ```
     pub fn hypot(&self, other: &Tensor) -> Result<Tensor> {
         bin_op(&self.into(), &other.into(), Bin::Hypot)
+    }
+    /// In-place [`Tensor::hypot`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![3.0f32], &[1])?;
+    /// a.hypot_(&Tensor::from_vec(vec![4.0f32], &[1])?)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![5.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn hypot_(&self, other: &Tensor) -> Result<Tensor> {
+        bin_op_(self, other.into(), Bin::Hypot, "hypot_")
     }
 }

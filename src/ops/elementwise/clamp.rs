@@ -1,9 +1,16 @@
 //! `clamp` / `clamp_min` / `clamp_max` with scalar bounds and their in-place forms (NaN
 //! propagates; `min > max` gives `max`); backward: the gradient passes where `lo < x < hi`
 //! (PyTorch 2.15 gives the bounds themselves a zero gradient).
+//!
+//! With tensor bounds (`clamp_tensor`, `clamp_min`/`clamp_max` given a tensor) the bounds take
+//! part in type promotion and the op is `minimum(maximum(x, lo), hi)`, whose gradient is
+//! PyTorch 2.15's: `g` to whichever of `x` and the bound was taken, halved on ties. The
+//! in-place forms clamp a recorded clone of `self` and copy the result back (`copy_`: one
+//! version bump, CopySlices on views).
 
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
+use crate::ops::elementwise::binary::can_cast;
 use crate::ops::elementwise::binary::operand_tensor;
 use crate::ops::grad::{backward, input_grad};
 use crate::ops::util::write_back;
@@ -29,6 +36,7 @@ pub(crate) fn clamp_result(
     ops.extend(los.iter());
     ops.extend(his.iter());
     let dt = result_type(&ops);
+    let (lo, hi) = int_bounds(dt, lo, hi, name)?;
     let ta = operand_tensor(&ao, dt)?;
     macro_rules! go {
         ($T:ty) => {{
@@ -57,6 +65,53 @@ pub(crate) fn clamp_result(
     crate::match_dtype!(dt, real, T => go!(T), else bail!(Unsupported, name, "clamp is not supported for complex types"))
 }
 
+/// PyTorch's integer bounds: a bound beyond the dtype's range on the side that cannot bind
+/// (a min below it, a max above it) is dropped; one that would empty the range is an error.
+fn int_bounds(
+    dt: crate::DType,
+    lo: Option<Scalar>,
+    hi: Option<Scalar>,
+    name: &'static str,
+) -> Result<(Option<Scalar>, Option<Scalar>)> {
+    use crate::DType::*;
+    let (tmin, tmax): (i128, i128) = match dt {
+        U8 => (0, u8::MAX as i128),
+        I8 => (i8::MIN as i128, i8::MAX as i128),
+        I16 => (i16::MIN as i128, i16::MAX as i128),
+        I32 => (i32::MIN as i128, i32::MAX as i128),
+        I64 => (i64::MIN as i128, i64::MAX as i128),
+        _ => return Ok((lo, hi)),
+    };
+    let check = |b: Option<Scalar>, is_min: bool| -> Result<Option<Scalar>> {
+        let Some(Scalar::Int(v)) = b else {
+            return Ok(b);
+        };
+        let v = v as i128;
+        let (cannot_bind, empties) = if is_min {
+            (v < tmin, v > tmax)
+        } else {
+            (v > tmax, v < tmin)
+        };
+        if empties {
+            bail!(
+                InvalidArgument,
+                name,
+                "Clamp {} value {} is outside the representable range of {}",
+                if is_min { "min" } else { "max" },
+                v,
+                dt.torch_scalar_name()
+            );
+        }
+        Ok(if cannot_bind { None } else { b })
+    };
+    let (l, h) = (check(lo, true)?, check(hi, false)?);
+    if l.is_none() && h.is_none() {
+        // both dropped: nothing binds, a plain copy
+        return Ok((Some(Scalar::Int(tmin as i64)), None));
+    }
+    Ok((l, h))
+}
+
 /// Backward of clamp with scalar bounds: saved self; grad passes where `lo < x < hi` (PyTorch
 /// 2.15 gives the bounds themselves a zero gradient).
 pub(crate) struct ClampBackward {
@@ -81,6 +136,78 @@ backward!(ClampBackward, self.name, |self, ctx, g: Tensor| {
     let m = m.expect("internal: clamp without bounds");
     input_grad(Tensor::where_(&m, &g, 0.0)?)
 });
+
+/// `minimum(maximum(x, lo), hi)` for tensor bounds (at least one).
+fn clamp_by_tensors(x: &Tensor, lo: Option<&Tensor>, hi: Option<&Tensor>) -> Result<Tensor> {
+    let r = match lo {
+        Some(l) => x.maximum(l)?,
+        None => x.clone(),
+    };
+    match hi {
+        Some(h) => r.minimum(h),
+        None => Ok(r),
+    }
+}
+
+/// The checks of a tensor-bound clamp before anything runs: a bound given, no complex
+/// operand, and (in place) a result dtype `self` can hold.
+fn check_tensor_bounds(
+    x: &Tensor,
+    lo: Option<&Tensor>,
+    hi: Option<&Tensor>,
+    name: &'static str,
+    inplace: bool,
+) -> Result<()> {
+    if lo.is_none() && hi.is_none() {
+        bail!(
+            InvalidArgument,
+            name,
+            "At least one of 'min' or 'max' must not be None"
+        );
+    }
+    let ops: Vec<Operand> = std::iter::once(x)
+        .chain(lo)
+        .chain(hi)
+        .map(|t| Operand::Tensor(t.clone()))
+        .collect();
+    let refs: Vec<&Operand> = ops.iter().collect();
+    let dt = result_type(&refs);
+    if dt.is_complex() {
+        bail!(
+            Unsupported,
+            name,
+            "clamp is not supported for complex types"
+        );
+    }
+    // (one bound is `maximum` / `minimum`, which take bool; both bounds are clamp's kernel)
+    if dt == crate::DType::Bool && lo.is_some() && hi.is_some() {
+        bail!(
+            DTypeMismatch,
+            name,
+            "\"clamp_cpu\" not implemented for 'Bool'"
+        );
+    }
+    if inplace && !can_cast(dt, x.dtype()) {
+        return Err(crate::ops::elementwise::binary::cast_error(
+            name,
+            dt,
+            x.dtype(),
+        ));
+    }
+    Ok(())
+}
+
+/// In place through a recorded clone: `self.copy_(clamp(self.clone()))`.
+fn clamp_tensor_inplace(
+    x: &Tensor,
+    lo: Option<&Tensor>,
+    hi: Option<&Tensor>,
+    name: &'static str,
+) -> Result<Tensor> {
+    check_tensor_bounds(x, lo, hi, name, true)?;
+    let r = clamp_by_tensors(&x.copy()?, lo, hi)?;
+    x.copy_(&r)
+}
 
 pub(crate) fn clamp_name(lo: &Option<Scalar>, hi: &Option<Scalar>) -> &'static str {
     match (lo, hi) {
@@ -137,25 +264,58 @@ impl Tensor {
             bw,
         )
     }
-    /// `clamp(min, None)`.
+    /// Clamps into `[min, max]` given as tensors (broadcast; they take part in type promotion;
+    /// either may be `None`): `minimum(maximum(self, min), max)`, so NaN propagates, `min > max`
+    /// gives `max`, and ties split the gradient with the bound.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![-2.0f32, 0.5, 3.0], &[3])?;
+    /// let lo = Tensor::from_vec(vec![-1.0f32, 1.0, -1.0], &[3])?;
+    /// assert_eq!(x.clamp_tensor(Some(&lo), None)?.to_vec::<f32>()?, vec![-1.0, 1.0, 3.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn clamp_tensor(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+        check_tensor_bounds(self, min, max, "clamp", false)?;
+        clamp_by_tensors(self, min, max)
+    }
+    /// In-place [`Tensor::clamp_tensor`] (`self` must hold the promoted result).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![-2i64, 5], &[2])?;
+    /// x.clamp_tensor_(None, Some(&Tensor::from_vec(vec![1i64], &[1])?))?;
+    /// assert_eq!(x.to_vec::<i64>()?, vec![-2, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn clamp_tensor_(&self, min: Option<&Tensor>, max: Option<&Tensor>) -> Result<Tensor> {
+        clamp_tensor_inplace(self, min, max, "clamp_")
+    }
+    /// `clamp(min, None)`; `min` is a scalar or a tensor.
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// assert_eq!(Tensor::from_vec(vec![-2.0f32], &[1])?.clamp_min(0.0)?.to_vec::<f32>()?, vec![0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn clamp_min(&self, min: impl Into<Scalar>) -> Result<Tensor> {
-        self.clamp(Some(min.into()), None)
+    pub fn clamp_min(&self, min: impl Into<Operand>) -> Result<Tensor> {
+        match min.into() {
+            Operand::Scalar(s) => self.clamp(Some(s), None),
+            Operand::Tensor(t) => self.clamp_tensor(Some(&t), None),
+        }
     }
-    /// `clamp(None, max)`.
+    /// `clamp(None, max)`; `max` is a scalar or a tensor.
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// assert_eq!(Tensor::from_vec(vec![2.0f32], &[1])?.clamp_max(1.0)?.to_vec::<f32>()?, vec![1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn clamp_max(&self, max: impl Into<Scalar>) -> Result<Tensor> {
-        self.clamp(None, Some(max.into()))
+    pub fn clamp_max(&self, max: impl Into<Operand>) -> Result<Tensor> {
+        match max.into() {
+            Operand::Scalar(s) => self.clamp(None, Some(s)),
+            Operand::Tensor(t) => self.clamp_tensor(None, Some(&t)),
+        }
     }
     /// In-place `clamp_min`.
     ///
@@ -166,8 +326,11 @@ impl Tensor {
     /// assert_eq!(x.to_vec::<f32>()?, vec![0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn clamp_min_(&self, min: impl Into<Scalar>) -> Result<Tensor> {
-        self.clamp_(Some(min.into()), None)
+    pub fn clamp_min_(&self, min: impl Into<Operand>) -> Result<Tensor> {
+        match min.into() {
+            Operand::Scalar(s) => self.clamp_(Some(s), None),
+            Operand::Tensor(t) => clamp_tensor_inplace(self, Some(&t), None, "clamp_min_"),
+        }
     }
     /// In-place `clamp_max`.
     ///
@@ -178,7 +341,10 @@ impl Tensor {
     /// assert_eq!(x.to_vec::<f32>()?, vec![1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn clamp_max_(&self, max: impl Into<Scalar>) -> Result<Tensor> {
-        self.clamp_(None, Some(max.into()))
+    pub fn clamp_max_(&self, max: impl Into<Operand>) -> Result<Tensor> {
+        match max.into() {
+            Operand::Scalar(s) => self.clamp_(None, Some(s)),
+            Operand::Tensor(t) => clamp_tensor_inplace(self, None, Some(&t), "clamp_max_"),
+        }
     }
 }

@@ -1,9 +1,15 @@
-//! Comparisons (`eq ne lt le gt ge`), logical and bitwise ops and `isnan/isinf/isfinite`.
-//! All results are Bool (bitwise ops keep the promoted integer dtype); none records autograd.
+//! Comparisons (`eq ne lt le gt ge`), logical and bitwise ops and `isnan/isinf/isfinite`,
+//! with the in-place twins (`eq_`, `logical_and_`, `bitwise_not_`, ...: the result is cast to
+//! `self`'s dtype, which must be able to hold it). Results are Bool (bitwise ops keep the
+//! promoted integer dtype); the out-of-place forms record no autograd. Like PyTorch, the
+//! in-place comparisons record a node whose gradient is zero for both inputs, and the in-place
+//! logical and bitwise ops record nothing (`self` keeps its history).
 
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor};
 use crate::ops::elementwise::unary::unary_map;
+use crate::ops::grad::{GradIf, backward, grads};
+use crate::ops::util::{tensors, write_back, write_back_untracked};
 use crate::{DType, Result, Tensor, bail};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -43,6 +49,58 @@ fn compare(a: &Tensor, b: Operand, op: Cmp, name: &'static str) -> Result<Tensor
         (Cmp::Ne, _) => binary_map::<crate::dtype::C128, bool>(&ta, &tb, name, |x, y| x != y),
         _ => bail!(Unsupported, name, "not implemented for complex tensors"),
     })
+}
+
+impl Cmp {
+    fn backward_name(self, tensor_other: bool) -> &'static str {
+        match (self, tensor_other) {
+            (Cmp::Eq, false) => "EqBackward0",
+            (Cmp::Eq, true) => "EqBackward1",
+            (Cmp::Ne, false) => "NeBackward0",
+            (Cmp::Ne, true) => "NeBackward1",
+            (Cmp::Lt, false) => "LtBackward0",
+            (Cmp::Lt, true) => "LtBackward1",
+            (Cmp::Le, false) => "LeBackward0",
+            (Cmp::Le, true) => "LeBackward1",
+            (Cmp::Gt, false) => "GtBackward0",
+            (Cmp::Gt, true) => "GtBackward1",
+            (Cmp::Ge, false) => "GeBackward0",
+            (Cmp::Ge, true) => "GeBackward1",
+        }
+    }
+}
+
+/// Backward of the in-place comparisons: zero for `self` and for a tensor `other` (its shape
+/// and dtype kept, not the tensor).
+struct CompareBackward {
+    name: &'static str,
+    other: Option<(Vec<usize>, DType)>,
+}
+
+backward!(CompareBackward, self.name, |self, ctx, g: Tensor| {
+    let gs = ctx.grad_if(0, || g.zeros_like())?;
+    match &self.other {
+        None => grads([gs]),
+        Some((shape, dt)) => grads([gs, ctx.grad_if(1, || Tensor::zeros(shape, *dt))?]),
+    }
+});
+
+/// The in-place comparison: `self = (self op other)` cast to `self`'s dtype.
+fn compare_(a: &Tensor, b: Operand, op: Cmp, name: &'static str) -> Result<Tensor> {
+    let bt = tensors(&[&b]);
+    let others: Vec<&Tensor> = bt.iter().collect();
+    let bw = CompareBackward {
+        name: op.backward_name(!bt.is_empty()),
+        other: bt.first().map(|t| (t.shape(), t.dtype())),
+    };
+    write_back(
+        a,
+        &others,
+        name,
+        || compare(a, b, op, name),
+        |_, _| vec![],
+        bw,
+    )
 }
 
 fn as_bool(t: &Tensor) -> Result<Tensor> {
@@ -319,5 +377,193 @@ impl Tensor {
                 Tensor::full(&self.shape(), v, DType::Bool)
             }
         }
+    }
+}
+
+impl Tensor {
+    /// In-place [`Tensor::eq`]: `self` becomes `self == other` in its own dtype (1/0).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+    /// a.eq_(2)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn eq_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        compare_(self, other.into(), Cmp::Eq, "eq_")
+    }
+    /// In-place [`Tensor::ne`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1i64, 2], &[2])?;
+    /// a.ne_(2)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![1, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn ne_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        compare_(self, other.into(), Cmp::Ne, "ne_")
+    }
+    /// In-place [`Tensor::lt`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1i64, 3], &[2])?;
+    /// a.lt_(2.5)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![1, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn lt_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        compare_(self, other.into(), Cmp::Lt, "lt_")
+    }
+    /// In-place [`Tensor::le`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1i64, 3], &[2])?;
+    /// a.le_(1)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![1, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn le_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        compare_(self, other.into(), Cmp::Le, "le_")
+    }
+    /// In-place [`Tensor::gt`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, 3.0], &[2])?;
+    /// a.gt_(1)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn gt_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        compare_(self, other.into(), Cmp::Gt, "gt_")
+    }
+    /// In-place [`Tensor::ge`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32, 3.0], &[2])?;
+    /// a.ge_(3)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn ge_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        compare_(self, other.into(), Cmp::Ge, "ge_")
+    }
+    /// In-place [`Tensor::logical_and`] (not differentiated: `self` keeps its history).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0.0f32, 2.0], &[2])?;
+    /// a.logical_and_(&Tensor::from_vec(vec![true, true], &[2])?)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn logical_and_(&self, other: &Tensor) -> Result<Tensor> {
+        write_back_untracked(self, &[other], "logical_and_", || self.logical_and(other))
+    }
+    /// In-place [`Tensor::logical_or`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0i64, 2], &[2])?;
+    /// a.logical_or_(&Tensor::from_vec(vec![false, false], &[2])?)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![0, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn logical_or_(&self, other: &Tensor) -> Result<Tensor> {
+        write_back_untracked(self, &[other], "logical_or_", || self.logical_or(other))
+    }
+    /// In-place [`Tensor::logical_xor`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0i64, 2], &[2])?;
+    /// a.logical_xor_(&Tensor::from_vec(vec![true, true], &[2])?)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![1, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn logical_xor_(&self, other: &Tensor) -> Result<Tensor> {
+        write_back_untracked(self, &[other], "logical_xor_", || self.logical_xor(other))
+    }
+    /// In-place [`Tensor::logical_not`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0i64, 2], &[2])?;
+    /// a.logical_not_()?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![1, 0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn logical_not_(&self) -> Result<Tensor> {
+        write_back_untracked(self, &[], "logical_not_", || self.logical_not())
+    }
+    /// In-place [`Tensor::bitwise_and`] (`self` must hold the promoted integer result).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![6i32], &[1])?;
+    /// a.bitwise_and_(3)?;
+    /// assert_eq!(a.to_vec::<i32>()?, vec![2]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn bitwise_and_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.bitwise_(other.into(), Bit::And, "bitwise_and_")
+    }
+    /// In-place [`Tensor::bitwise_or`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![6i64], &[1])?;
+    /// a.bitwise_or_(1)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![7]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn bitwise_or_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.bitwise_(other.into(), Bit::Or, "bitwise_or_")
+    }
+    /// In-place [`Tensor::bitwise_xor`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![6i64], &[1])?;
+    /// a.bitwise_xor_(3)?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn bitwise_xor_(&self, other: impl Into<Operand>) -> Result<Tensor> {
+        self.bitwise_(other.into(), Bit::Xor, "bitwise_xor_")
+    }
+    /// In-place [`Tensor::bitwise_not`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![0i64], &[1])?;
+    /// a.bitwise_not_()?;
+    /// assert_eq!(a.to_vec::<i64>()?, vec![-1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn bitwise_not_(&self) -> Result<Tensor> {
+        write_back_untracked(self, &[], "bitwise_not_", || self.bitwise_not())
+    }
+
+    fn bitwise_(&self, other: Operand, op: Bit, name: &'static str) -> Result<Tensor> {
+        // (PyTorch checks that self can hold the result before the kernel's dtype check)
+        let dt = result_type(&[&Operand::Tensor(self.clone()), &other]);
+        if !crate::ops::elementwise::binary::can_cast(dt, self.dtype()) {
+            return Err(crate::ops::elementwise::binary::cast_error(
+                name,
+                dt,
+                self.dtype(),
+            ));
+        }
+        let ot = tensors(&[&other]);
+        let refs: Vec<&Tensor> = ot.iter().collect();
+        write_back_untracked(self, &refs, name, || {
+            bitwise(self, other, op, name.trim_end_matches('_'))
+        })
     }
 }

@@ -1,8 +1,30 @@
-//! Ternary arithmetic composed of differentiable `add`/`mul` (so no backward of their own):
-//! `lerp` / `lerp_` and `addcmul` / `addcmul_`.
+//! Ternary arithmetic composed of differentiable `add`/`mul`/`div` (so no backward of their
+//! own): `lerp` / `lerp_`, `addcmul` / `addcmul_` and `addcdiv` / `addcdiv_`.
 
-use crate::dtype::Operand;
-use crate::{Result, Scalar, Tensor};
+use crate::dtype::{Operand, result_type};
+use crate::{DType, Result, Scalar, Tensor, bail};
+
+/// `value * t1 / t2` for `addcdiv` in the dtype PyTorch computes it in (that of `self`, `t1`
+/// and `t2` together; `value` does not take part), multiplied before dividing as PyTorch's
+/// kernel does. Two integer (or bool) divisors are refused.
+fn addcdiv_term(x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> Result<Tensor> {
+    if t1.dtype().is_integral(true) && t2.dtype().is_integral(true) {
+        bail!(
+            InvalidArgument,
+            "addcdiv",
+            "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * (tensor1 / tensor2).trunc()).to_dtype(input.dtype()) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs."
+        );
+    }
+    let dt: DType = result_type(&[&x.into(), &t1.into(), &t2.into()]);
+    let cast = |t: &Tensor| {
+        if t.dtype() == dt {
+            Ok(t.clone())
+        } else {
+            t.to_dtype(dt)
+        }
+    };
+    cast(t1)?.mul(value)?.div(&cast(t2)?)
+}
 
 impl Tensor {
     /// `self + weight * (end - self)` (weight: tensor or scalar). Composed of differentiable ops.
@@ -52,6 +74,31 @@ impl Tensor {
     /// ```
     pub fn addcmul_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
         let p = t1.mul(t2)?.mul(value.into())?;
+        self.add_(&p)
+    }
+    /// `self + value * t1 / t2` (broadcasting; two integer divisors are an error).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32], &[1])?;
+    /// let t2 = Tensor::from_vec(vec![4.0f32], &[1])?;
+    /// assert_eq!(a.addcdiv(&a, &t2, 2.0)?.to_vec::<f32>()?, vec![1.5]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn addcdiv(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
+        self.add(&addcdiv_term(self, t1, t2, value.into())?)
+    }
+    /// In-place [`Tensor::addcdiv`] (`self` must hold the promoted result).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![1.0f32], &[1])?;
+    /// a.addcdiv_(&Tensor::from_vec(vec![1.0f32], &[1])?, &Tensor::from_vec(vec![4.0f32], &[1])?, 1)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![1.25]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn addcdiv_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
+        let p = addcdiv_term(self, t1, t2, value.into())?;
         self.add_(&p)
     }
 }

@@ -1,5 +1,5 @@
 //! Choosing between values by a mask: `where_` (`cond ? a : b` over three broadcast operands),
-//! `masked_fill` / `masked_fill_` and `nan_to_num`, with the ternary kernel they share and their
+//! `masked_fill` / `masked_fill_` and `nan_to_num` / `nan_to_num_`, with the ternary kernel they share and their
 //! backward (the gradient passes where the value was taken, zero elsewhere).
 
 use crate::autograd::{SavedTensor, record};
@@ -176,7 +176,46 @@ fn nan_to_num_result(
             |v: T| v.to_f64(),
             <T as Element>::from_f64
         )),
-        d if d.is_complex() => bail!(Unsupported, "nan_to_num", "not implemented for complex"),
+        // complex: the real and imaginary parts separately, with the part type's defaults
+        DType::C64 => {
+            let (p, n) = (
+                posinf.unwrap_or(f32::MAX as f64),
+                neginf.unwrap_or(f32::MIN as f64),
+            );
+            let f = move |v: f32| -> f32 {
+                if v.is_nan() {
+                    nan as f32
+                } else if v == f32::INFINITY {
+                    p as f32
+                } else if v == f32::NEG_INFINITY {
+                    n as f32
+                } else {
+                    v
+                }
+            };
+            crate::ops::elementwise::unary::unary_map::<crate::dtype::C64, crate::dtype::C64>(
+                x,
+                move |z| crate::dtype::C64::new(f(z.re), f(z.im)),
+            )
+        }
+        DType::C128 => {
+            let (p, n) = (posinf.unwrap_or(f64::MAX), neginf.unwrap_or(f64::MIN));
+            let f = move |v: f64| -> f64 {
+                if v.is_nan() {
+                    nan
+                } else if v == f64::INFINITY {
+                    p
+                } else if v == f64::NEG_INFINITY {
+                    n
+                } else {
+                    v
+                }
+            };
+            crate::ops::elementwise::unary::unary_map::<crate::dtype::C128, crate::dtype::C128>(
+                x,
+                move |z| crate::dtype::C128::new(f(z.re), f(z.im)),
+            )
+        }
         _ => x.copy(),
     }
 }
@@ -278,5 +317,45 @@ impl Tensor {
             record(&[&out], &[self], || vec![SavedTensor::private(m)], bw)?;
         }
         Ok(out)
+    }
+
+    /// In-place [`Tensor::nan_to_num`] (integer and bool tensors are left as they are).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let a = Tensor::from_vec(vec![f32::NAN, 1.0], &[2])?;
+    /// a.nan_to_num_(0.0, None, None)?;
+    /// assert_eq!(a.to_vec::<f32>()?, vec![0.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn nan_to_num_(
+        &self,
+        nan: f64,
+        posinf: Option<f64>,
+        neginf: Option<f64>,
+    ) -> Result<Tensor> {
+        if self.dtype().is_integral(true) {
+            // PyTorch copies an integer tensor onto itself: only the version moves
+            self.0.version.bump();
+            return Ok(self.clone());
+        }
+        // the mask of the pre-op values (the gradient passes where they were finite)
+        let m = if self.dtype().is_differentiable() {
+            let _g = crate::autograd::no_grad();
+            Some(self.isfinite()?)
+        } else {
+            None
+        };
+        write_back(
+            self,
+            &[],
+            "nan_to_num_",
+            || nan_to_num_result(self, nan, posinf, neginf),
+            |_, _| m.into_iter().map(SavedTensor::private).collect(),
+            WhereBackward {
+                has: [true, false],
+                name: "NanToNumBackward0",
+            },
+        )
     }
 }

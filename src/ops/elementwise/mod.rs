@@ -6,28 +6,33 @@
 //! - [`binary`]: `add`/`sub` (with alpha), `mul`, `div` and in-place forms; [`binary_out`]:
 //!   `add_out`; [`div_round`]: `div_rounding`.
 //! - [`binary_extra`]: `maximum`/`minimum`, `fmax`/`fmin`, `floor_divide`/`remainder`/`fmod`,
-//!   `atan2`, `hypot`.
-//! - [`mask`]: `where_`, `masked_fill`, `nan_to_num`; [`clamp`]; [`pow`]; [`lerp`]: `lerp`,
-//!   `addcmul` (composed).
+//!   `atan2`, `hypot` (with in-place forms).
+//! - [`mask`]: `where_`, `masked_fill`, `nan_to_num`; [`clamp`]; [`pow`] (and `square`);
+//!   [`lerp`]: `lerp`, `addcmul`, `addcdiv` (composed).
 //! - [`arith_scalar`]: the dense fast path of arithmetic with a non-promoting Rust scalar (out
 //!   of place, in place, on a gradient the engine hands over).
-//! - [`compare`]: comparisons, logical and bitwise ops, `isnan`/`isinf`/`isfinite` (no autograd).
+//! - [`compare`]: comparisons, logical and bitwise ops, `isnan`/`isinf`/`isfinite`, and their
+//!   in-place twins (no autograd but the zero gradient of the in-place comparisons);
+//!   [`close`]: `isclose`, `allclose`, `equal`.
 //!
 //! Derivative rules (`g` = output gradient, `x`/`y` = inputs, `out` = result):
 //! - unary ops: see the table in [`unary_grad`]
 //! - add/sub: `g`, `±alpha g` (summed to each input's shape); mul: `g conj(y)`, `g conj(x)`;
-//!   div: `g / conj(y)`, `-g conj(x) / conj(y²)`; conj: `conj(g)`
+//!   div: `g / conj(y)`, `-g conj((x / y) / y)`; conj: `conj(g)`
 //! - maximum/minimum: `g` to the chosen input, halved on ties; fmax/fmin: `g` to the chosen
 //!   input (`x` on ties or when `y` is NaN)
-//! - remainder/fmod: `g`, `-g * floor(x / y)` (fmod: `trunc`); floor_divide: zero
+//! - remainder/fmod: `g`, `-g * floor(x / y)` (fmod: `trunc`); floor_divide: none (backward
+//!   through it is a `NotImplemented` error, as in PyTorch)
 //! - atan2: `g y / (x² + y²)`, `-g x / (x² + y²)`; hypot: `g x / out`, `g y / out`
 //! - div_rounding: zero for both inputs
 //! - where_: `g` where `cond` (else 0) for `a`, `g` where `!cond` for `b`; masked_fill: `g` where
 //!   `!mask` for self, `sum(g where mask)` for a tensor value; nan_to_num: `g` where finite
-//! - clamp: `g` where `lo < x < hi` (NaN passes), else 0
+//! - clamp: `g` where `lo < x < hi` (NaN passes), else 0; with tensor bounds: maximum then
+//!   minimum's rule
 //! - pow: `g e x^(e-1)` for the base (0 for `e == 0`), `g out ln(x)` for a tensor exponent (0
 //!   where `x == 0` and `e >= 0`), `g out ln(base)` for a scalar base
-//! - lerp, addcmul: composed of add/mul
+//! - lerp, addcmul, addcdiv: composed of add/mul/div; square: pow's rule (`2 g x`)
+//! - in-place comparisons (`eq_`, ...): zero for `self` and `other`
 //! - comparisons, logical, bitwise: not differentiable
 
 pub(crate) mod activation;
@@ -36,6 +41,7 @@ pub(crate) mod binary;
 pub(crate) mod binary_extra;
 pub(crate) mod binary_out;
 pub(crate) mod clamp;
+pub(crate) mod close;
 pub(crate) mod compare;
 pub(crate) mod div_round;
 pub(crate) mod lerp;

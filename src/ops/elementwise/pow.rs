@@ -1,6 +1,8 @@
-//! `pow` (tensor ^ scalar, tensor ^ tensor, scalar ^ tensor) and `pow_`, with PyTorch's
+//! `pow` (tensor ^ scalar, tensor ^ tensor, scalar ^ tensor) and `pow_`, `square` / `square_`
+//! (`pow(2)`, as PyTorch defines it: bool squares to int64), with PyTorch's
 //! promotion (an integer tensor to a negative integer scalar is an error) and backward
-//! `g * e * x^(e-1)` for the base, `g * y * ln(x)` for the exponent.
+//! `g * conj(e * x^(e-1))` for the base, `g * y * ln(x)` for the exponent; complex bases to the
+//! scalars 0, 1, 2, 3, -2 are one, a copy or products, as PyTorch computes them.
 
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
@@ -76,7 +78,41 @@ pub(crate) fn pow_result(a: &Operand, b: &Operand) -> Result<Tensor> {
         );
     }
     let (ta, tb) = (operand_tensor(a, dt)?, operand_tensor(b, dt)?);
+    if let (Operand::Tensor(_), Operand::Scalar(e @ (Scalar::Int(_) | Scalar::Float(_)))) = (a, b)
+        && dt.is_complex()
+        && let Some(r) = complex_small_power(&ta, e.to_f64(), dt)
+    {
+        return r;
+    }
     pow_kernel(&ta, &tb, dt)
+}
+
+/// PyTorch's complex `pow` by the scalars 0, 1, 2, 3 and -2: one, a copy, products
+/// (`z * z`, ...), not `exp(e log z)`, so exact values stay exact. `None` for other exponents.
+fn complex_small_power(a: &Tensor, e: f64, dt: DType) -> Option<Result<Tensor>> {
+    use crate::ops::elementwise::unary::unary_map;
+    macro_rules! go {
+        ($T:ty) => {{
+            let one = <$T>::new(1.0, 0.0);
+            if e == 0.0 {
+                Some(unary_map::<$T, $T>(a, move |_| one))
+            } else if e == 1.0 {
+                Some(unary_map::<$T, $T>(a, |z| z))
+            } else if e == 2.0 {
+                Some(unary_map::<$T, $T>(a, |z| z * z))
+            } else if e == 3.0 {
+                Some(unary_map::<$T, $T>(a, |z| z * z * z))
+            } else if e == -2.0 {
+                Some(unary_map::<$T, $T>(a, move |z| one / (z * z)))
+            } else {
+                None
+            }
+        }};
+    }
+    match dt {
+        DType::C64 => go!(crate::dtype::C64),
+        _ => go!(crate::dtype::C128),
+    }
 }
 
 /// Backward of pow. `kind` 0: tensor ^ scalar (saved self), 1: tensor ^ tensor (saved self,
@@ -101,7 +137,8 @@ backward!(
                     Scalar::Int(i) => Scalar::Int(i - 1),
                     o => Scalar::Float(o.to_f64() - 1.0),
                 };
-                input_grad(g.mul(e)?.mul(&s[0].pow(em1)?)?)
+                // PyTorch's `grad * (e * x^(e-1)).conj()` (the conjugate for complex x)
+                input_grad(g.mul(&s[0].pow(em1)?.mul(e)?.conj_if_complex()?)?)
             }
             1 => {
                 let (x, e, y) = (&s[0], &s[1], &s[2]);
@@ -221,5 +258,29 @@ impl Tensor {
             )?;
         }
         Ok(out)
+    }
+    /// `self * self` as PyTorch's `square` (`pow(self, 2)`: integers keep their dtype, bool
+    /// gives int64; gradient `2 g x`).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![-3i32, 2], &[2])?;
+    /// assert_eq!(t.square()?.to_vec::<i32>()?, vec![9, 4]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn square(&self) -> Result<Tensor> {
+        self.pow(2)
+    }
+    /// In-place [`Tensor::square`] (a bool tensor cannot hold the int64 result: an error).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let t = Tensor::from_vec(vec![1.5f32], &[1])?;
+    /// t.square_()?;
+    /// assert_eq!(t.to_vec::<f32>()?, vec![2.25]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn square_(&self) -> Result<Tensor> {
+        self.pow_(2)
     }
 }

@@ -5,7 +5,7 @@
 
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::dense_strides_like;
-use crate::ops::elementwise::activation::gelu_f64;
+use crate::ops::elementwise::activation::{erf, gelu_f64};
 use crate::ops::elementwise::unary_grad::UnaryBackward;
 use crate::ops::util::{broadcast_strides, check_no_internal_overlap};
 use crate::{DType, Element, Result, Tensor, bail};
@@ -90,6 +90,10 @@ pub(crate) enum UOp {
     Ceil,
     Round,
     Trunc,
+    Erf,
+    Frac,
+    /// `round(decimals=d)`: rounds `x * 10^d` (d < 0: `x / 10^-d`) half to even.
+    RoundDecimals(i32),
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -136,6 +140,9 @@ impl UOp {
             Ceil => "ceil",
             Round => "round",
             Trunc => "trunc",
+            Erf => "erf",
+            Frac => "frac",
+            RoundDecimals(_) => "round",
         }
     }
     pub(crate) fn backward_name(self) -> &'static str {
@@ -174,6 +181,9 @@ impl UOp {
             Ceil => "CeilBackward0",
             Round => "RoundBackward0",
             Trunc => "TruncBackward0",
+            Erf => "ErfBackward0",
+            Frac => "FracBackward0",
+            RoundDecimals(_) => "RoundBackward1",
         }
     }
     /// Ops whose integer inputs keep their dtype.
@@ -184,7 +194,7 @@ impl UOp {
     fn save(self) -> Save {
         use UOp::*;
         match self {
-            Neg | Sign | Floor | Ceil | Round | Trunc => Save::Nothing,
+            Neg | Sign | Floor | Ceil | Round | Trunc | Frac | RoundDecimals(_) => Save::Nothing,
             Exp | Exp2 | Expm1 | Sqrt | Rsqrt | Reciprocal | Tan | Tanh | Sigmoid | Relu => {
                 Save::Output
             }
@@ -197,6 +207,16 @@ impl UOp {
                 InvalidArgument,
                 "neg",
                 "Negation, the `-` operator, on a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+            );
+        }
+        if matches!(self, UOp::Frac | UOp::RoundDecimals(_)) && !d.is_float() {
+            // PyTorch has no integer (or complex) frac, nor round with decimals
+            bail!(
+                DTypeMismatch,
+                self.name(),
+                "\"{}_cpu\" not implemented for '{}'",
+                self.name(),
+                d.torch_scalar_name()
             );
         }
         if d.is_complex() {
@@ -334,6 +354,18 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Ceil => float_go!(dt, a, out, R, |x| x.ceil()),
         Round => float_go!(dt, a, out, R, |x| x.round_ties_even()),
         Trunc => float_go!(dt, a, out, R, |x| x.trunc()),
+        Erf => float_go!(dt, a, out, R, |x| erf(x as f64) as R),
+        Frac => float_go!(dt, a, out, R, |x| x - x.trunc()),
+        // in the compute type, as PyTorch's kernel (10^|d| rounded to it once)
+        RoundDecimals(0) => float_go!(dt, a, out, R, |x| x.round_ties_even()),
+        RoundDecimals(d) if d > 0 => {
+            let tp = 10f64.powi(d);
+            float_go!(dt, a, out, R, |x| (x * tp as R).round_ties_even() / tp as R)
+        }
+        RoundDecimals(d) => {
+            let tp = 10f64.powi(-d);
+            float_go!(dt, a, out, R, |x| (x / tp as R).round_ties_even() * tp as R)
+        }
     }
 }
 
@@ -355,7 +387,7 @@ pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
                 Save::Input => vec![SavedTensor::input(a)],
                 Save::Output => vec![SavedTensor::output(&out, 0)],
             },
-            UnaryBackward { op },
+            UnaryBackward { op, inplace: false },
         )?;
     }
     Ok(out)
@@ -363,6 +395,9 @@ pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
 
 pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
     let name = op.name();
+    // PyTorch's order: autograd's check, then the written tensor's overlap, then dtypes
+    let rec = check_inplace(a, &[])?;
+    check_no_internal_overlap(&a.data(), name)?;
     let dt = op.result_dtype(a.dtype())?;
     if dt != a.dtype() {
         return Err(crate::ops::elementwise::binary::cast_error(
@@ -371,9 +406,11 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
             a.dtype(),
         ));
     }
-    let rec = check_inplace(a, &[])?;
-    check_no_internal_overlap(&a.data(), name)?;
-    let save = op.save();
+    // PyTorch's in-place ELU / leaky ReLU differentiate through their result
+    let save = match op {
+        UOp::Elu(_) | UOp::LeakyRelu(_) => Save::Output,
+        _ => op.save(),
+    };
     let orig = if rec.is_some() && save == Save::Input {
         // a recorded clone: the saved pre-op value stays differentiable (double backward)
         Some(a.copy()?)
@@ -390,7 +427,7 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
             (Save::Output, _) => vec![SavedTensor::output(a, 0)],
             _ => vec![],
         },
-        UnaryBackward { op },
+        UnaryBackward { op, inplace: true },
     )?;
     Ok(a.clone())
 }
@@ -653,4 +690,48 @@ unary_methods! {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     trunc, trunc_ => UOp::Trunc;
+    /// The error function `2/sqrt(pi) * integral_0^x e^{-t^2} dt` (integers promote to f32).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![0.0f64], &[1])?.erf()?.to_vec::<f64>()?, vec![0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    erf, erf_ => UOp::Erf;
+    /// The fractional part `self - trunc(self)` (floating dtypes only; gradient `g`).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// assert_eq!(Tensor::from_vec(vec![-1.25f32], &[1])?.frac()?.to_vec::<f32>()?, vec![-0.25]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    frac, frac_ => UOp::Frac;
+}
+
+impl Tensor {
+    /// Rounds half to even at `decimals` decimal digits (negative: to tens, hundreds, ...),
+    /// PyTorch's `round(decimals=)`: floating dtypes only, zero gradient.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.25f64, 1234.0], &[2])?;
+    /// assert_eq!(x.round_decimals(1)?.to_vec::<f64>()?, vec![1.2, 1234.0]);
+    /// assert_eq!(x.round_decimals(-2)?.to_vec::<f64>()?, vec![0.0, 1200.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn round_decimals(&self, decimals: i32) -> Result<Tensor> {
+        unary(self, UOp::RoundDecimals(decimals))
+    }
+    /// In-place [`Tensor::round_decimals`].
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![0.125f32], &[1])?;
+    /// x.round_decimals_(2)?;
+    /// assert_eq!(x.to_vec::<f32>()?, vec![0.12]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn round_decimals_(&self, decimals: i32) -> Result<Tensor> {
+        unary_(self, UOp::RoundDecimals(decimals))
+    }
 }

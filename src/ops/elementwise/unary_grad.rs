@@ -8,9 +8,11 @@ use crate::ops::elementwise::unary::{UOp, float_go};
 use crate::ops::grad::{backward, grads, input_grad};
 use crate::{DType, Result, Tensor};
 
-/// Backward of every op in [`UOp`]; saved: nothing, the input or the output (see `UOp::save`).
+/// Backward of every op in [`UOp`]; saved: nothing, the input or the output (see `UOp::save`;
+/// the in-place ELU and leaky ReLU save their result, as PyTorch's `elu_` / `leaky_relu_`).
 pub(crate) struct UnaryBackward {
     pub(crate) op: UOp,
+    pub(crate) inplace: bool,
 }
 
 backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
@@ -24,7 +26,15 @@ backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
     let ln2 = std::f64::consts::LN_2;
     let gi = match self.op {
         Neg => g.neg()?,
-        Sign | Floor | Ceil | Round | Trunc => g.zeros_like()?,
+        Sign | Floor | Ceil | Round | Trunc | RoundDecimals(_) => g.zeros_like()?,
+        Frac => g,
+        // `2/sqrt(pi) exp(-x^2)` with PyTorch's `pow(2)` (so the second order overflows alike)
+        Erf => g.mul(
+            &s().pow(2)?
+                .neg()?
+                .exp()?
+                .mul(std::f64::consts::FRAC_2_SQRT_PI)?,
+        )?,
         Abs if s().dtype().is_complex() => {
             // sgn(z) = z / |z| (0 at 0), PyTorch's complex abs backward
             let z = s();
@@ -67,8 +77,19 @@ backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
             let bx = s().mul(beta)?;
             Tensor::where_(&bx.gt(thr)?, &g, &g.mul(&bx.sigmoid()?)?)?
         }
-        Elu(alpha) => Tensor::where_(&s().gt(0)?, &g, &g.mul(&s().exp()?.mul(alpha)?)?)?,
-        LeakyRelu(sl) => Tensor::where_(&s().gt(0)?, &g, &g.mul(sl)?)?,
+        // PyTorch's `x <= 0 ? g alpha e^x : g` (NaN takes `g`); in place from the result
+        // `out`: `out <= 0 ? g (out + alpha) : g` (alpha >= 0 only)
+        Elu(alpha) if self.inplace => {
+            negative_slope_check(alpha, "elu")?;
+            Tensor::where_(&s().le(0)?, &g.mul(&s().add(alpha)?)?, &g)?
+        }
+        Elu(alpha) => Tensor::where_(&s().le(0)?, &g.mul(&s().exp()?.mul(alpha)?)?, &g)?,
+        LeakyRelu(sl) => {
+            if self.inplace {
+                negative_slope_check(sl, "leakyReLu")?;
+            }
+            Tensor::where_(&s().gt(0)?, &g, &g.mul(sl)?)?
+        }
         Gelu(t) => {
             // fused derivative kernel; recorded (with its own derivative) under create_graph
             let x = s();
@@ -84,6 +105,20 @@ backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
     };
     input_grad(gi)
 });
+
+/// The in-place ELU / leaky ReLU backward reads the result, which loses the input's sign for
+/// a negative slope: PyTorch refuses it.
+fn negative_slope_check(slope: f64, what: &str) -> Result<()> {
+    if slope < 0.0 {
+        crate::bail!(
+            InvalidArgument,
+            "backward",
+            "In-place {} backward calculation is triggered with a negative slope which is not supported. This is caused by calling in-place forward function with a negative slope, please call out-of-place version instead.",
+            what
+        );
+    }
+    Ok(())
+}
 
 /// ReLU's backward `y <= 0 ? 0 : g` as one flat pass over dense f32/f64 operands of one layout
 /// when no graph of the backward is being recorded; `None` sends the caller to the general

@@ -1,5 +1,5 @@
-//! Copies and fills: `copy` (PyTorch `clone`), `contiguous`, `to_dtype`, and the in-place
-//! `copy_`, `fill_`, `zero_`. Backward formulas sit beside them.
+//! Copies and fills: `copy` (PyTorch `clone`), `contiguous`, `to_dtype` / `type_as`, and the
+//! in-place `copy_`, `fill_`, `zero_`. Backward formulas sit beside them.
 
 use crate::autograd::{check_inplace, record, record_inplace};
 use crate::backend::{copy_raw, fill};
@@ -96,6 +96,18 @@ impl Tensor {
         Ok(out)
     }
 
+    /// Converts to `other`'s dtype (`to_dtype(other.dtype())`; `self` when they agree).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::from_vec(vec![1i64], &[1])?;
+    /// assert_eq!(x.type_as(&Tensor::zeros(&[2], DType::F64)?)?.dtype(), DType::F64);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn type_as(&self, other: &Tensor) -> Result<Tensor> {
+        self.to_dtype(other.dtype())
+    }
+
     /// Copies `src` (broadcast to this shape, converted to this dtype) into `self`; returns
     /// `self`. Bumps the version once.
     ///
@@ -155,7 +167,38 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn fill_(&self, value: impl Into<Scalar>) -> Result<Tensor> {
-        self.fill_impl(value.into(), "FillBackward0")
+        let v = value.into();
+        check_fits(v, self.dtype(), "fill_")?;
+        self.fill_impl(v, "FillBackward0")
+    }
+
+    /// Fills `self` with the value of a 0-dim tensor (cast to `self`'s dtype); returns `self`.
+    /// The value gets the gradient summed over `self` (it is `copy_`'s rule).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::zeros(&[3], DType::I32)?;
+    /// x.fill_tensor_(&Tensor::scalar(2.5f64))?;
+    /// assert_eq!(x.to_vec::<i32>()?, vec![2, 2, 2]);
+    /// assert!(x.fill_tensor_(&Tensor::zeros(&[1], DType::I32)?).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn fill_tensor_(&self, value: &Tensor) -> Result<Tensor> {
+        if value.dim() != 0 {
+            bail!(
+                InvalidArgument,
+                "fill_",
+                "fill_ only supports 0-dimension value tensor but got tensor with {} dimensions.",
+                value.dim()
+            );
+        }
+        // (a value read from `self` itself is taken before the write)
+        let v = if value.shares_storage(self) {
+            value.copy()?
+        } else {
+            value.clone()
+        };
+        self.copy_(&v)
     }
 
     /// Fills `self` with zeros; returns `self`.
@@ -178,6 +221,42 @@ impl Tensor {
         record_inplace(rec, self, Vec::new, ZeroGradBackward { name })?;
         Ok(self.clone())
     }
+}
+
+/// PyTorch's checked scalar conversion (`c10::checked_convert`): an integer dtype refuses NaN,
+/// infinities and values beyond its range (uint8 wraps negatives down to -255); a floating dtype refuses finite values beyond its
+/// range (infinities and NaN pass); bool and complex take anything.
+fn check_fits(v: Scalar, dt: DType, op: &'static str) -> Result<()> {
+    let (lo, hi) = match dt {
+        DType::U8 => (0.0, u8::MAX as f64),
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I64 => (i64::MIN as f64, i64::MAX as f64),
+        DType::F16 => (-65504.0, 65504.0),
+        DType::BF16 => (-3.3895313892515355e38, 3.3895313892515355e38),
+        DType::F32 => (f32::MIN as f64, f32::MAX as f64),
+        _ => return Ok(()),
+    };
+    let bad = match v {
+        Scalar::Int(_) if dt == DType::I64 => false,
+        // an unsigned dtype takes negatives down to -max (two's complement wrapping)
+        Scalar::Int(i) if dt == DType::U8 => !(-hi..=hi).contains(&(i as f64)),
+        Scalar::Int(i) => (i as f64) < lo || (i as f64) > hi,
+        Scalar::Float(f) if dt.is_float() => f.is_finite() && (f < lo || f > hi),
+        Scalar::Float(f) if dt == DType::U8 => !f.is_finite() || !(-hi..=hi).contains(&f),
+        Scalar::Float(f) => !f.is_finite() || f < lo || f > hi,
+        _ => false,
+    };
+    if bad {
+        bail!(
+            InvalidArgument,
+            op,
+            "value cannot be converted to type {} without overflow",
+            dt.name()
+        );
+    }
+    Ok(())
 }
 
 /// `dst = src` (broadcast to `dst`'s shape; partial overlap already rejected).

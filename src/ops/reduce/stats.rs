@@ -1,9 +1,14 @@
 //! Statistical reductions: `mean`, `var`/`std` (with correction), `prod`, `logsumexp`, `norm`
-//! (p = 1, 2, inf, -inf, "fro"), `all`/`any`. `mean`/`var` are compositions of differentiable
-//! ops; the others record a weight-based backward (see `util::WeightedBackward`).
+//! (any p: 1, 2 (= "fro"), inf, -inf, 0 (count of non-zeros) and general p), `all`/`any`.
+//! `mean`/`var` are compositions of differentiable ops; the others record a weight-based
+//! backward (see `util::WeightedBackward`; a general p's weight is PyTorch's `norm_backward`,
+//! built from ops so that double backward is that formula's derivative).
 
 use crate::backend::{ReduceOp, RowOp};
-use crate::ops::reduce::util::{Exact, norm_dims, record_weighted, reduce_to, row_map, rows};
+use crate::ops::grad::{backward, grads};
+use crate::ops::reduce::util::{
+    Exact, norm_dims, record_weighted, reduce_to, row_map, rows, unsqueeze_dims,
+};
 use crate::{DType, Result, Tensor, bail};
 
 /// Which vector norm [`Tensor::norm`] computes.
@@ -17,6 +22,86 @@ pub enum NormOrd {
     Inf,
     /// Smallest absolute value.
     NegInf,
+    /// `(sum |x|^p)^(1/p)` for any other p (fractional, negative, > 2); `P(0.0)` counts the
+    /// non-zero elements. `P(1.0)`, `P(2.0)` and `P(±inf)` are the named orders.
+    P(f64),
+}
+
+impl NormOrd {
+    /// The named order for `P(1)`, `P(2)`, `P(±inf)`; other orders as they are.
+    fn canonical(self) -> NormOrd {
+        match self {
+            NormOrd::P(1.0) => NormOrd::L1,
+            NormOrd::P(2.0) => NormOrd::L2,
+            NormOrd::P(p) if p == f64::INFINITY => NormOrd::Inf,
+            NormOrd::P(p) if p == f64::NEG_INFINITY => NormOrd::NegInf,
+            o => o,
+        }
+    }
+}
+
+/// Orders without an identity (inf, -inf, p < 0) refuse to reduce an empty set: the whole
+/// (empty) tensor, or a reduced dim of size 0.
+fn no_identity_check(x: &Tensor, ord: NormOrd, all: bool, dims: &[usize]) -> Result<()> {
+    let (no_identity, p) = match ord {
+        NormOrd::Inf => (true, "inf".to_string()),
+        NormOrd::NegInf => (true, "-inf".to_string()),
+        NormOrd::P(p) => (p < 0.0, format!("{p}")),
+        _ => (false, String::new()),
+    };
+    if !no_identity || x.numel() != 0 {
+        return Ok(());
+    }
+    let shape = x.shape();
+    if all {
+        bail!(
+            InvalidArgument,
+            "norm",
+            "linalg.vector_norm cannot compute the {} norm on an empty tensor because the operation does not have an identity",
+            p
+        );
+    }
+    if let Some(d) = dims.iter().find(|&&d| shape[d] == 0) {
+        bail!(
+            InvalidArgument,
+            "norm",
+            "linalg.vector_norm cannot compute the {} norm on the dimension {} because this dimension is empty and the operation does not have an identity",
+            p,
+            d
+        );
+    }
+    Ok(())
+}
+
+/// `norm` of order 0 counts non-zeros: PyTorch's backward gives the input no gradient at all
+/// (an undefined tensor, so a leaf's `grad` stays unset).
+struct NormZeroBackward;
+backward!(NormZeroBackward, "NormBackward1", |self, _, _g| grads::<1>(
+    [None]
+));
+
+/// The weight `d norm / d x` of a general p (not 1, 2, ±inf) as PyTorch's `norm_backward`
+/// computes it, from `x` and the norm `out` (kept dims): 0 for p = 0 (unused: p = 0 has no
+/// gradient at all);
+/// `sgn(x) |x|^(p-1) out^(1-p)` (0 where x = 0) for p < 1;
+/// `sgn(x) |x|^(p-1) / out^(p-1)` for 1 < p < 2 and `x |x|^(p-2) / out^(p-1)` for p > 2
+/// (0 where out = 0). Recorded ops when grad mode is on (double backward).
+pub(crate) fn norm_p_weight(x: &Tensor, out: &Tensor, p: f64) -> Result<Tensor> {
+    if p == 0.0 {
+        return x.zeros_like();
+    }
+    if p < 1.0 {
+        let scaled = x.sign()?.mul(&x.abs()?.pow(p - 1.0)?)?;
+        let scaled = Tensor::where_(&x.eq(0)?, 0.0, &scaled)?;
+        return scaled.mul(&out.pow(1.0 - p)?);
+    }
+    let scaled = if p < 2.0 {
+        x.sign()?.mul(&x.abs()?.pow(p - 1.0)?)?
+    } else {
+        x.mul(&x.abs()?.pow(p - 2.0)?)?
+    };
+    let scale = Tensor::where_(&out.eq(0)?, 0.0, &out.pow(p - 1.0)?.reciprocal()?)?;
+    scaled.mul(&scale)
 }
 
 fn float_only(x: &Tensor, op: &'static str) -> Result<()> {
@@ -193,18 +278,26 @@ impl Tensor {
         Ok(out)
     }
 
-    /// Vector norm over `dims` (empty = all), e.g. `NormOrd::L2` (= Frobenius).
+    /// Vector norm over `dims` (empty = all), e.g. `NormOrd::L2` (= Frobenius) or any
+    /// `NormOrd::P(p)`.
     ///
     /// ```
     /// # use tapegrad::{Tensor, NormOrd};
-    /// let x = Tensor::from_vec(vec![3.0f64, -4.0], &[2])?;
+    /// let x = Tensor::from_vec(vec![3.0f64, -4.0, 0.0], &[3])?;
     /// assert_eq!(x.norm(NormOrd::L2, &[], false)?.item::<f64>()?, 5.0);
     /// assert_eq!(x.norm(NormOrd::L1, &[], false)?.item::<f64>()?, 7.0);
+    /// assert_eq!(x.norm(NormOrd::P(0.0), &[], false)?.item::<f64>()?, 2.0);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn norm(&self, ord: NormOrd, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+        let ord = ord.canonical();
+        if self.dtype().is_complex() {
+            // the norm of the magnitudes (real); `abs`'s backward gives the `sgn(z)` factor
+            return self.abs()?.norm(ord, dims, keepdim);
+        }
         float_only(self, "norm")?;
         let ds = norm_dims(Some(dims), self.dim(), "norm")?;
+        no_identity_check(self, ord, dims.is_empty(), &ds)?;
         let dt = self.dtype();
         let rw = rows(self, &ds, "norm")?;
         let g = crate::autograd::no_grad();
@@ -212,14 +305,21 @@ impl Tensor {
         let v = reduce_to(self, &rw, DType::F64, ReduceOp::Norm(ord), "norm")?;
         let out = crate::ops::util::fresh_output(&v.to_dtype(dt)?, rw.shape(keepdim))?;
         drop(g);
-        let exact = if ord == NormOrd::L2 {
-            Exact::NormL2
-        } else {
-            Exact::None
+        if ord == NormOrd::P(0.0) {
+            crate::autograd::record(&[&out], &[self], Vec::new, NormZeroBackward)?;
+            return Ok(out);
+        }
+        let exact = match ord {
+            NormOrd::L2 => Exact::NormL2,
+            NormOrd::P(p) => Exact::NormP(p),
+            _ => Exact::None,
         };
         record_weighted(&out, self, "NormBackward1", &rw, keepdim, exact, || {
             let _g = crate::autograd::no_grad();
-            row_map(self, Some(&v), &rw, dt, RowOp::NormWeights(ord), "norm")
+            match ord {
+                NormOrd::P(p) => norm_p_weight(self, &unsqueeze_dims(&out, &rw.dims, keepdim)?, p),
+                _ => row_map(self, Some(&v), &rw, dt, RowOp::NormWeights(ord), "norm"),
+            }
         })?;
         Ok(out)
     }

@@ -1,5 +1,7 @@
 //! Reductions. `sum` (all dims or given dims, keepdim) and `sum_to_size` live here with their
-//! backward; integer and bool sums accumulate (and return) i64, f16/bf16 accumulate in f32.
+//! backward, and the sums built on them: `nansum` (NaN counted as zero: `masked_fill` then
+//! `sum`, so the gradient is `g` where the input is not NaN) and `count_nonzero`; integer and
+//! bool sums accumulate (and return) i64, f16/bf16 accumulate in f32.
 //! The kernels are the backend's (`Backend::sum_into`, `Backend::sum_dense`).
 
 use crate::autograd::record;
@@ -178,6 +180,62 @@ impl Tensor {
             x.sum_dims(dims, keepdim)?
         };
         s.to_dtype(dtype)
+    }
+
+    /// Sum treating NaN as zero over `dims` (empty: all dims), keeping them as size 1 if
+    /// `keepdim`; with `dtype` the input is cast to it first. Integers and bool sum to i64;
+    /// complex is refused (as PyTorch on CPU).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, f32::NAN, 2.0], &[3])?;
+    /// assert_eq!(x.nansum(&[], false, None)?.item::<f32>()?, 3.0);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn nansum(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+        if self.dtype().is_complex() || dtype.is_some_and(|d| d.is_complex()) {
+            crate::bail!(
+                Unsupported,
+                "nansum",
+                "nansum does not support complex inputs"
+            );
+        }
+        let x = match dtype {
+            Some(d) if d != self.dtype() => self.to_dtype(d)?,
+            _ => self.clone(),
+        };
+        let x = if x.dtype().is_float() {
+            let nan = {
+                let _g = crate::autograd::no_grad();
+                x.isnan()?
+            };
+            x.masked_fill(&nan, 0.0)?
+        } else {
+            x
+        };
+        if dims.is_empty() && !keepdim {
+            // (the dims are checked against the input even when all are reduced)
+            x.sum()
+        } else {
+            x.sum_dims(dims, keepdim)
+        }
+    }
+
+    /// The number of non-zero elements over `dims` (empty: all dims), as i64.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![0i32, 3, 0, 1], &[2, 2])?;
+    /// assert_eq!(x.count_nonzero(&[1])?.to_vec::<i64>()?, vec![1, 1]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn count_nonzero(&self, dims: &[i64]) -> Result<Tensor> {
+        let nz = self.ne(0)?;
+        if dims.is_empty() {
+            nz.sum()
+        } else {
+            nz.sum_dims(dims, false)
+        }
     }
 
     /// Sums broadcast dims away so the result has `shape` (the inverse of broadcasting).

@@ -129,7 +129,7 @@ pub(crate) fn unsqueeze_dims(g: &Tensor, dims: &[usize], keepdim: bool) -> Resul
 /// How a [`WeightedBackward`] rebuilds its weight from differentiable ops when a higher-order
 /// graph is being built (`None`: the weight is piecewise constant, e.g. max/min tie masks and
 /// L1/Inf norms, so its derivative is zero almost everywhere).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+#[derive(Clone, Copy, PartialEq, Debug)]
 pub(crate) enum Exact {
     None,
     /// `prod`: product of the other elements of the row (exact with zeros).
@@ -138,6 +138,8 @@ pub(crate) enum Exact {
     Logsumexp,
     /// L2 `norm`: `x / out` (0 where `out == 0`).
     NormL2,
+    /// `norm` of a general p: [`norm_p_weight`](crate::ops::reduce::stats::norm_p_weight).
+    NormP(f64),
     /// `sqrt` (of std): `0.5 / out`.
     Sqrt,
 }
@@ -165,6 +167,7 @@ backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
             Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
             Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
             Exact::Prod => prod_of_others(x, &self.dims)?,
+            Exact::NormP(p) => crate::ops::reduce::stats::norm_p_weight(x, &out, p)?,
             Exact::None => unreachable!("internal: checked above"),
         };
         return input_grad(g.mul(&w)?);
