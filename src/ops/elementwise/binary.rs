@@ -189,7 +189,10 @@ fn arith_kernel(
         d if d.is_integral(false) => {
             crate::match_dtype!(d, signed, T => go!(T, |x: T, y: T| x.wrapping_div(y)))
         }
-        d => crate::match_dtype!(d, inexact, T => go!(T, |x: T, y: T| x / y)),
+        // PyTorch's scaled complex division (not the textbook formula, which overflows)
+        DType::C64 => go!(crate::dtype::C64, crate::dtype::div_c64),
+        DType::C128 => go!(crate::dtype::C128, crate::dtype::div_c128),
+        d => crate::match_dtype!(d, float, T => go!(T, |x: T, y: T| x / y)),
     }
 }
 
@@ -311,15 +314,30 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         t.check_strided(name)?;
     }
     let dt = op.result_dtype_of(a, &b);
-    if !can_cast(dt, a.dtype()) {
-        return Err(cast_error(name, dt, a.dtype()));
-    }
     let bt = match &b {
         Operand::Tensor(t) => Some(t.clone()),
         _ => None,
     };
     let others: Vec<&Tensor> = bt.iter().collect();
     let rec = check_inplace(a, &others)?;
+    // PyTorch's order after autograd's check: the written-to memory, the shapes, the dtypes
+    check_no_internal_overlap(&a.data(), name)?;
+    if let Some(t) = &bt {
+        check_no_partial_overlap(a, t, name)?;
+        let (shape, bshape) = (a.shape(), broadcast_shapes(&a.shape(), &t.shape(), name)?);
+        if bshape != shape {
+            bail!(
+                ShapeMismatch,
+                name,
+                "output with shape {:?} doesn't match the broadcast shape {:?}",
+                shape,
+                bshape
+            );
+        }
+    }
+    if !can_cast(dt, a.dtype()) {
+        return Err(cast_error(name, dt, a.dtype()));
+    }
     // keep the pre-op value of self when the formula for `other` needs it
     let b_rg = bt.as_ref().is_some_and(|t| t.requires_grad());
     let orig = if rec.is_some() && b_rg && matches!(op, Arith::Mul | Arith::Div) {
@@ -339,37 +357,14 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     };
     if dt == a.dtype() {
         let done = match &b {
-            // (a dense layout has no internal overlap: checked below only for the others)
             Operand::Scalar(v) if alpha == Scalar::Int(1) => arith_scalar_dense_inplace(op, a, *v),
             _ => false,
         };
         if !done {
-            if matches!(b, Operand::Scalar(_)) && alpha == Scalar::Int(1) {
-                check_no_internal_overlap(&a.data_ref(), name)?;
-            }
             let tb = operand_tensor(&b, dt)?;
             arith_kernel(op, dt, alpha, Some(a), a, &tb)?;
         }
     } else {
-        let shape = a.shape();
-        let bshape = broadcast_shapes(
-            &shape,
-            &bt.as_ref().map(|t| t.shape()).unwrap_or_default(),
-            name,
-        )?;
-        if bshape != shape {
-            bail!(
-                ShapeMismatch,
-                name,
-                "output with shape {:?} doesn't match the broadcast shape {:?}",
-                shape,
-                bshape
-            );
-        }
-        check_no_internal_overlap(&a.data(), name)?;
-        if let Some(t) = &bt {
-            check_no_partial_overlap(a, t, name)?;
-        }
         let ao = Operand::Tensor(a.clone());
         let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
         let tmp = arith_kernel(op, dt, alpha, None, &ta, &tb)?;
@@ -492,9 +487,8 @@ impl Backward for ArithBackward {
                 let ga = ctx.grad_if(0, || g.div(b_op(b)?))?;
                 let gb = ctx.grad_if(1, || {
                     let (a, b) = (a.expect("internal: a saved"), b.expect("internal: b saved"));
-                    g.neg()?
-                        .mul(&a.conj_if_complex()?)?
-                        .div(&b.mul(b)?.conj_if_complex()?)
+                    // PyTorch's `-g * conj((a / b) / b)` (its special values included)
+                    g.neg()?.mul(&a.div(b)?.div(b)?.conj_if_complex()?)
                 })?;
                 (ga, gb)
             }

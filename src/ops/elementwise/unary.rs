@@ -6,6 +6,7 @@
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::dense_strides_like;
 use crate::ops::elementwise::activation::gelu_f64;
+use crate::ops::elementwise::unary_complex;
 use crate::ops::elementwise::unary_grad::UnaryBackward;
 use crate::ops::util::{broadcast_strides, check_no_internal_overlap};
 use crate::{DType, Element, Result, Tensor, bail};
@@ -201,10 +202,16 @@ impl UOp {
         }
         if d.is_complex() {
             return match self {
-                UOp::Neg | UOp::Exp => Ok(d),
                 UOp::Abs => Ok(d.to_real()),
+                op if unary_complex::supports(op) => Ok(d),
+                UOp::Sign => bail!(
+                    DTypeMismatch,
+                    "sign",
+                    "sign is not defined for complex numbers ({}); use sgn",
+                    d.torch_scalar_name()
+                ),
                 _ => bail!(
-                    Unsupported,
+                    DTypeMismatch,
                     self.name(),
                     "not implemented for '{}'",
                     d.torch_scalar_name()
@@ -264,13 +271,9 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
     let dt = a.dtype();
     if dt.is_complex() {
         return match (op, dt) {
-            (Neg, DType::C64) => run::<crate::dtype::C64>(a, out, |x| -x),
-            (Neg, _) => run::<crate::dtype::C128>(a, out, |x| -x),
-            (Exp, DType::C64) => run::<crate::dtype::C64>(a, out, |x| x.exp()),
-            (Exp, _) => run::<crate::dtype::C128>(a, out, |x| x.exp()),
             (Abs, DType::C64) => unary_map::<crate::dtype::C64, f32>(a, |x| x.norm()),
             (Abs, _) => unary_map::<crate::dtype::C128, f64>(a, |x| x.norm()),
-            _ => bail!(Unsupported, op.name(), "not implemented for complex"),
+            _ => unary_complex::kernel(op, a, out),
         };
     }
     if dt.is_integral(true) {
@@ -337,8 +340,26 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
     }
 }
 
+/// PyTorch computes complex `silu` but has no derivative for it.
+fn check_complex_silu_grad(a: &Tensor, op: UOp) -> Result<()> {
+    if op == UOp::Silu
+        && a.dtype().is_complex()
+        && a.requires_grad()
+        && crate::autograd::is_grad_enabled()
+    {
+        bail!(
+            DTypeMismatch,
+            "silu",
+            "silu does not support automatic differentiation for outputs with complex dtype ({})",
+            a.dtype().torch_scalar_name()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
     let dt = op.result_dtype(a.dtype())?;
+    check_complex_silu_grad(a, op)?;
     let out = if a.dtype().is_complex() || dt == a.dtype() {
         kernel(op, a, None)?
     } else {
@@ -364,6 +385,9 @@ pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
 pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
     let name = op.name();
     let dt = op.result_dtype(a.dtype())?;
+    // PyTorch's order: autograd's leaf check, then the written-to memory, then the dtype
+    let rec = check_inplace(a, &[])?;
+    check_no_internal_overlap(&a.data(), name)?;
     if dt != a.dtype() {
         return Err(crate::ops::elementwise::binary::cast_error(
             name,
@@ -371,8 +395,7 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
             a.dtype(),
         ));
     }
-    let rec = check_inplace(a, &[])?;
-    check_no_internal_overlap(&a.data(), name)?;
+    check_complex_silu_grad(a, op)?;
     let save = op.save();
     let orig = if rec.is_some() && save == Save::Input {
         // a recorded clone: the saved pre-op value stays differentiable (double backward)

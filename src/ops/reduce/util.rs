@@ -138,7 +138,7 @@ pub(crate) enum Exact {
     Logsumexp,
     /// L2 `norm`: `x / out` (0 where `out == 0`).
     NormL2,
-    /// `sqrt` (of std): `0.5 / out`.
+    /// `sqrt` (of std): `0.5 / out` (0 where `out == 0`).
     Sqrt,
 }
 
@@ -163,7 +163,7 @@ backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
         let w = match self.exact {
             Exact::Logsumexp => x.sub(&out)?.exp()?,
             Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
-            Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
+            Exact::Sqrt => Tensor::where_(&out.eq(0)?, 0.0, &out.mul(2.0)?.reciprocal()?)?,
             Exact::Prod => prod_of_others(x, &self.dims)?,
             Exact::None => unreachable!("internal: checked above"),
         };
