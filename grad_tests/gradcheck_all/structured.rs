@@ -560,6 +560,11 @@ pub(crate) fn complex_cases() -> Vec<Case> {
         1.0,
         true
     )));
+    let [a, b] = xs(666);
+    out.push(case!("cumsum/complex", [a, b], |v| to_c(&v[0], &v[1])?
+        .cumsum(0, None)?
+        .mul(c())?
+        .abs()));
     let [a, b] = xs(664);
     out.push(case!("logsumexp/complex", [a, b], |v| to_c(&v[0], &v[1])?
         .logsumexp(&[0], false)?
