@@ -15,9 +15,14 @@ fn mean_var_std() -> R {
     );
     assert_eq!(x.mean(&[0, -1], true, None)?.shape(), vec![1, 1]);
     let i = Tensor::from_vec(vec![1i32, 2], &[2])?;
+    // PyTorch's kind: the dtype cannot hold a mean
     assert_eq!(
         i.mean(&[], false, None).unwrap_err().kind(),
-        ErrorKind::InvalidArgument
+        ErrorKind::DTypeMismatch
+    );
+    assert_eq!(
+        i.var(&[], 1.0, false).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
     );
     assert_eq!(i.mean(&[], false, Some(DType::F64))?.item::<f64>()?, 1.5);
     let e = Tensor::zeros(&[0], DType::F32)?;

@@ -565,6 +565,50 @@ pub(crate) fn complex_cases() -> Vec<Case> {
         .mul(c())?
         .sum()?
         .abs()));
+    // the complex unary ops on z = (re + i im) / 2 + shift, away from branch cuts and poles
+    let mut seed = 600;
+    macro_rules! unary {
+        ($($name:literal => $m:ident, $shift:expr;)*) => {$(
+            let [a, b] = xs(seed);
+            seed += 2;
+            out.push(case!(concat!($name, "/complex"), [a, b], |v| {
+                to_c(&v[0].mul(0.5)?, &v[1].mul(0.5)?)?
+                    .add($shift)?
+                    .$m()?
+                    .mul(c())?
+                    .abs()
+            }));
+        )*};
+    }
+    unary! {
+        "exp2" => exp2, 0.0; "log" => log, 2.0; "log2" => log2, 2.0; "log10" => log10, 2.0;
+        "log1p" => log1p, 1.0; "expm1" => expm1, 0.0; "sqrt" => sqrt, 2.0; "rsqrt" => rsqrt, 2.0;
+        "reciprocal" => reciprocal, 2.0; "sin" => sin, 0.0; "cos" => cos, 0.0; "tan" => tan, 0.0;
+        "asin" => asin, 0.0; "acos" => acos, 0.0; "atan" => atan, 0.0; "sinh" => sinh, 0.0;
+        "cosh" => cosh, 0.0; "tanh" => tanh, 0.0; "sigmoid" => sigmoid, 0.0;
+    }
+    let _ = seed;
+    let [a, b] = xs(660);
+    out.push(case!("var/complex", [a, b], |v| to_c(&v[0], &v[1])?.var(
+        &[],
+        1.0,
+        false
+    )));
+    let [a, b] = xs(662);
+    out.push(case!("std/complex", [a, b], |v| to_c(&v[0], &v[1])?.std(
+        &[0],
+        1.0,
+        true
+    )));
+    let [a, b] = xs(666);
+    out.push(case!("cumsum/complex", [a, b], |v| to_c(&v[0], &v[1])?
+        .cumsum(0, None)?
+        .mul(c())?
+        .abs()));
+    let [a, b] = xs(664);
+    out.push(case!("logsumexp/complex", [a, b], |v| to_c(&v[0], &v[1])?
+        .logsumexp(&[0], false)?
+        .abs()));
     out
 }
 

@@ -276,7 +276,7 @@ impl Tensor {
         let mut m = self.0.meta.lock();
         if m.view.is_some() {
             bail!(
-                InvalidArgument,
+                ViewInplaceForbidden,
                 "detach_",
                 "Can't detach views in-place. Use detach() instead."
             );

@@ -1,13 +1,16 @@
 //! Element types: the [`DType`] enum (the 12 dtypes), the sealed [`Element`] trait that maps Rust
 //! types to dtypes, [`Scalar`] values, PyTorch type promotion (`promote.rs`, [`result_type`]) and the dispatch
 //! macros that turn a runtime `DType` into a monomorphised call (`dispatch.rs`: the one list of
-//! dtypes every dispatch form is generated from, and how to add a dtype).
+//! dtypes every dispatch form is generated from, and how to add a dtype); `complex_div.rs`:
+//! PyTorch's complex division.
 
+mod complex_div;
 mod dispatch;
 mod element;
 mod promote;
 mod scalar;
 
+pub(crate) use complex_div::{div_c64, div_c128};
 pub(crate) use dispatch::FloatCompute;
 pub use element::Element;
 pub(crate) use element::cast;

@@ -505,6 +505,12 @@ impl Tensor {
             );
         }
         let inner = infer_size(sizes, shape.get(d).copied().unwrap_or(1), "unflatten").map_err(|e| {
+            if e.message().starts_with("only one dimension can be inferred")
+                || e.message().starts_with("invalid shape dimension")
+            {
+                // two -1s or a negative size: PyTorch's "unflatten got an unexpected error"
+                return e;
+            }
             crate::err!(
                 ShapeMismatch,
                 "unflatten",

@@ -34,7 +34,7 @@ KIND_TEXT = {
     "is_view": "is_view mismatch",
     "error_kind_differs": "error kind differs (both raise; PyTorch's kind from the shared ERROR_KINDS table)",
     "error_kind_differs_sweepmap": "error kind differs (both raise; PyTorch's message is not in the shared table, "
-                                   "its kind comes from the sweep's provisional regexes: settle the kind first)",
+                                   "its kind comes from the sweep's added patterns, see README)",
     "torch_raises_lib_ok": "PyTorch raises, tapegrad succeeds",
     "lib_raises_torch_ok": "tapegrad raises, PyTorch succeeds",
     "gradient": "gradient mismatch (values, None-ness, or backward raising differently)",
@@ -114,7 +114,7 @@ def classify(line, case, lib, words):
         if exp == "success":
             return "lib_raises_torch_ok", got
         msg = step.get("torch_message", "")
-        src = "" if shared_kind(msg) else " [kind from the sweep's added regexes]"
+        src = "" if shared_kind(msg) else " [kind from the sweep's added patterns]"
         if got == "success":
             return "torch_raises_lib_ok", f"{exp}{src} ({msg[:150]})"
         if src:

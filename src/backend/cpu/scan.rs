@@ -1,5 +1,6 @@
 //! Row maps: each row of a strided source (its last `nred` dims, see [`super::reduce::Geo`])
-//! is read into an accumulator-typed row buffer (f64, or wrapping i64 for integer scans),
+//! is read into an accumulator-typed row buffer (f64, complex128 for complex `cumsum`, or
+//! wrapping i64 for integer scans),
 //! transformed as a whole, and written to the same row of the destination cast to its dtype.
 //! The kernels of `cumsum`/`cumprod` and of the per-element weights of reduction backwards
 //! (products of the other elements, `exp(x - lse)`, norm weights, cumprod's backward). Rows run
@@ -8,7 +9,7 @@
 use super::reduce::{Geo, elems, elems_mut};
 use super::team;
 use crate::backend::RowOp;
-use crate::dtype::cast;
+use crate::dtype::{C128, cast};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element, NormOrd, dispatch};
@@ -105,6 +106,21 @@ pub(crate) fn row_map(
     let g2 = src2.map(|(b, l, dt)| (b, Geo::new(l, nred), dt));
     let s2 = g2.as_ref().map(|(b, g, dt)| (*b, g, *dt));
     match op {
+        RowOp::CumSum if sdt.is_complex() => {
+            // complex64 partial sums are rounded at every step, as the real f32 scan's are
+            let round = ddt != DType::C128;
+            let rows = map_rows::<C128>(src, &gs, sdt, s2, &|x, _, o| {
+                let mut acc = C128::new(0.0, 0.0);
+                for (j, (&v, o)) in x.iter().zip(o.iter_mut()).enumerate() {
+                    acc = if j == 0 { v } else { acc + v };
+                    if round {
+                        acc = C128::new(acc.re as f32 as f64, acc.im as f32 as f64);
+                    }
+                    *o = acc;
+                }
+            });
+            scatter(dst, &gd, ddt, &rows);
+        }
         RowOp::CumSumInt | RowOp::CumProdInt => {
             let rows = map_rows::<i64>(src, &gs, sdt, s2, &|x, _, o| {
                 let mut acc = 0i64;

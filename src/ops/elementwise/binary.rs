@@ -189,37 +189,12 @@ fn arith_kernel(
         d if d.is_integral(false) => {
             crate::match_dtype!(d, signed, T => go!(T, |x: T, y: T| x.wrapping_div(y)))
         }
-        DType::C64 => go!(crate::dtype::C64, complex_div_c64),
-        DType::C128 => go!(crate::dtype::C128, complex_div_c128),
-        d => crate::match_dtype!(d, inexact, T => go!(T, |x: T, y: T| x / y)),
+        // PyTorch's scaled complex division (not the textbook formula, which overflows)
+        DType::C64 => go!(crate::dtype::C64, crate::dtype::div_c64),
+        DType::C128 => go!(crate::dtype::C128, crate::dtype::div_c128),
+        d => crate::match_dtype!(d, float, T => go!(T, |x: T, y: T| x / y)),
     }
 }
-
-/// Complex division as PyTorch's `c10::complex` (numpy's scaled algorithm): divide through by
-/// the larger part of the divisor, so `|y|^2` never overflows (`z / |z|` of a huge `z` is
-/// finite); `x / 0` gives PyTorch's inf / NaN parts.
-macro_rules! complex_div {
-    ($name:ident, $C:ty) => {
-        pub(crate) fn $name(x: $C, y: $C) -> $C {
-            let (a, b, c, d) = (x.re, x.im, y.re, y.im);
-            let (abs_c, abs_d) = (c.abs(), d.abs());
-            if abs_c >= abs_d {
-                if abs_c == 0.0 && abs_d == 0.0 {
-                    return <$C>::new(a / abs_c, b / abs_d);
-                }
-                let rat = d / c;
-                let scl = 1.0 / (c + d * rat);
-                <$C>::new((a + b * rat) * scl, (b - a * rat) * scl)
-            } else {
-                let rat = c / d;
-                let scl = 1.0 / (d + c * rat);
-                <$C>::new((a * rat + b) * scl, (b * rat - a) * scl)
-            }
-        }
-    };
-}
-complex_div!(complex_div_c64, crate::dtype::C64);
-complex_div!(complex_div_c128, crate::dtype::C128);
 
 /// Runs one arithmetic kernel into `out` (in place) or a fresh tensor.
 fn arith_run<T: Element>(
@@ -339,15 +314,30 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         t.check_strided(name)?;
     }
     let dt = op.result_dtype_of(a, &b);
-    if !can_cast(dt, a.dtype()) {
-        return Err(cast_error(name, dt, a.dtype()));
-    }
     let bt = match &b {
         Operand::Tensor(t) => Some(t.clone()),
         _ => None,
     };
     let others: Vec<&Tensor> = bt.iter().collect();
     let rec = check_inplace(a, &others)?;
+    // PyTorch's order after autograd's check: the written-to memory, the shapes, the dtypes
+    check_no_internal_overlap(&a.data(), name)?;
+    if let Some(t) = &bt {
+        check_no_partial_overlap(a, t, name)?;
+        let (shape, bshape) = (a.shape(), broadcast_shapes(&a.shape(), &t.shape(), name)?);
+        if bshape != shape {
+            bail!(
+                ShapeMismatch,
+                name,
+                "output with shape {:?} doesn't match the broadcast shape {:?}",
+                shape,
+                bshape
+            );
+        }
+    }
+    if !can_cast(dt, a.dtype()) {
+        return Err(cast_error(name, dt, a.dtype()));
+    }
     // keep the pre-op value of self when the formula for `other` needs it
     let b_rg = bt.as_ref().is_some_and(|t| t.requires_grad());
     let orig = if rec.is_some() && b_rg && matches!(op, Arith::Mul | Arith::Div) {
@@ -367,37 +357,14 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     };
     if dt == a.dtype() {
         let done = match &b {
-            // (a dense layout has no internal overlap: checked below only for the others)
             Operand::Scalar(v) if alpha == Scalar::Int(1) => arith_scalar_dense_inplace(op, a, *v),
             _ => false,
         };
         if !done {
-            if matches!(b, Operand::Scalar(_)) && alpha == Scalar::Int(1) {
-                check_no_internal_overlap(&a.data_ref(), name)?;
-            }
             let tb = operand_tensor(&b, dt)?;
             arith_kernel(op, dt, alpha, Some(a), a, &tb)?;
         }
     } else {
-        let shape = a.shape();
-        let bshape = broadcast_shapes(
-            &shape,
-            &bt.as_ref().map(|t| t.shape()).unwrap_or_default(),
-            name,
-        )?;
-        if bshape != shape {
-            bail!(
-                ShapeMismatch,
-                name,
-                "output with shape {:?} doesn't match the broadcast shape {:?}",
-                shape,
-                bshape
-            );
-        }
-        check_no_internal_overlap(&a.data(), name)?;
-        if let Some(t) = &bt {
-            check_no_partial_overlap(a, t, name)?;
-        }
         let ao = Operand::Tensor(a.clone());
         let (ta, tb) = (operand_tensor(&ao, dt)?, operand_tensor(&b, dt)?);
         let tmp = arith_kernel(op, dt, alpha, None, &ta, &tb)?;

@@ -61,9 +61,18 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
     }
     if dt.is_complex() {
         bail!(
-            Unsupported,
+            DTypeMismatch,
             name,
             "{} is not supported for complex tensors",
+            name
+        );
+    }
+    if dt == DType::Bool && !matches!(op, Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin) {
+        // before the zero-divisor check, as PyTorch's kernel lookup comes first
+        bail!(
+            DTypeMismatch,
+            name,
+            "{} is not supported for bool tensors",
             name
         );
     }
@@ -207,12 +216,7 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
         DType::Bool => match op {
             Bin::Maximum | Bin::Fmax => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x | y),
             Bin::Minimum | Bin::Fmin => binary_map::<bool, bool>(&ta, &tb, name, |x, y| x & y),
-            _ => bail!(
-                Unsupported,
-                name,
-                "{} is not supported for bool tensors",
-                name
-            ),
+            _ => unreachable!("internal: bool handled above"),
         },
         _ => unreachable!("internal: complex handled above"),
     }

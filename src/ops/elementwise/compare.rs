@@ -47,7 +47,7 @@ fn compare(a: &Tensor, b: Operand, op: Cmp, name: &'static str) -> Result<Tensor
         (Cmp::Eq, _) => binary_map::<crate::dtype::C128, bool>(&ta, &tb, name, |x, y| x == y),
         (Cmp::Ne, DType::C64) => binary_map::<crate::dtype::C64, bool>(&ta, &tb, name, |x, y| x != y),
         (Cmp::Ne, _) => binary_map::<crate::dtype::C128, bool>(&ta, &tb, name, |x, y| x != y),
-        _ => bail!(Unsupported, name, "not implemented for complex tensors"),
+        _ => bail!(DTypeMismatch, name, "not implemented for complex tensors"),
     })
 }
 
@@ -124,7 +124,7 @@ fn bitwise(a: &Tensor, b: Operand, op: Bit, name: &'static str) -> Result<Tensor
     let dt = result_type(&[&ao, &b]);
     if !dt.is_integral(true) {
         bail!(
-            Unsupported,
+            DTypeMismatch,
             name,
             "\"{}_cpu\" not implemented for '{}'",
             name,
@@ -312,7 +312,7 @@ impl Tensor {
                 crate::match_dtype!(d, int, T => unary_map::<T, T>(self, |x| !x))
             }
             d => bail!(
-                Unsupported,
+                DTypeMismatch,
                 "bitwise_not",
                 "not implemented for '{}'",
                 d.torch_scalar_name()

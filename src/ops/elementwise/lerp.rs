@@ -10,7 +10,7 @@ use crate::{DType, Result, Scalar, Tensor, bail};
 fn addcdiv_term(x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> Result<Tensor> {
     if t1.dtype().is_integral(true) && t2.dtype().is_integral(true) {
         bail!(
-            InvalidArgument,
+            DTypeMismatch,
             "addcdiv",
             "Integer division with addcdiv is no longer supported, and in a future release addcdiv will perform a true division of tensor1 and tensor2. The historic addcdiv behavior can be implemented as (input + value * (tensor1 / tensor2).trunc()).to_dtype(input.dtype()) for integer inputs and as (input + value * tensor1 / tensor2) for float inputs."
         );

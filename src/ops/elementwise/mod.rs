@@ -2,7 +2,8 @@
 //! kernel calls and the backward struct.
 //!
 //! - [`unary`]: math, activations and rounding ([`unary::UOp`]) with their in-place forms;
-//!   derivatives in [`unary_grad`] (a table), the GELU math in [`activation`].
+//!   derivatives in [`unary_grad`] (a table), the GELU math in [`activation`], the complex
+//!   forms (values and `g conj(f'(z))` gradients) in [`unary_complex`].
 //! - [`binary`]: `add`/`sub` (with alpha), `mul`, `div` and in-place forms; [`binary_out`]:
 //!   `add_out`; [`div_round`]: `div_rounding`.
 //! - [`binary_extra`]: `maximum`/`minimum`, `fmax`/`fmin`, `floor_divide`/`remainder`/`fmod`,
@@ -16,7 +17,7 @@
 //!   [`close`]: `isclose`, `allclose`, `equal`.
 //!
 //! Derivative rules (`g` = output gradient, `x`/`y` = inputs, `out` = result):
-//! - unary ops: see the table in [`unary_grad`]
+//! - unary ops: see the table in [`unary_grad`]; complex inputs: `g conj(f'(z))`
 //! - add/sub: `g`, `±alpha g` (summed to each input's shape); mul: `g conj(y)`, `g conj(x)`;
 //!   div: `g / conj(y)`, `-g conj((x / y) / y)`; conj: `conj(g)`
 //! - maximum/minimum: `g` to the chosen input, halved on ties; fmax/fmin: `g` to the chosen
@@ -48,6 +49,7 @@ pub(crate) mod lerp;
 pub(crate) mod mask;
 pub(crate) mod pow;
 pub(crate) mod unary;
+pub(crate) mod unary_complex;
 pub(crate) mod unary_grad;
 
 pub use div_round::RoundingMode;

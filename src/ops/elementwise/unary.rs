@@ -6,6 +6,7 @@
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
 use crate::layout::dense_strides_like;
 use crate::ops::elementwise::activation::{erf, gelu_f64};
+use crate::ops::elementwise::unary_complex;
 use crate::ops::elementwise::unary_grad::UnaryBackward;
 use crate::ops::util::{broadcast_strides, check_no_internal_overlap};
 use crate::{DType, Element, Result, Tensor, bail};
@@ -221,10 +222,16 @@ impl UOp {
         }
         if d.is_complex() {
             return match self {
-                UOp::Neg | UOp::Exp => Ok(d),
                 UOp::Abs => Ok(d.to_real()),
+                op if unary_complex::supports(op) => Ok(d),
+                UOp::Sign => bail!(
+                    DTypeMismatch,
+                    "sign",
+                    "sign is not defined for complex numbers ({}); use sgn",
+                    d.torch_scalar_name()
+                ),
                 _ => bail!(
-                    Unsupported,
+                    DTypeMismatch,
                     self.name(),
                     "not implemented for '{}'",
                     d.torch_scalar_name()
@@ -284,13 +291,9 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
     let dt = a.dtype();
     if dt.is_complex() {
         return match (op, dt) {
-            (Neg, DType::C64) => run::<crate::dtype::C64>(a, out, |x| -x),
-            (Neg, _) => run::<crate::dtype::C128>(a, out, |x| -x),
-            (Exp, DType::C64) => run::<crate::dtype::C64>(a, out, |x| x.exp()),
-            (Exp, _) => run::<crate::dtype::C128>(a, out, |x| x.exp()),
             (Abs, DType::C64) => unary_map::<crate::dtype::C64, f32>(a, |x| x.norm()),
             (Abs, _) => unary_map::<crate::dtype::C128, f64>(a, |x| x.norm()),
-            _ => bail!(Unsupported, op.name(), "not implemented for complex"),
+            _ => unary_complex::kernel(op, a, out),
         };
     }
     if dt.is_integral(true) {
@@ -369,8 +372,26 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
     }
 }
 
+/// PyTorch computes complex `silu` but has no derivative for it.
+fn check_complex_silu_grad(a: &Tensor, op: UOp) -> Result<()> {
+    if op == UOp::Silu
+        && a.dtype().is_complex()
+        && a.requires_grad()
+        && crate::autograd::is_grad_enabled()
+    {
+        bail!(
+            DTypeMismatch,
+            "silu",
+            "silu does not support automatic differentiation for outputs with complex dtype ({})",
+            a.dtype().torch_scalar_name()
+        );
+    }
+    Ok(())
+}
+
 pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
     let dt = op.result_dtype(a.dtype())?;
+    check_complex_silu_grad(a, op)?;
     let out = if a.dtype().is_complex() || dt == a.dtype() {
         kernel(op, a, None)?
     } else {
@@ -395,10 +416,11 @@ pub(crate) fn unary(a: &Tensor, op: UOp) -> Result<Tensor> {
 
 pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
     let name = op.name();
-    // PyTorch's order: autograd's check, then the written tensor's overlap, then dtypes
+    // PyTorch's order: autograd's leaf check, the op's own dtype checks (`sign` of complex),
+    // the written tensor's overlap, then whether the result casts back
     let rec = check_inplace(a, &[])?;
-    check_no_internal_overlap(&a.data(), name)?;
     let dt = op.result_dtype(a.dtype())?;
+    check_no_internal_overlap(&a.data(), name)?;
     if dt != a.dtype() {
         return Err(crate::ops::elementwise::binary::cast_error(
             name,
@@ -406,6 +428,7 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
             a.dtype(),
         ));
     }
+    check_complex_silu_grad(a, op)?;
     // PyTorch's in-place ELU / leaky ReLU differentiate through their result
     let save = match op {
         UOp::Elu(_) | UOp::LeakyRelu(_) => Save::Output,

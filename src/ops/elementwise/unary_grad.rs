@@ -5,6 +5,7 @@
 use crate::autograd::output_grad;
 use crate::ops::elementwise::activation::gelu_grad_f64;
 use crate::ops::elementwise::unary::{UOp, float_go};
+use crate::ops::elementwise::unary_complex;
 use crate::ops::grad::{backward, grads, input_grad};
 use crate::{DType, Result, Tensor};
 
@@ -22,6 +23,12 @@ backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
         return grads([None]);
     }
     let s = ctx.saved.first();
+    if let Some(z) = s.filter(|z| z.dtype().is_complex())
+        && self.op != Abs
+        && unary_complex::supports(self.op)
+    {
+        return input_grad(unary_complex::grad(self.op, &g, z)?);
+    }
     let s = || s.expect("internal: saved tensor");
     let ln2 = std::f64::consts::LN_2;
     let gi = match self.op {

@@ -313,7 +313,7 @@ impl Tensor {
         let shape = self.shape();
         if sizes.len() < shape.len() {
             bail!(
-                InvalidArgument,
+                ShapeMismatch,
                 "repeat",
                 "Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor"
             );

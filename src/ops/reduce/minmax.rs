@@ -121,7 +121,9 @@ fn amax_impl(
     max: bool,
     op: &'static str,
 ) -> Result<Tensor> {
-    let e = extremum(x, norm_dims(Some(dims), x.dim(), op)?, max, op, false)?;
+    // `dims = []` reduces everything: an empty input then needs a dim (PyTorch's RuntimeError)
+    let all = dims.is_empty();
+    let e = extremum(x, norm_dims(Some(dims), x.dim(), op)?, max, op, all)?;
     let out = e.out(keepdim)?;
     let name = if max {
         "AmaxBackward0"

@@ -7,7 +7,8 @@
 //! Derivative rules (`g` = output gradient re-expanded over the reduced dims, `x` = input,
 //! `out` = result):
 //! - sum: `g`; nansum: `g` where `x` is not NaN (else 0); sum_to_size: `g` expanded back;
-//!   mean/var/std: composed (std via `0.5 g / out`)
+//!   mean: composed; var: `(2 / dof) g (x - mean(x))`; std: var's with `0.5 g / out` (0 where
+//!   `out == 0`); complex logsumexp: composed
 //! - max/min (all), amax/amin: `g * ties / count(ties)` (split evenly among ties)
 //! - max_dim/min_dim: `g` at the returned index; argmax/argmin: not differentiable
 //! - prod: `g * prod(other elements)` (exact with zeros); logsumexp: `g * exp(x - out)`

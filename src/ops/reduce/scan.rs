@@ -1,5 +1,6 @@
-//! Scans along one dim: `cumsum` (backward = reverse cumsum, differentiable) and `cumprod`
-//! (backward computed from the saved input, exact with zeros). Integers/bool accumulate in i64.
+//! Scans along one dim: `cumsum` (real and complex; backward = reverse cumsum, differentiable)
+//! and `cumprod` (backward computed from the saved input, exact with zeros). Integers/bool
+//! accumulate in i64.
 
 use crate::autograd::{SavedTensor, record};
 use crate::backend::RowOp;
@@ -49,11 +50,12 @@ impl Tensor {
         let dt = scan_dtype(self, dtype);
         let out = if dt.is_integral(true) {
             scan(self, dim, dt, RowOp::CumSumInt, "cumsum")?.0
-        } else if dt.is_complex() || self.dtype().is_complex() {
+        } else if self.dtype().is_complex() && !dt.is_complex() {
             crate::bail!(
-                Unsupported,
+                DTypeMismatch,
                 "cumsum",
-                "cumsum: complex inputs are not supported yet"
+                "cumsum: a complex input needs a complex dtype, got {}",
+                dt.torch_scalar_name()
             );
         } else {
             // accumulate in the accumulation dtype (f32 for f16/bf16/f32), round on output

@@ -1,11 +1,13 @@
 //! Statistical reductions: `mean`, `var`/`std` (with correction), `prod`, `logsumexp`, `norm`
 //! (any p: 1, 2 (= "fro"), inf, -inf, 0 (count of non-zeros) and general p), `all`/`any`.
-//! `mean`/`var` are compositions of differentiable ops; the others record a weight-based
-//! backward (see `util::WeightedBackward`; a general p's weight is PyTorch's `norm_backward`,
-//! built from ops so that double backward is that formula's derivative).
+//! `mean` is a composition of differentiable ops, `var` records PyTorch's `var_backward`
+//! ([`VarBackward`]); the others record a weight-based backward (see `util::WeightedBackward`;
+//! a general p's weight is PyTorch's `norm_backward`, built from ops so that double backward is
+//! that formula's derivative).
 
 use crate::backend::{ReduceOp, RowOp};
-use crate::ops::grad::{backward, grads};
+use crate::ops::elementwise::unary::unary_map;
+use crate::ops::grad::{backward, grads, input_grad};
 use crate::ops::reduce::util::{
     Exact, norm_dims, record_weighted, reduce_to, row_map, rows, unsqueeze_dims,
 };
@@ -117,6 +119,19 @@ fn float_only(x: &Tensor, op: &'static str) -> Result<()> {
     Ok(())
 }
 
+/// `var`/`std` take floating and complex inputs only (PyTorch's dtype error).
+fn float_or_complex(x: &Tensor, op: &'static str) -> Result<()> {
+    if !(x.dtype().is_float() || x.dtype().is_complex()) {
+        bail!(
+            DTypeMismatch,
+            op,
+            "std and var only support floating point and complex dtypes, got {}",
+            x.dtype().torch_scalar_name()
+        );
+    }
+    Ok(())
+}
+
 impl Tensor {
     /// Mean over `dims` (empty = all). Integer inputs need an explicit floating `dtype`.
     ///
@@ -132,7 +147,7 @@ impl Tensor {
         let dt = dtype.unwrap_or(self.dtype());
         if !(dt.is_float() || dt.is_complex()) {
             bail!(
-                InvalidArgument,
+                DTypeMismatch,
                 "mean",
                 "mean(): could not infer output dtype. {} dtype must be either a floating point or complex dtype. Got: {}",
                 if dtype.is_some() { "Optional" } else { "Input" },
@@ -161,7 +176,8 @@ impl Tensor {
         }
     }
 
-    /// Variance over `dims` (empty = all) with `correction` (1 = unbiased).
+    /// Variance over `dims` (empty = all) with `correction` (1 = unbiased). A complex input
+    /// gives a real variance: that of its real part plus that of its imaginary part.
     ///
     /// ```
     /// # use tapegrad::Tensor;
@@ -170,19 +186,41 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn var(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
-        float_only(self, "var")?;
+        float_or_complex(self, "var")?;
         let ds = norm_dims(Some(dims), self.dim(), "var")?;
         let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
-        let mu = self.mean(&dl, true, None)?;
-        let d = self.sub(&mu)?;
-        let sq = d.mul(&d.conj_if_complex()?)?;
-        let s = if self.dim() == 0 {
-            sq
-        } else {
-            sq.sum_dims(&dl, keepdim)?
+        let dof = (n as f64 - correction).max(0.0);
+        let out = {
+            let _g = crate::autograd::no_grad();
+            let d = self.sub(&self.mean(&dl, true, None)?)?;
+            // complex: |d|^2, real (PyTorch adds the variances of the real and imaginary parts)
+            let sq = if d.dtype().is_complex() {
+                let m = d.abs()?;
+                m.mul(&m)?
+            } else {
+                d.mul(&d)?
+            };
+            let s = if self.dim() == 0 {
+                sq
+            } else {
+                sq.sum_dims(&dl, keepdim)?
+            };
+            s.div(dof)?
         };
-        s.div((n as f64 - correction).max(0.0))
+        if crate::autograd::is_grad_enabled() && self.requires_grad() {
+            crate::autograd::record(
+                &[&out],
+                &[self],
+                || vec![crate::autograd::SavedTensor::input(self)],
+                VarBackward {
+                    dims: ds,
+                    keepdim,
+                    dof,
+                },
+            )?;
+        }
+        Ok(out)
     }
 
     /// Standard deviation over `dims` with `correction`.
@@ -252,11 +290,24 @@ impl Tensor {
     /// ```
     pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
         let ds = norm_dims(Some(dims), self.dim(), "logsumexp")?;
-        let dt = if self.dtype().is_float() {
+        let dt = if self.dtype().is_float() || self.dtype().is_complex() {
             self.dtype()
         } else {
             DType::F32
         };
+        if !self.dtype().is_float() && dims.is_empty() && self.dim() > 0 && self.numel() > 0 {
+            // PyTorch's non-float path reduces `dims = []` to a 0-dim result that its
+            // keepdim-shaped intermediate cannot be written into
+            bail!(
+                ShapeMismatch,
+                "logsumexp",
+                "output with shape [] doesn't match the broadcast shape {:?}",
+                vec![1; self.dim()]
+            );
+        }
+        if dt.is_complex() && self.numel() > 0 {
+            return logsumexp_complex(self, &ds, keepdim);
+        }
         let rw = rows(self, &ds, "logsumexp")?;
         let g = crate::autograd::no_grad();
         // in f64 first: the backward weights use the unrounded result
@@ -272,6 +323,10 @@ impl Tensor {
             Exact::Logsumexp,
             || {
                 let _g = crate::autograd::no_grad();
+                if self.numel() == 0 {
+                    // no element to weigh (and no complex row kernel needed)
+                    return Tensor::zeros(&self.shape(), dt);
+                }
                 row_map(self, Some(&v), &rw, dt, RowOp::ExpShift, "logsumexp")
             },
         )?;
@@ -349,6 +404,29 @@ impl Tensor {
     }
 }
 
+/// Complex `logsumexp` as PyTorch computes it: shifted by the largest real part per row (0
+/// where that is infinite), `log(sum(exp(x - m))) + m`; composed of differentiable ops, so the
+/// gradient is `g conj(exp(x - out))`.
+fn logsumexp_complex(x: &Tensor, ds: &[usize], keepdim: bool) -> Result<Tensor> {
+    let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
+    let shift = |keep: bool| -> Result<Tensor> {
+        let _g = crate::autograd::no_grad();
+        let re = match x.dtype() {
+            DType::C64 => unary_map::<crate::dtype::C64, f32>(x, |z| z.re)?,
+            _ => unary_map::<crate::dtype::C128, f64>(x, |z| z.re)?,
+        };
+        let m = re.amax(&dl, keep)?;
+        Tensor::where_(&m.abs()?.eq(f64::INFINITY)?, 0.0, &m)
+    };
+    let s = x.sub(&shift(true)?)?.exp()?;
+    let s = if x.dim() == 0 {
+        s
+    } else {
+        s.sum_dims(&dl, keepdim)?
+    };
+    s.log()?.add(&shift(keepdim)?)
+}
+
 fn logical(x: &Tensor, dims: &[i64], keepdim: bool, all: bool) -> Result<Tensor> {
     let op = if all { "all" } else { "any" };
     let ds = norm_dims(Some(dims), x.dim(), op)?;
@@ -364,6 +442,22 @@ fn logical(x: &Tensor, dims: &[i64], keepdim: bool, all: bool) -> Result<Tensor>
     crate::ops::util::fresh_output(&out, rw.shape(keepdim))
 }
 
+/// `var`'s backward, PyTorch's `var_backward`: `(2 / dof) g (x - mean(x))`, with `g`
+/// re-expanded over the reduced dims (not through the mean, whose gradient share is zero).
+struct VarBackward {
+    dims: Vec<usize>,
+    keepdim: bool,
+    dof: f64,
+}
+
+backward!(VarBackward, "VarBackward0", |self, ctx, g: Tensor| {
+    let x = &ctx.saved[0];
+    let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+    let dl: Vec<i64> = self.dims.iter().map(|&d| d as i64).collect();
+    let d = x.sub(&x.mean(&dl, true, None)?)?;
+    input_grad(g.mul(2.0 / self.dof)?.mul(&d)?)
+});
+
 /// Square root used by `std`, with backward `g / (2 * out)` (rebuilt from the saved output
 /// under `create_graph`).
 fn sqrt_of(v: &Tensor) -> Result<Tensor> {
@@ -375,8 +469,10 @@ fn sqrt_of(v: &Tensor) -> Result<Tensor> {
     if crate::autograd::is_grad_enabled() && v.requires_grad() {
         let w = {
             let _g = crate::autograd::no_grad();
-            // 0.5 / sqrt(v): the reciprocal scaled by a power of two
-            s64.reciprocal()?.mul(0.5)?.to_dtype(v.dtype())?
+            // 0.5 / sqrt(v) (a reciprocal scaled by a power of two), 0 where the std is 0
+            // (PyTorch's std_backward masks it)
+            let w = s64.reciprocal()?.mul(0.5)?;
+            Tensor::where_(&s64.eq(0)?, 0.0, &w)?.to_dtype(v.dtype())?
         };
         crate::autograd::record(
             &[&out],

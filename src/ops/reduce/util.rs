@@ -140,7 +140,7 @@ pub(crate) enum Exact {
     NormL2,
     /// `norm` of a general p: [`norm_p_weight`](crate::ops::reduce::stats::norm_p_weight).
     NormP(f64),
-    /// `sqrt` (of std): `0.5 / out`.
+    /// `sqrt` (of std): `0.5 / out` (0 where `out == 0`).
     Sqrt,
 }
 
@@ -165,7 +165,7 @@ backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
         let w = match self.exact {
             Exact::Logsumexp => x.sub(&out)?.exp()?,
             Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
-            Exact::Sqrt => out.mul(2.0)?.reciprocal()?,
+            Exact::Sqrt => Tensor::where_(&out.eq(0)?, 0.0, &out.mul(2.0)?.reciprocal()?)?,
             Exact::Prod => prod_of_others(x, &self.dims)?,
             Exact::NormP(p) => crate::ops::reduce::stats::norm_p_weight(x, &out, p)?,
             Exact::None => unreachable!("internal: checked above"),
