@@ -157,26 +157,7 @@ pub(crate) fn write_back(
     bw: impl Backward,
 ) -> Result<Tensor> {
     let rec = check_inplace(a, others)?;
-    check_no_internal_overlap(&a.data(), name)?;
-    for o in others {
-        check_no_partial_overlap(a, o, name)?;
-    }
-    let res = {
-        let _g = crate::autograd::no_grad();
-        result()?
-    };
-    if res.shape() != a.shape() {
-        bail!(
-            ShapeMismatch,
-            name,
-            "output with shape {:?} doesn't match the broadcast shape {:?}",
-            a.shape(),
-            res.shape()
-        );
-    }
-    if !can_cast(res.dtype(), a.dtype()) {
-        return Err(cast_error(name, res.dtype(), a.dtype()));
-    }
+    let res = checked_result(a, others, name, result)?;
     let orig = if rec.is_some() {
         // a recorded clone: the saved pre-op value stays differentiable (double backward)
         Some(SavedTensor::private(a.copy()?))
@@ -205,6 +186,21 @@ pub(crate) fn write_back_untracked(
     name: &'static str,
     result: impl FnOnce() -> Result<Tensor>,
 ) -> Result<Tensor> {
+    let res = checked_result(a, others, name, result)?;
+    crate::backend::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
+    a.0.version.bump();
+    Ok(a.clone())
+}
+
+/// The checks an in-place write of `a` makes after autograd's, in PyTorch's order: `a`'s own
+/// overlap and its partial overlap with `others`, then the out-of-place result (computed
+/// without recording), which must keep `a`'s shape and cast to `a`'s dtype.
+fn checked_result(
+    a: &Tensor,
+    others: &[&Tensor],
+    name: &'static str,
+    result: impl FnOnce() -> Result<Tensor>,
+) -> Result<Tensor> {
     check_no_internal_overlap(&a.data(), name)?;
     for o in others {
         check_no_partial_overlap(a, o, name)?;
@@ -225,9 +221,7 @@ pub(crate) fn write_back_untracked(
     if !can_cast(res.dtype(), a.dtype()) {
         return Err(cast_error(name, res.dtype(), a.dtype()));
     }
-    crate::backend::copy_raw(&a.data(), &res.data(), a.dtype(), res.dtype());
-    a.0.version.bump();
-    Ok(a.clone())
+    Ok(res)
 }
 
 pub(crate) fn tensors(ops: &[&Operand]) -> Vec<Tensor> {
