@@ -7,7 +7,7 @@
 //! `convert` (coalesce, to_dense, to_sparse_*), `slice` (sparse slicing), `matmul`
 //! (sparse @ dense), `ops` (sum, mul, add, transpose, dtype casts), `grad` (values-level
 //! backward formulas), `kernel` (tensor-level row gather/scatter and pattern helpers over the
-//! backend's sparse front door; the loops are in `backend/cpu/sparse.rs`). Dense ops reject sparse inputs
+//! backend's sparse front door; the loops are in `backend/cpu/sparse/`). Dense ops reject sparse inputs
 //! through `Tensor::check_strided`-style guards that return `Unsupported`.
 //!
 //! Gradient convention: the gradient of a sparse tensor `x` is a sparse tensor with `x`'s layout
