@@ -3,10 +3,12 @@
 //! `compute_stride` for `view`) and the strided iteration that kernels use. No element lives here.
 
 mod iter;
+mod output;
 mod shape;
 
 pub(crate) use iter::{PAR_MIN_ELEMS, par_for_each_run, par_ranges};
 pub use iter::{StridedOffsets, for_each_run};
+pub use output::{dense_strides_like, iter_output_strides};
 pub use shape::{
     broadcast_shapes, compute_stride, contiguous_strides, infer_size, numel, wrap_dim,
 };
@@ -243,55 +245,4 @@ impl Layout {
         let st: Vec<isize> = self.strides.iter().map(|&s| s as isize).collect();
         dense_strides_like(&self.sizes, &[&st])
     }
-}
-
-/// Output strides for an elementwise op over operands (given as broadcast strides, 0 for
-/// broadcast dims) — TensorIterator's `reorder_dimensions` + permuted contiguous strides, so the
-/// output follows the memory order of its inputs (first operand first).
-pub fn dense_strides_like(sizes: &[usize], operand_strides: &[&[isize]]) -> Vec<usize> {
-    let nd = sizes.len();
-    if nd == 0 {
-        return vec![];
-    }
-    // perm[0] is the fastest-moving dim.
-    let mut perm: Vec<usize> = (0..nd).rev().collect();
-    let should_swap = |d0: usize, d1: usize| -> i32 {
-        for st in operand_strides {
-            let (s0, s1) = (st[d0], st[d1]);
-            if s0 == 0 || s1 == 0 {
-                continue;
-            }
-            if s0 < s1 {
-                return -1;
-            }
-            if s0 > s1 {
-                return 1;
-            }
-            if sizes[d0] > sizes[d1] {
-                return 1;
-            }
-        }
-        0
-    };
-    for i in 1..nd {
-        let mut dim1 = i;
-        for dim0 in (0..i).rev() {
-            let c = should_swap(perm[dim0], perm[dim1]);
-            if c > 0 {
-                perm.swap(dim0, dim1);
-                dim1 = dim0;
-            } else if c < 0 {
-                break;
-            }
-        }
-    }
-    let mut strides = vec![0; nd];
-    let mut acc = 1usize;
-    for &d in &perm {
-        strides[d] = acc;
-        // saturating like `contiguous_strides`: an empty shape may hold huge sizes whose
-        // product overflows (libFuzzer sparse finding)
-        acc = acc.saturating_mul(sizes[d].max(1));
-    }
-    strides
 }

@@ -11,7 +11,7 @@
 
 use super::util::broadcast_strides;
 use crate::backend::{self, FlatArg};
-use crate::layout::{Dims, Layout, dense_strides_like};
+use crate::layout::{Dims, Layout, iter_output_strides};
 use crate::storage::Storage;
 use crate::tensor::TensorData;
 use crate::{Element, Result, Tensor};
@@ -30,17 +30,17 @@ fn canonical(l: &Layout) -> bool {
 }
 
 /// The strides of a fresh elementwise output over the dense layout `like` whose inputs have
-/// (broadcast) strides `operands` — the general path's choice, so the fast path produces the same
+/// layouts `layouts` and (broadcast) strides `operands` — the general path's choice, so the fast path produces the same
 /// output geometry — if elements at the same memory rank of `like` and of that output have the
 /// same index (the strides agree on every dim of size > 1); `None` otherwise.
-fn output_strides(like: &Layout, operands: &[&[isize]]) -> Option<Dims> {
+fn output_strides(like: &Layout, layouts: &[&Layout], operands: &[&[isize]]) -> Option<Dims> {
     if canonical(like) {
         return Some(Dims::from_slice(like.strides()));
     }
     if like.numel() == 0 || !like.is_non_overlapping_and_dense() {
         return None;
     }
-    let st = dense_strides_like(like.sizes(), operands);
+    let st = iter_output_strides(like.sizes(), layouts, operands);
     let same = like
         .sizes()
         .iter()
@@ -116,7 +116,7 @@ pub(crate) fn binary<T: Element, U: Element>(
         } else {
             let sa = broadcast_strides(&da.layout, like.sizes());
             let sb = broadcast_strides(&db.layout, like.sizes());
-            output_strides(like, &[&sa, &sb])?
+            output_strides(like, &[&da.layout, &db.layout], &[&sa, &sb])?
         };
         let n = like.numel();
         (ia, ib, Dims::from_slice(like.sizes()), strides, n)
@@ -182,7 +182,7 @@ pub(crate) fn unary<T: Element, U: Element>(
         Dims::from_slice(d.layout.strides())
     } else {
         let sa: Vec<isize> = d.layout.strides().iter().map(|&s| s as isize).collect();
-        output_strides(&d.layout, &[&sa])?
+        output_strides(&d.layout, &[&d.layout], &[&sa])?
     };
     // (`a`'s data lock is held for the call: its storage cannot be re-pointed meanwhile; data
     // before storage, the order of every lock pair)

@@ -6,7 +6,7 @@
 use crate::autograd::output_grad;
 use crate::autograd::{Backward, BackwardCtx, SavedTensor, check_inplace, record, record_inplace};
 use crate::dtype::{Operand, result_type, result_type_scalar};
-use crate::layout::{broadcast_shapes, dense_strides_like};
+use crate::layout::{broadcast_shapes, iter_output_strides};
 use crate::ops::elementwise::arith_scalar::{
     arith_scalar_dense, arith_scalar_dense_inplace, arith_scalar_dense_owned,
 };
@@ -70,7 +70,7 @@ pub(crate) fn binary_map<T: Element, U: Element>(
     let (ad, bd) = (a.data(), b.data());
     let sa = broadcast_strides(&ad.layout, &shape);
     let sb = broadcast_strides(&bd.layout, &shape);
-    let strides = dense_strides_like(&shape, &[&sa, &sb]);
+    let strides = iter_output_strides(&shape, &[&ad.layout, &bd.layout], &[&sa, &sb]);
     let out = Tensor::empty_strided(&shape, &strides, U::DTYPE)?;
     binary_into::<T, U>(&out, &shape, a, b, f);
     Ok(out)

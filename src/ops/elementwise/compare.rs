@@ -328,6 +328,10 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn isnan(&self) -> Result<Tensor> {
+        if !self.dtype().is_float() && !self.dtype().is_complex() {
+            // PyTorch's `self != self` (an elementwise op's layout, not `zeros_like`'s)
+            return self.ne(self);
+        }
         self.classify("isnan", |x| x.is_nan())
     }
     /// True where the element is +-inf.
@@ -373,8 +377,9 @@ impl Tensor {
                 }
             }),
             _ => {
+                // PyTorch answers integers with `zeros_like`/`ones_like`: its preserved layout
                 let v = f(1.0);
-                Tensor::full(&self.shape(), v, DType::Bool)
+                self.full_like_dtype(v, DType::Bool)
             }
         }
     }

@@ -4,7 +4,7 @@
 
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
-use crate::layout::{broadcast_shapes, dense_strides_like};
+use crate::layout::{broadcast_shapes, iter_output_strides};
 use crate::ops::elementwise::binary::operand_tensor;
 use crate::ops::grad::{GradIf, backward};
 use crate::ops::util::{tensors, write_back};
@@ -24,7 +24,12 @@ fn ternary_map<T: Element>(
     let sc = crate::ops::util::broadcast_strides(&cd.layout, &shape);
     let sa = crate::ops::util::broadcast_strides(&ad.layout, &shape);
     let sb = crate::ops::util::broadcast_strides(&bd.layout, &shape);
-    let strides = dense_strides_like(&shape, &[&sa, &sb, &sc]);
+    // PyTorch's operand order: the condition first
+    let strides = iter_output_strides(
+        &shape,
+        &[&cd.layout, &ad.layout, &bd.layout],
+        &[&sc, &sa, &sb],
+    );
     let out = Tensor::empty_strided(&shape, &strides, T::DTYPE)?;
     // `out` is fresh: no overlap with the inputs
     crate::backend::map3::<bool, T, T>(&out.data(), &cd, &ad, &bd, &f);
@@ -143,6 +148,19 @@ fn where_record(cond: &Tensor, a: Operand, b: Operand) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `f(x)` into a fresh tensor with `x`'s preserved layout (PyTorch's `nan_to_num` writes into
+/// `empty_like(self)`).
+fn preserved_map<T: crate::Element, U: crate::Element>(
+    x: &Tensor,
+    f: impl Fn(T) -> U + Sync,
+) -> Result<Tensor> {
+    x.check_strided("nan_to_num")?;
+    crate::layout::check_numel(&x.shape(), "nan_to_num")?;
+    let out = Tensor::empty_strided(&x.shape(), &x.layout().preserved_strides(), U::DTYPE)?;
+    crate::ops::elementwise::unary::unary_into::<T, U>(&out, x, f);
+    Ok(out)
+}
+
 fn nan_to_num_result(
     x: &Tensor,
     nan: f64,
@@ -153,7 +171,7 @@ fn nan_to_num_result(
         ($T:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
             let (p, n) = (posinf.unwrap_or($max), neginf.unwrap_or($min));
             let (to, from) = ($to, $from);
-            crate::ops::elementwise::unary::unary_map::<$T, $T>(x, move |v| {
+            preserved_map::<$T, $T>(x, move |v| {
                 let f: f64 = to(v);
                 if f.is_nan() {
                     from(nan)
@@ -193,10 +211,9 @@ fn nan_to_num_result(
                     v
                 }
             };
-            crate::ops::elementwise::unary::unary_map::<crate::dtype::C64, crate::dtype::C64>(
-                x,
-                move |z| crate::dtype::C64::new(f(z.re), f(z.im)),
-            )
+            preserved_map::<crate::dtype::C64, crate::dtype::C64>(x, move |z| {
+                crate::dtype::C64::new(f(z.re), f(z.im))
+            })
         }
         DType::C128 => {
             let (p, n) = (posinf.unwrap_or(f64::MAX), neginf.unwrap_or(f64::MIN));
@@ -211,10 +228,9 @@ fn nan_to_num_result(
                     v
                 }
             };
-            crate::ops::elementwise::unary::unary_map::<crate::dtype::C128, crate::dtype::C128>(
-                x,
-                move |z| crate::dtype::C128::new(f(z.re), f(z.im)),
-            )
+            preserved_map::<crate::dtype::C128, crate::dtype::C128>(x, move |z| {
+                crate::dtype::C128::new(f(z.re), f(z.im))
+            })
         }
         _ => x.copy(),
     }

@@ -4,7 +4,7 @@
 //! contiguous run is a plain indexed loop the compiler vectorises.
 
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
-use crate::layout::dense_strides_like;
+use crate::layout::iter_output_strides;
 use crate::ops::elementwise::activation::{erf, gelu_f64};
 use crate::ops::elementwise::unary_complex;
 use crate::ops::elementwise::unary_grad::UnaryBackward;
@@ -24,7 +24,7 @@ pub(crate) fn unary_map<T: Element, U: Element>(
     let strides = {
         let ad = a.data();
         let sa = broadcast_strides(&ad.layout, &shape);
-        dense_strides_like(&shape, &[&sa])
+        iter_output_strides(&shape, &[&ad.layout], &[&sa])
     };
     let out = Tensor::empty_strided(&shape, &strides, U::DTYPE)?;
     unary_into::<T, U>(&out, a, f);
@@ -304,7 +304,8 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
             Relu => int_go!(dt, a, out, |x| x.max(0), bool x, u8 x),
             Floor | Ceil | Round | Trunc => match out {
                 Some(o) => Ok(o.clone()),
-                None => a.copy(),
+                // PyTorch copies through an elementwise op: its output layout, not `clone`'s
+                None => int_go!(dt, a, None, |x| x, bool x, u8 x),
             },
             _ => unreachable!("internal: integer input to float op"),
         };

@@ -70,8 +70,9 @@ pub(crate) fn output(shape: &[usize], dt: DType, op: &'static str) -> Result<Ten
     Tensor::empty_strided(shape, &cstrides(shape), dt)
 }
 
-fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
-    let out = output(shape, x.dtype(), "take")?;
+fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize], strides: &[usize]) -> Result<Tensor> {
+    crate::layout::check_numel(shape, "take")?;
+    let out = Tensor::empty_strided(shape, strides, x.dtype())?;
     crate::backend::movement::take(&out.data(), &x.data(), idx, x.dtype(), "to_vec")?;
     Ok(out)
 }
@@ -100,6 +101,32 @@ pub(crate) fn take(
     take_with_grad_idx(x, idx.clone(), idx, shape, name)
 }
 
+/// [`take`] into an output of `shape` with dense `strides` (`idx` still lists the picks in
+/// row-major logical order): `sort`'s values keep the memory order of its input.
+pub(crate) fn take_strided(
+    x: &Tensor,
+    idx: Arc<Vec<usize>>,
+    shape: &[usize],
+    strides: &[usize],
+    name: &'static str,
+) -> Result<Tensor> {
+    let out = {
+        let _g = no_grad();
+        take_raw(x, &idx, shape, strides)?
+    };
+    record(
+        &[&out],
+        &[x],
+        Vec::new,
+        TakeBackward {
+            name,
+            idx,
+            in_shape: x.shape(),
+        },
+    )?;
+    Ok(out)
+}
+
 /// [`take`] whose backward scatters through `grad_idx` instead of `idx` (same length): a
 /// position whose `grad_idx` is [`SKIP`] passes its value forward but no gradient back
 /// (`embedding` with `padding_idx`).
@@ -113,7 +140,7 @@ pub(crate) fn take_with_grad_idx(
     debug_assert_eq!(idx.len(), grad_idx.len());
     let out = {
         let _g = no_grad();
-        take_raw(x, &idx, shape)?
+        take_raw(x, &idx, shape, &cstrides(shape))?
     };
     record(
         &[&out],

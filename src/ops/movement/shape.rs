@@ -247,7 +247,9 @@ impl Tensor {
         // a 0-dim tensor accepts dim 0 / -1 but has nothing to flip
         let ds: Vec<usize> = ds.into_iter().filter(|&d| d < shape.len()).collect();
         let dt = self.dtype();
-        let out = output(&shape, dt, "flip")?;
+        // PyTorch's `empty_like(self, preserve_format)`: the input's memory order
+        crate::layout::check_numel(&shape, "flip")?;
+        let out = Tensor::empty_strided(&shape, &self.layout().preserved_strides(), dt)?;
         if ds.is_empty() {
             crate::backend::copy_raw(&out.data(), &self.data(), dt, dt);
         } else {

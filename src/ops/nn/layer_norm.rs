@@ -87,10 +87,12 @@ impl Tensor {
                 );
             }
         }
+        // PyTorch normalizes a contiguous copy of the input: the output is contiguous
+        let x = self.contiguous()?;
         let dims: Vec<i64> = (sh.len() - k..sh.len()).map(|d| d as i64).collect();
         let n: usize = normalized_shape.iter().product();
-        let mean = self.sum_dims(&dims, true)?.div(n as f64)?;
-        let xc = self.sub(&mean)?;
+        let mean = x.sum_dims(&dims, true)?.div(n as f64)?;
+        let xc = x.sub(&mean)?;
         let var = xc.mul(&xc)?.sum_dims(&dims, true)?.div(n as f64)?;
         let mut y = xc.mul(&rsqrt(&var.add(eps)?)?)?;
         if let Some(w) = weight {

@@ -1,13 +1,14 @@
 //! Ordering ops along one dimension: `sort` (ascending/descending, stable), `argsort` and
 //! `topk` (largest/smallest, sorted or not). NaN orders above every number, as in PyTorch.
-//! Values are gathered with the differentiable [`take`] primitive, so their backward scatters
-//! the gradient back to the picked positions (and double backward works); indices are int64.
+//! Values are gathered with the differentiable [`take_strided`] primitive, so their backward
+//! scatters the gradient back to the picked positions (and double backward works); indices are
+//! int64. `sort` keeps its input's memory order (PyTorch's dense strides), `topk` is contiguous.
 
 use std::sync::Arc;
 
 use crate::autograd::no_grad;
-use crate::ops::movement::gather::take;
-use crate::ops::reduce::util::{fresh, one_dim};
+use crate::ops::movement::gather::take_strided;
+use crate::ops::reduce::util::one_dim;
 use crate::{DType, Result, Tensor, bail};
 
 /// The wrapped dim (`None` for a 0-dim tensor) and its size, after the dtype check.
@@ -29,7 +30,7 @@ fn sort_dim(x: &Tensor, dim: i64, op: &'static str) -> Result<(Option<usize>, us
 
 /// Sorts `x` along `d` (keys ascending, or descending when `descending`), keeps `k` per row
 /// (in input order unless `sorted`), and returns the differentiable values and the int64
-/// indices, shaped like `x` with `d` of size `k`.
+/// indices, shaped like `x` with `d` of size `k`, both with dense `strides`.
 #[allow(clippy::too_many_arguments)]
 fn pick_rows(
     x: &Tensor,
@@ -37,13 +38,15 @@ fn pick_rows(
     k: usize,
     descending: bool,
     sorted: bool,
+    strides: &[usize],
     name: &'static str,
 ) -> Result<(Tensor, Tensor)> {
     let mut shape = x.shape();
     if let Some(d) = d {
         shape[d] = k;
     }
-    let indices = fresh(&shape, DType::I64)?;
+    crate::layout::check_numel(&shape, name)?;
+    let indices = Tensor::empty_strided(&shape, strides, DType::I64)?;
     let src = crate::backend::sort_rows(
         &indices.data(),
         &x.data(),
@@ -53,7 +56,14 @@ fn pick_rows(
         descending,
         sorted,
     )?;
-    let values = take(x, Arc::new(src), &shape, name)?;
+    // the backend lists the source positions in the storage order of `indices` (fresh, dense,
+    // offset 0); `take` reads them in logical order
+    let src = if indices.layout().is_contiguous() {
+        src
+    } else {
+        indices.layout().offsets().map(|o| src[o]).collect()
+    };
+    let values = take_strided(x, Arc::new(src), &shape, strides, name)?;
     Ok((values, indices))
 }
 
@@ -73,7 +83,9 @@ impl Tensor {
     pub fn sort(&self, dim: i64, descending: bool, stable: bool) -> Result<(Tensor, Tensor)> {
         let _ = stable;
         let (d, r) = sort_dim(self, dim, "sort")?;
-        pick_rows(self, d, r, descending, true, "SortBackward0")
+        // PyTorch's sort keeps the input's memory order (its strides when dense)
+        let strides = self.layout().preserved_strides();
+        pick_rows(self, d, r, descending, true, &strides, "SortBackward0")
     }
 
     /// Indices that sort `self` along `dim` (the second output of [`Tensor::sort`]).
@@ -120,6 +132,11 @@ impl Tensor {
                 r
             );
         }
-        pick_rows(self, d, k, largest, sorted, "TopkBackward0")
+        let mut shape = self.shape();
+        if let Some(d) = d {
+            shape[d] = k;
+        }
+        let strides = crate::layout::contiguous_strides(&shape);
+        pick_rows(self, d, k, largest, sorted, &strides, "TopkBackward0")
     }
 }
