@@ -157,7 +157,7 @@ pub(crate) fn write_back(
     bw: impl Backward,
 ) -> Result<Tensor> {
     let rec = check_inplace(a, others)?;
-    check_no_internal_overlap(&a.data(), name)?;
+    check_no_internal_overlap(&a.data_ref(), name)?;
     for o in others {
         check_no_partial_overlap(a, o, name)?;
     }
@@ -205,7 +205,7 @@ pub(crate) fn write_back_untracked(
     name: &'static str,
     result: impl FnOnce() -> Result<Tensor>,
 ) -> Result<Tensor> {
-    check_no_internal_overlap(&a.data(), name)?;
+    check_no_internal_overlap(&a.data_ref(), name)?;
     for o in others {
         check_no_partial_overlap(a, o, name)?;
     }
