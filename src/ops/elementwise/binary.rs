@@ -10,7 +10,7 @@ use crate::layout::{broadcast_shapes, dense_strides_like};
 use crate::ops::elementwise::arith_scalar::{
     arith_scalar_dense, arith_scalar_dense_inplace, arith_scalar_dense_owned,
 };
-use crate::ops::grad::{GradIf, backward, grads, input_grad};
+use crate::ops::grad::{GradIf, backward, input_grad};
 use crate::ops::util::{broadcast_strides, check_no_internal_overlap, check_no_partial_overlap};
 use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
@@ -493,7 +493,8 @@ impl Backward for ArithBackward {
                 (ga, gb)
             }
         };
-        grads([ga, gb])
+        // (`smallvec!`, not `grads`: its `collect` is an out-of-line `from_iter` per node)
+        Ok(smallvec::smallvec![ga, gb])
     }
 }
 
