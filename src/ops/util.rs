@@ -201,7 +201,7 @@ fn checked_result(
     name: &'static str,
     result: impl FnOnce() -> Result<Tensor>,
 ) -> Result<Tensor> {
-    check_no_internal_overlap(&a.data(), name)?;
+    check_no_internal_overlap(&a.data_ref(), name)?;
     for o in others {
         check_no_partial_overlap(a, o, name)?;
     }

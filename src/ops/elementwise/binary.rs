@@ -10,7 +10,7 @@ use crate::layout::{broadcast_shapes, iter_output_strides};
 use crate::ops::elementwise::arith_scalar::{
     arith_scalar_dense, arith_scalar_dense_inplace, arith_scalar_dense_owned,
 };
-use crate::ops::grad::{GradIf, backward, grads, input_grad};
+use crate::ops::grad::{GradIf, backward, input_grad};
 use crate::ops::util::{broadcast_strides, check_no_internal_overlap, check_no_partial_overlap};
 use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
@@ -112,7 +112,7 @@ pub(crate) fn binary_inplace<T: Element>(
             b
         );
     }
-    check_no_internal_overlap(&self_.data(), op)?;
+    check_no_internal_overlap(&self_.data_ref(), op)?;
     check_no_partial_overlap(self_, other, op)?;
     if !crate::ops::dense::binary_inplace::<T>(self_, other, &f) {
         binary_into::<T, T>(self_, &shape, self_, other, f);
@@ -321,7 +321,7 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
     let others: Vec<&Tensor> = bt.iter().collect();
     let rec = check_inplace(a, &others)?;
     // PyTorch's order after autograd's check: the written-to memory, the shapes, the dtypes
-    check_no_internal_overlap(&a.data(), name)?;
+    check_no_internal_overlap(&a.data_ref(), name)?;
     if let Some(t) = &bt {
         check_no_partial_overlap(a, t, name)?;
         let (shape, bshape) = (a.shape(), broadcast_shapes(&a.shape(), &t.shape(), name)?);
@@ -493,7 +493,8 @@ impl Backward for ArithBackward {
                 (ga, gb)
             }
         };
-        grads([ga, gb])
+        // (`smallvec!`, not `grads`: its `collect` is an out-of-line `from_iter` per node)
+        Ok(smallvec::smallvec![ga, gb])
     }
 }
 

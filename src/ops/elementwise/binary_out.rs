@@ -44,7 +44,7 @@ impl Tensor {
         if !can_cast(dt, out.dtype()) {
             return Err(cast_error("add", dt, out.dtype()));
         }
-        check_no_internal_overlap(&out.data(), "add")?;
+        check_no_internal_overlap(&out.data_ref(), "add")?;
         check_no_partial_overlap(out, self, "add")?;
         check_no_partial_overlap(out, other, "add")?;
         if dt != out.dtype() {

@@ -421,7 +421,7 @@ pub(crate) fn unary_(a: &Tensor, op: UOp) -> Result<Tensor> {
     // the written tensor's overlap, then whether the result casts back
     let rec = check_inplace(a, &[])?;
     let dt = op.result_dtype(a.dtype())?;
-    check_no_internal_overlap(&a.data(), name)?;
+    check_no_internal_overlap(&a.data_ref(), name)?;
     if dt != a.dtype() {
         return Err(crate::ops::elementwise::binary::cast_error(
             name,

@@ -447,7 +447,7 @@ fn scatter_impl(
     let ssh = src_t.as_ref().map(|t| t.shape());
     check_dim_index(&shape, d, index, ssh.as_deref(), op)?;
     let rec = if inplace {
-        crate::ops::util::check_no_internal_overlap(&x.data(), op)?;
+        crate::ops::util::check_no_internal_overlap(&x.data_ref(), op)?;
         let others: Vec<&Tensor> = src_t.iter().collect();
         check_inplace(x, &others)?
     } else {

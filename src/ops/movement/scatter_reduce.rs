@@ -247,7 +247,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let op = "scatter_reduce_";
         let result = forward(self, dim, index, src, reduce, include_self, op)?;
-        crate::ops::util::check_no_internal_overlap(&self.data(), op)?;
+        crate::ops::util::check_no_internal_overlap(&self.data_ref(), op)?;
         let rec = check_inplace(self, &[src])?;
         let orig = if rec.is_some() {
             let _g = no_grad();
