@@ -110,21 +110,7 @@ pub(crate) fn take_strided(
     strides: &[usize],
     name: &'static str,
 ) -> Result<Tensor> {
-    let out = {
-        let _g = no_grad();
-        take_raw(x, &idx, shape, strides)?
-    };
-    record(
-        &[&out],
-        &[x],
-        Vec::new,
-        TakeBackward {
-            name,
-            idx,
-            in_shape: x.shape(),
-        },
-    )?;
-    Ok(out)
+    take_recorded(x, idx.clone(), idx, shape, strides, name)
 }
 
 /// [`take`] whose backward scatters through `grad_idx` instead of `idx` (same length): a
@@ -138,9 +124,22 @@ pub(crate) fn take_with_grad_idx(
     name: &'static str,
 ) -> Result<Tensor> {
     debug_assert_eq!(idx.len(), grad_idx.len());
+    take_recorded(x, idx, grad_idx, shape, &cstrides(shape), name)
+}
+
+/// The picks `idx` of `x` into an output of `shape` and dense `strides`, recording a backward
+/// that scatters through `grad_idx`.
+fn take_recorded(
+    x: &Tensor,
+    idx: Arc<Vec<usize>>,
+    grad_idx: Arc<Vec<usize>>,
+    shape: &[usize],
+    strides: &[usize],
+    name: &'static str,
+) -> Result<Tensor> {
     let out = {
         let _g = no_grad();
-        take_raw(x, &idx, shape, &cstrides(shape))?
+        take_raw(x, &idx, shape, strides)?
     };
     record(
         &[&out],
