@@ -10,28 +10,12 @@
 //! write wins, sums accumulate in index order: results do not depend on the thread count).
 
 use super::index::{elems, elems_mut, inside};
-use super::team;
+use super::team::{self, SharedOut};
 use crate::Result;
 use crate::backend::DimWalk;
 use crate::dtype::Element;
 use crate::layout::{Layout, PAR_MIN_ELEMS};
 use crate::storage::CpuBuffer;
-
-/// A raw base pointer shared by the parts of one walk.
-#[derive(Clone, Copy)]
-struct Ptr<T>(*mut T);
-// SAFETY: the parts of a walk write disjoint elements (see the module docs) of a buffer that
-// the caller borrows exclusively for the whole walk.
-unsafe impl<T> Send for Ptr<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Ptr<T> {}
-
-impl<T> Ptr<T> {
-    /// The pointer (a method: a closure calling it captures the whole `Sync` wrapper).
-    fn get(self) -> *mut T {
-        self.0
-    }
-}
 
 /// The first bad index of a part: (row-major position in the index, value).
 type Bad = Option<(usize, i64)>;
@@ -237,9 +221,9 @@ pub(crate) fn gather<T: Element>(
     let (idx, s) = (elems::<i64>(index), elems::<T>(src));
     let d = elems_mut::<T>(dst);
     check_geometry(w, idx.len(), dl, d.len(), sl, s.len())?;
-    let out = Ptr(d.as_mut_ptr());
+    let out = SharedOut(d.as_mut_ptr());
     let f = move |po: usize, to: usize| {
-        let out = out.get();
+        let out = out.ptr();
         // SAFETY: `po` lies in `dst` (checked above) and is written by this position only
         // (distinct positions of the fresh output's geometry are distinct elements).
         unsafe { *out.add(po) = s[to] };
@@ -263,9 +247,9 @@ pub(crate) fn scatter<T: Element>(
     let (idx, s) = (elems::<i64>(index), elems::<T>(src));
     let d = elems_mut::<T>(dst);
     check_geometry(w, idx.len(), sl, s.len(), dl, d.len())?;
-    let out = Ptr(d.as_mut_ptr());
+    let out = SharedOut(d.as_mut_ptr());
     let f = move |po: usize, to: usize| {
-        let out = out.get();
+        let out = out.ptr();
         // SAFETY: `to` lies in `dst` (checked above; the index value is in range); parts of
         // the walk write disjoint targets (module docs) and one part writes serially.
         unsafe {

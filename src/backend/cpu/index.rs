@@ -6,7 +6,7 @@
 //! write, so an error changes nothing.
 
 use super::elementwise::add_rows;
-use super::team;
+use super::team::{self, SharedOut};
 use crate::Result;
 use crate::backend::{Put, RowPut, SKIP};
 use crate::dtype::{Element, cast};
@@ -285,7 +285,7 @@ pub(crate) fn index_select<T: Element>(
         .offsets()
         .zip(outer(sl, dim).offsets())
         .collect();
-    let out = Out(dst.as_mut_ptr());
+    let out = SharedOut(dst.as_mut_ptr());
     // one outer row: the selected runs (or single elements) of `src` into `dst`
     let row = |od: usize, os: usize| {
         let out = out.ptr();
@@ -321,22 +321,6 @@ pub(crate) fn index_select<T: Element>(
         });
     }
     Ok(())
-}
-
-/// The output base pointer shared by the parts of a parallel `index_select`.
-#[derive(Clone, Copy)]
-struct Out<T>(*mut T);
-// SAFETY: the parts write disjoint elements (distinct outer rows of a geometry without
-// internal overlap) of a buffer borrowed exclusively for the whole call.
-unsafe impl<T> Send for Out<T> {}
-// SAFETY: as above.
-unsafe impl<T> Sync for Out<T> {}
-
-impl<T> Out<T> {
-    /// The pointer (a method: a closure calling it captures the whole `Sync` wrapper).
-    fn ptr(self) -> *mut T {
-        self.0
-    }
 }
 
 /// See [`Backend::nonzero`](crate::backend::Backend::nonzero).

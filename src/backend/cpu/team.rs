@@ -334,3 +334,21 @@ mod tests {
         assert_eq!(hits.load(Ordering::Relaxed), 64);
     }
 }
+
+/// An output buffer's base pointer shared by the parts of one parallel kernel
+/// (`gather_dim`, `index_select`). Whoever builds one guarantees that the parts write
+/// disjoint elements of a buffer borrowed exclusively for the whole call.
+#[derive(Clone, Copy)]
+pub(super) struct SharedOut<T>(pub(super) *mut T);
+// SAFETY: the parts write disjoint elements of a buffer borrowed exclusively for the whole
+// call (the constructor's contract above), so sharing the pointer across threads races nothing.
+unsafe impl<T> Send for SharedOut<T> {}
+// SAFETY: as above.
+unsafe impl<T> Sync for SharedOut<T> {}
+
+impl<T> SharedOut<T> {
+    /// The pointer (a method: a closure calling it captures the whole `Sync` wrapper).
+    pub(super) fn ptr(self) -> *mut T {
+        self.0
+    }
+}
