@@ -11,6 +11,7 @@ mod gather_dim;
 pub(crate) mod gemm_x86;
 mod index;
 mod map;
+pub(crate) mod math;
 pub(crate) mod matmul;
 mod movement;
 mod optim;
