@@ -12,6 +12,7 @@ pub(crate) mod gemm_x86;
 mod index;
 mod layer_norm;
 mod map;
+pub(crate) mod math;
 pub(crate) mod matmul;
 mod movement;
 mod optim;
