@@ -34,6 +34,14 @@ Workloads (figure and unit):
                               m[2000:7000, 1000:6000]  ms
     sparse_slice_coo_1M       the same data as a coalesced PyTorch COO tensor,
                               x.narrow_copy(0, 2000, 5000).narrow_copy(1, 1000, 5000)   ms
+    softmax_4096x1024, log_softmax_4096x1024
+                              x.softmax(-1) / x.log_softmax(-1), x: randn(4096, 1024)   ms
+    layer_norm_4096x1024      F.layer_norm(x, (1024,), ones(1024), zeros(1024), 1e-5)   ms
+    cross_entropy_4096x1024   x: randn(4096, 1024) requiring grad, t: randint(0, 1024, (4096,));
+                              x.grad = None; F.cross_entropy(x, t).backward()          ms
+    copy_f32_{4M,16M}         dst.copy_(src), n = 2^22 / 2^24 f32    GB/s = 8 n / t
+    matmul_f32_{64,128}       a @ b, n x n             GFLOP/s = 2 n^3 / t
+    bmm_f32_b64_128           torch.bmm(a, b), a, b: [64, 128, 128]   GFLOP/s = 64 * 2 * 128^3 / t
 
 The sparse matrix: ``numpy.random.default_rng(0)`` draws 1,000,000 distinct
 flat positions in [0, 10^8) (``choice(..., replace=False)``), row = pos // 10^4,
@@ -219,6 +227,52 @@ def w_coo():
     return (lambda: x.narrow_copy(0, 2000, 5000).narrow_copy(1, 1000, 5000)), (lambda t: t * 1e3)
 
 
+# --- issue 29: row-wise ops, copy yardsticks, small matmuls ---
+def rows_4096x1024():
+    torch.manual_seed(0)
+    return torch.randn(4096, 1024)
+
+
+def w_softmax():
+    x = rows_4096x1024()
+    return (lambda: x.softmax(-1)), (lambda t: t * 1e3)
+
+
+def w_log_softmax():
+    x = rows_4096x1024()
+    return (lambda: x.log_softmax(-1)), (lambda t: t * 1e3)
+
+
+def w_layer_norm():
+    x = rows_4096x1024()
+    w, b = torch.ones(1024), torch.zeros(1024)
+    return (lambda: F.layer_norm(x, (1024,), w, b, 1e-5)), (lambda t: t * 1e3)
+
+
+def w_cross_entropy():
+    x = rows_4096x1024().requires_grad_(True)
+    target = torch.randint(0, 1024, (4096,))
+
+    def fn():
+        x.grad = None
+        F.cross_entropy(x, target).backward()
+    return fn, (lambda t: t * 1e3)
+
+
+def w_copy(n):
+    def setup():
+        src, dst = torch.randn(n), torch.empty(n)
+        return (lambda: dst.copy_(src)), (lambda t: 8 * n / t / 1e9)
+    return setup
+
+
+def w_bmm():
+    g = torch.Generator().manual_seed(0)
+    a = torch.randn(64, 128, 128, generator=g)
+    b = torch.randn(64, 128, 128, generator=g)
+    return (lambda: torch.bmm(a, b)), (lambda t: 64 * 2 * 128**3 / t / 1e9)
+
+
 # name -> (setup, unit, libraries needed)
 WORKLOADS = {
     "matmul_f32_256": (w_matmul(256, "f32"), "GFLOP/s", ("torch",)),
@@ -237,6 +291,16 @@ WORKLOADS = {
     "index_put_accumulate_1M": (w_index_put, "ms", ("torch",)),
     "sparse_slice_csr_1M": (w_csr, "ms", ("numpy", "scipy")),
     "sparse_slice_coo_1M": (w_coo, "ms", ("numpy", "torch")),
+    # issue 29: row-wise ops, copy yardsticks, small matmuls
+    "softmax_4096x1024": (w_softmax, "ms", ("torch",)),
+    "log_softmax_4096x1024": (w_log_softmax, "ms", ("torch",)),
+    "layer_norm_4096x1024": (w_layer_norm, "ms", ("torch",)),
+    "cross_entropy_4096x1024": (w_cross_entropy, "ms", ("torch",)),
+    "copy_f32_4M": (w_copy(N4M), "GB/s", ("torch",)),
+    "copy_f32_16M": (w_copy(N16M), "GB/s", ("torch",)),
+    "matmul_f32_64": (w_matmul(64, "f32"), "GFLOP/s", ("torch",)),
+    "matmul_f32_128": (w_matmul(128, "f32"), "GFLOP/s", ("torch",)),
+    "bmm_f32_b64_128": (w_bmm, "GFLOP/s", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}

@@ -176,6 +176,73 @@ fn w_index_put_accumulate_1m() -> f64 {
     t * 1e3
 }
 
+// --- issue 29: row-wise ops, copy yardsticks, small matmuls ---
+
+/// Logits `[4096, 1024]` f32 (the row-wise workloads' input).
+fn rows_4096x1024() -> Tensor {
+    tapegrad::manual_seed(0);
+    Tensor::randn(&[4096, 1024], DType::F32).unwrap()
+}
+
+fn w_softmax_4096x1024() -> f64 {
+    let x = rows_4096x1024();
+    median(21, || x.softmax(-1).map(|_| ())) * 1e3
+}
+
+fn w_log_softmax_4096x1024() -> f64 {
+    let x = rows_4096x1024();
+    median(21, || x.log_softmax(-1).map(|_| ())) * 1e3
+}
+
+fn w_layer_norm_4096x1024() -> f64 {
+    let x = rows_4096x1024();
+    let w = Tensor::ones(&[1024], DType::F32).unwrap();
+    let b = Tensor::zeros(&[1024], DType::F32).unwrap();
+    median(21, || {
+        x.layer_norm(&[1024], Some(&w), Some(&b), 1e-5).map(|_| ())
+    }) * 1e3
+}
+
+fn w_cross_entropy_4096x1024() -> f64 {
+    let x = rows_4096x1024().requires_grad_(true).unwrap();
+    let target = Tensor::randint(0, 1024, &[4096]).unwrap();
+    median(21, || {
+        x.set_grad(None)?;
+        x.cross_entropy(&target, CrossEntropyOptions::default())?
+            .backward()
+    }) * 1e3
+}
+
+/// `dst.copy_(src)` of `n` contiguous f32 into a preallocated buffer (GB/s = 8 n / t).
+fn copy_f32(n: usize, runs: usize) -> f64 {
+    let src = Tensor::randn(&[n], DType::F32).unwrap();
+    let dst = Tensor::empty(&[n], DType::F32).unwrap();
+    let t = median(runs, || dst.copy_(&src).map(|_| ()));
+    8.0 * n as f64 / t / 1e9
+}
+
+fn w_copy_f32_4m() -> f64 {
+    copy_f32(N4M, 21)
+}
+fn w_copy_f32_16m() -> f64 {
+    copy_f32(N16M, 11)
+}
+
+fn w_matmul_f32_64() -> f64 {
+    matmul(64, DType::F32, 21)
+}
+fn w_matmul_f32_128() -> f64 {
+    matmul(128, DType::F32, 21)
+}
+
+/// 64 products of 128 x 128 f32 (GFLOP/s).
+fn w_bmm_f32_b64_128() -> f64 {
+    let a = Tensor::randn(&[64, 128, 128], DType::F32).unwrap();
+    let b = Tensor::randn(&[64, 128, 128], DType::F32).unwrap();
+    let t = median_per_call(21, 4, || a.bmm(&b).map(|_| ()));
+    64.0 * 2.0 * 128f64.powi(3) / t / 1e9
+}
+
 /// A workload: its name, unit and one timed run.
 type Workload = (&'static str, &'static str, fn() -> f64);
 
@@ -207,6 +274,16 @@ const WORKLOADS: &[Workload] = &[
     ("sparse_slice_coo_1M_backward", "ms", || {
         sparse_workload("sparse_slice_coo_1M_backward")
     }),
+    // issue 29: row-wise ops, copy yardsticks, small matmuls
+    ("softmax_4096x1024", "ms", w_softmax_4096x1024),
+    ("log_softmax_4096x1024", "ms", w_log_softmax_4096x1024),
+    ("layer_norm_4096x1024", "ms", w_layer_norm_4096x1024),
+    ("cross_entropy_4096x1024", "ms", w_cross_entropy_4096x1024),
+    ("copy_f32_4M", "GB/s", w_copy_f32_4m),
+    ("copy_f32_16M", "GB/s", w_copy_f32_16m),
+    ("matmul_f32_64", "GFLOP/s", w_matmul_f32_64),
+    ("matmul_f32_128", "GFLOP/s", w_matmul_f32_128),
+    ("bmm_f32_b64_128", "GFLOP/s", w_bmm_f32_b64_128),
 ];
 
 fn main() {

@@ -72,8 +72,8 @@ pub(crate) enum RowOp {
 /// A row-wise kernel of the nn family: each row is the `n` elements along one dim.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RowwiseOp {
-    /// `exp(x - max) / sum(exp(x - max))` along the row (a NaN max propagates; an infinite max
-    /// subtracts 0).
+    /// `exp(x - max) / sum(exp(x - max))` along the row (a NaN or an infinite max makes the
+    /// row NaN, as PyTorch).
     Softmax,
     /// `x - max - ln(sum(exp(x - max)))` along the row.
     LogSoftmax,

@@ -34,6 +34,7 @@ macro_rules! on_device {
 mod nn;
 pub(crate) mod reduce;
 pub(crate) use nn::{bmm, optim_step, read_at, rowwise};
+pub(crate) use nn::{layer_norm, layer_norm_backward, rowwise_backward};
 
 // (declared after `on_device!`, which it uses)
 mod elementwise;

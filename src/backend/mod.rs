@@ -95,6 +95,7 @@ pub(crate) use dispatch::{
 };
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
+pub(crate) use dispatch::{layer_norm, layer_norm_backward, rowwise_backward};
 
 mod args;
 pub(crate) use args::{
@@ -288,6 +289,59 @@ pub(crate) trait Backend {
         inner: usize,
         dt: DType,
         op: RowwiseOp,
+    );
+
+    /// Backward of row kernel `op` (softmax / log_softmax) of a float dtype `dt`: from the
+    /// forward output `y` and the output gradient `g` (each `outer * n * inner` contiguous
+    /// elements from its element offset, rows along `n`) into the first elements of `dst`:
+    /// softmax `y * (g - sum(g * y))`, log_softmax `g - exp(y) * sum(g)`. Computes as
+    /// [`Backend::rowwise`]. Panics if a range lies outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn rowwise_backward(
+        dst: &mut Self::Buffer,
+        y: (&Self::Buffer, usize),
+        g: (&Self::Buffer, usize),
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowwiseOp,
+    );
+
+    /// Layer normalisation of `rows` contiguous rows of `n` elements of float dtype `dt` (each
+    /// input a buffer and an element offset; `w`/`b` hold `n` elements):
+    /// `y = (x - mean) * rstd * w + b` into `out`, and each row's mean then its `rstd =
+    /// 1 / sqrt(var + eps)` (biased variance) into `stats` (`2 * rows` elements of the compute
+    /// type: f64 for f64, else f32). Panics if a range lies outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn layer_norm(
+        out: &mut Self::Buffer,
+        stats: &mut Self::Buffer,
+        x: (&Self::Buffer, usize),
+        w: Option<(&Self::Buffer, usize)>,
+        b: Option<(&Self::Buffer, usize)>,
+        rows: usize,
+        n: usize,
+        eps: f64,
+        dt: DType,
+    );
+
+    /// Backward of [`Backend::layer_norm`] from the output gradient `g`, the input `x` and the
+    /// forward's `stats`: the input gradient into `gx`, and `sum_rows(g * (x - mean) * rstd)`,
+    /// `sum_rows(g)` (the weight and bias gradients, `n` elements each) into `gw`, `gb` when
+    /// given. Panics if a range lies outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn layer_norm_backward(
+        gx: Option<&mut Self::Buffer>,
+        gw: Option<&mut Self::Buffer>,
+        gb: Option<&mut Self::Buffer>,
+        g: (&Self::Buffer, usize),
+        x: (&Self::Buffer, usize),
+        stats: (&Self::Buffer, usize),
+        w: Option<(&Self::Buffer, usize)>,
+        rows: usize,
+        n: usize,
+        dt: DType,
     );
 
     /// The elements of `l` (of dtype `dt`) at the logical (row-major) positions `at`, cast to

@@ -6,13 +6,16 @@
 //! its input, would otherwise send the loop down the scalar fallback) and is compiled three
 //! times: for the baseline target, with AVX2 and with AVX-512, picked at run time. The operation
 //! itself is an inlined closure, so each copy vectorises it with its register width (256 or 512
-//! bits). No fused multiply-add is ever formed (Rust does not contract float expressions), so
-//! all copies produce bit-identical results.
+//! bits). No fused multiply-add is formed unless a closure asks for one with `mul_add` (Rust
+//! does not contract float expressions), and such a `mul_add` is fused in every copy (FMA in the
+//! AVX2 and AVX-512 copies, libm's correctly rounded `fma` in the baseline), so all copies
+//! produce bit-identical results.
 
 /// The widest vector extension the running CPU supports (detected once, then cached).
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
 pub(crate) enum Simd {
     Baseline,
+    /// AVX2 with FMA (Haswell, Zen and later).
     Avx2,
     /// AVX-512 F/BW/VL/DQ (Skylake-SP, Ice Lake, Zen 4 and later).
     Avx512,
@@ -36,7 +39,7 @@ fn detect() -> Simd {
         {
             return Simd::Avx512;
         }
-        if std::is_x86_feature_detected!("avx2") {
+        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
             return Simd::Avx2;
         }
     }
@@ -58,12 +61,12 @@ macro_rules! kernel {
                 kernel!(@body $name, $($p),*)
             }
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx2")]
+            #[target_feature(enable = "avx2,fma")]
             fn body_avx2<$($g),*>($($p: $t),*) where $($w)* {
                 body($($p),*)
             }
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,fma")]
             fn body_avx512<$($g),*>($($p: $t),*) where $($w)* {
                 body($($p),*)
             }
@@ -71,7 +74,7 @@ macro_rules! kernel {
                 // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
                 #[cfg(target_arch = "x86_64")]
                 Simd::Avx512 => unsafe { body_avx512($($p),*) },
-                // SAFETY: the CPU supports AVX2 (detected at run time by simd()).
+                // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
                 #[cfg(target_arch = "x86_64")]
                 Simd::Avx2 => unsafe { body_avx2($($p),*) },
                 _ => body($($p),*),

@@ -10,7 +10,9 @@ mod gather_dim;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 mod index;
+mod layer_norm;
 mod map;
+pub(crate) mod math;
 pub(crate) mod matmul;
 mod movement;
 mod optim;
@@ -238,6 +240,48 @@ impl Backend for Cpu {
         op: RowwiseOp,
     ) {
         rowwise::rowwise(dst, src, so, outer, n, inner, dt, op)
+    }
+
+    fn rowwise_backward(
+        dst: &mut CpuBuffer,
+        y: (&CpuBuffer, usize),
+        g: (&CpuBuffer, usize),
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowwiseOp,
+    ) {
+        rowwise::rowwise_backward(dst, y, g, (outer, n, inner), dt, op)
+    }
+
+    fn layer_norm(
+        out: &mut CpuBuffer,
+        stats: &mut CpuBuffer,
+        x: (&CpuBuffer, usize),
+        w: Option<(&CpuBuffer, usize)>,
+        b: Option<(&CpuBuffer, usize)>,
+        rows: usize,
+        n: usize,
+        eps: f64,
+        dt: DType,
+    ) {
+        layer_norm::forward(out, stats, x, w, b, rows, n, eps, dt)
+    }
+
+    fn layer_norm_backward(
+        gx: Option<&mut CpuBuffer>,
+        gw: Option<&mut CpuBuffer>,
+        gb: Option<&mut CpuBuffer>,
+        g: (&CpuBuffer, usize),
+        x: (&CpuBuffer, usize),
+        stats: (&CpuBuffer, usize),
+        w: Option<(&CpuBuffer, usize)>,
+        rows: usize,
+        n: usize,
+        dt: DType,
+    ) {
+        layer_norm::backward(gx, gw, gb, g, x, stats, w, rows, n, dt)
     }
 
     fn read_at<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType, at: &[usize]) -> Result<Vec<T>> {

@@ -1,26 +1,44 @@
-//! Row-wise kernels of the nn family ([`RowwiseOp`]: softmax, log_softmax, layer_norm's rsqrt)
-//! over contiguous `[outer, n, inner]` elements, typed (f32 in f32, f64 in f64, f16/bf16 in
-//! f32) and parallel over row blocks on the rayon pool when the size pays; and [`read_at`],
-//! the positional read behind the class losses' target picks.
+//! Row-wise kernels of the nn family ([`RowwiseOp`]: softmax, log_softmax and their backwards,
+//! layer_norm's differentiable `rsqrt`) over contiguous `[outer, n, inner]` elements, rows
+//! along `n`; and [`read_at`], the positional read behind the class losses' target picks. The
+//! shared machinery of the row kernels (the [`Real`] compute type, lane reductions, the
+//! multi-versioned bodies and the split into parallel parts) is also `layer_norm`'s.
+//!
+//! Typed: f32 computes in f32, f64 in f64, f16/bf16 in f32. Each body is compiled for the
+//! baseline target, AVX2+FMA and AVX-512 (picked at run time, as `elementwise`), reductions
+//! run in [`L`] independent lanes so they vectorise, and the work is split into parts of about
+//! [`PART_ELEMS`] elements on the kernel team (serves the `softmax_4096x1024`,
+//! `log_softmax_4096x1024` and `cross_entropy_4096x1024` workloads).
+//!
+//! Geometry: with `inner == 1` a row is contiguous and one row is a unit of work (max, then
+//! `exp(x - max)` into a scratch row and its sum, then the output); with `inner > 1` a unit is
+//! a tile of up to [`TILE`] neighbouring columns of one `[n, inner]` block, whose per-column
+//! maxima and sums are kept while the rows are walked in memory order.
 
+use super::team::{self, SharedOut};
 use crate::backend::RowwiseOp;
 use crate::dtype::{Element, FloatCompute, cast};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Result, dispatch, match_dtype};
-use rayon::prelude::*;
 
-/// Elements from which a row kernel runs on the rayon pool.
-const PAR_ELEMS: usize = 1 << 15;
+/// Elements of work per parallel part (below twice this, a kernel runs on the calling thread).
+pub(super) const PART_ELEMS: usize = 1 << 14;
+/// Independent accumulators of a row reduction (a vector register's worth of f32 or two).
+pub(super) const L: usize = 16;
+/// Columns per unit of work of a row along a strided dim.
+const TILE: usize = 128;
 
-/// The arithmetic a row kernel computes in.
-trait Real:
+/// The arithmetic a row kernel computes in (f32 or f64).
+pub(super) trait Real:
     Copy
     + Send
     + Sync
     + PartialOrd
     + std::ops::Sub<Output = Self>
     + std::ops::Add<Output = Self>
+    + std::ops::AddAssign
+    + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
 {
     const ZERO: Self;
@@ -29,8 +47,7 @@ trait Real:
     fn exp(self) -> Self;
     fn ln(self) -> Self;
     fn sqrt(self) -> Self;
-    fn max(self, o: Self) -> Self;
-    fn is_finite(self) -> bool;
+    fn of(v: f64) -> Self;
 }
 
 macro_rules! real {
@@ -52,12 +69,8 @@ macro_rules! real {
                 <$t>::sqrt(self)
             }
             #[inline(always)]
-            fn max(self, o: Self) -> Self {
-                <$t>::max(self, o)
-            }
-            #[inline(always)]
-            fn is_finite(self) -> bool {
-                <$t>::is_finite(self)
+            fn of(v: f64) -> Self {
+                v as $t
             }
         }
     };
@@ -65,8 +78,147 @@ macro_rules! real {
 real!(f32);
 real!(f64);
 
+/// The larger of `a` and `b`, keeping `a` when `b` is NaN (a NaN then reaches the row's
+/// results through its own `exp`, as in PyTorch). Compiles to one vector max.
+#[inline(always)]
+fn vmax<C: Real>(a: C, b: C) -> C {
+    if b > a { b } else { a }
+}
+
+/// `sum_i f(a[i], b[i])` over the common length in [`L`] lanes (vectorises; the lanes are
+/// added in order at the end, so the result depends only on the length).
+#[inline(always)]
+pub(super) fn lanes<C: Real, A: Copy, B: Copy>(a: &[A], b: &[B], f: impl Fn(A, B) -> C) -> C {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    let mut acc = [C::ZERO; L];
+    let (ca, cb) = (a.chunks_exact(L), b.chunks_exact(L));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        for k in 0..L {
+            acc[k] += f(x[k], y[k]);
+        }
+    }
+    let mut s = C::ZERO;
+    for (&x, &y) in ra.iter().zip(rb) {
+        s += f(x, y);
+    }
+    for a in acc {
+        s += a;
+    }
+    s
+}
+
+/// `sum_i f(a[i], b[i], c[i])` over the common length, as [`lanes`].
+#[inline(always)]
+pub(super) fn lanes3<C: Real, A: Copy, B: Copy, D: Copy>(
+    a: &[A],
+    b: &[B],
+    c: &[D],
+    f: impl Fn(A, B, D) -> C,
+) -> C {
+    let n = a.len().min(b.len()).min(c.len());
+    let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
+    let mut acc = [C::ZERO; L];
+    let (ca, cb, cc) = (a.chunks_exact(L), b.chunks_exact(L), c.chunks_exact(L));
+    let (ra, rb, rc) = (ca.remainder(), cb.remainder(), cc.remainder());
+    for ((x, y), z) in ca.zip(cb).zip(cc) {
+        for k in 0..L {
+            acc[k] += f(x[k], y[k], z[k]);
+        }
+    }
+    let mut s = C::ZERO;
+    for ((&x, &y), &z) in ra.iter().zip(rb).zip(rc) {
+        s += f(x, y, z);
+    }
+    for a in acc {
+        s += a;
+    }
+    s
+}
+
+/// `max_i x[i]` (widened) in [`L`] lanes; `-inf` for an empty row.
+#[inline(always)]
+fn lane_max<T: FloatCompute<C = C>, C: Real>(x: &[T]) -> C {
+    let mut acc = [C::NEG_INF; L];
+    let c = x.chunks_exact(L);
+    let r = c.remainder();
+    for v in c {
+        for k in 0..L {
+            acc[k] = vmax(acc[k], v[k].widen());
+        }
+    }
+    let mut m = C::NEG_INF;
+    for &v in r {
+        m = vmax(m, v.widen());
+    }
+    for a in acc {
+        m = vmax(m, a);
+    }
+    m
+}
+
+/// Defines `$name` (generic, no return value) three times — for the baseline target, with
+/// AVX2+FMA and with AVX-512 — and dispatches on the running CPU (`elementwise::simd`). The
+/// body and everything it calls must be `#[inline(always)]` to be compiled with the features.
+macro_rules! multiversion {
+    (
+        $(#[$doc:meta])*
+        fn $name:ident<$($g:ident),*>($($p:ident: $t:ty),* $(,)?) where [$($w:tt)*] $body:block
+    ) => {
+        $(#[$doc])*
+        #[allow(clippy::too_many_arguments)]
+        pub(super) fn $name<$($g),*>($($p: $t),*) where $($w)* {
+            #[inline(always)]
+            #[allow(clippy::too_many_arguments)]
+            fn body<$($g),*>($($p: $t),*) where $($w)* $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            #[allow(clippy::too_many_arguments)]
+            fn body_avx2<$($g),*>($($p: $t),*) where $($w)* {
+                body($($p),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq,fma")]
+            #[allow(clippy::too_many_arguments)]
+            fn body_avx512<$($g),*>($($p: $t),*) where $($w)* {
+                body($($p),*)
+            }
+            use super::elementwise::{Simd, simd};
+            match simd() {
+                // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx512 => unsafe { body_avx512($($p),*) },
+                // SAFETY: the CPU supports AVX2 (detected at run time by simd()).
+                #[cfg(target_arch = "x86_64")]
+                Simd::Avx2 => unsafe { body_avx2($($p),*) },
+                _ => body($($p),*),
+            }
+        }
+    };
+}
+pub(super) use multiversion;
+
+/// Runs `f` over `units` units of work of about `per_unit` elements each: on the calling thread
+/// when they are few, else split into parts of consecutive units (about [`PART_ELEMS`] elements
+/// each) on the kernel team. `f` receives a range of units.
+pub(super) fn for_parts(
+    units: usize,
+    per_unit: usize,
+    f: &(dyn Fn(std::ops::Range<usize>) + Sync),
+) {
+    let parts = (units.saturating_mul(per_unit) / PART_ELEMS)
+        .min(units)
+        .min(team::MAX_PARTS);
+    if parts < 2 {
+        f(0..units);
+        return;
+    }
+    team::run(parts, &|p| f(units * p / parts..units * (p + 1) / parts));
+}
+
 /// `n` elements of `T` from element `off` of `buf`. Panics if the range lies outside.
-fn elems<T: Element>(buf: &CpuBuffer, off: usize, n: usize) -> &[T] {
+pub(super) fn elems<T: Element>(buf: &CpuBuffer, off: usize, n: usize) -> &[T] {
     let size = std::mem::size_of::<T>();
     assert!(
         off.checked_add(n)
@@ -81,7 +233,7 @@ fn elems<T: Element>(buf: &CpuBuffer, off: usize, n: usize) -> &[T] {
 }
 
 /// The first `n` elements of `T` of `buf`, mutably. Panics if they lie outside.
-fn elems_mut<T: Element>(buf: &mut CpuBuffer, n: usize) -> &mut [T] {
+pub(super) fn elems_mut<T: Element>(buf: &mut CpuBuffer, n: usize) -> &mut [T] {
     assert!(
         n.checked_mul(std::mem::size_of::<T>())
             .is_some_and(|b| b <= buf.len()),
@@ -89,6 +241,17 @@ fn elems_mut<T: Element>(buf: &mut CpuBuffer, n: usize) -> &mut [T] {
     );
     // SAFETY: as in `elems`, and `&mut buf` gives exclusive access.
     unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr() as *mut T, n) }
+}
+
+/// `len` elements of the output from element `at`: one part's rows or one tile row.
+///
+/// # Safety
+/// `at + len` lies inside the buffer behind `out`, which is borrowed exclusively for the whole
+/// kernel, and no other part touches these elements while the slice lives.
+#[inline(always)]
+unsafe fn part<'a, T>(out: SharedOut<T>, at: usize, len: usize) -> &'a mut [T] {
+    // SAFETY: the caller's contract.
+    unsafe { std::slice::from_raw_parts_mut(out.ptr().add(at), len) }
 }
 
 /// See [`Backend::rowwise`](crate::backend::Backend::rowwise).
@@ -110,101 +273,256 @@ pub(super) fn rowwise(
     match_dtype!(dt, float, (T, C) => {
         let s = elems::<T>(src, so, total);
         let d = elems_mut::<T>(dst, total);
-        run::<T, C>(d, s, n, inner, op)
+        match op {
+            RowwiseOp::Rsqrt => {
+                let out = SharedOut(d.as_mut_ptr());
+                for_parts(total, 1, &|r| {
+                    // SAFETY: the parts' ranges are disjoint and inside `d`.
+                    let d = unsafe { part(out, r.start, r.len()) };
+                    rsqrt::<T, C>(d, &s[r]);
+                });
+            }
+            RowwiseOp::Softmax | RowwiseOp::LogSoftmax => {
+                forward::<T, C>(d, s, (outer, n, inner), op == RowwiseOp::LogSoftmax)
+            }
+        }
     })
 }
 
-fn run<T, C>(d: &mut [T], s: &[T], n: usize, inner: usize, op: RowwiseOp)
-where
-    T: Element + FloatCompute<C = C>,
-    C: Real,
-{
-    if op == RowwiseOp::Rsqrt {
-        let f = |(o, &x): (&mut T, &T)| *o = T::narrow(C::ONE / x.widen().sqrt());
-        if s.len() >= PAR_ELEMS {
-            d.par_iter_mut().zip(s.par_iter()).for_each(f);
-        } else {
-            d.iter_mut().zip(s.iter()).for_each(f);
-        }
-        return;
-    }
-    let log = op == RowwiseOp::LogSoftmax;
-    let block = n * inner;
-    if s.len() >= PAR_ELEMS && s.len() / block > 1 {
-        // enough blocks to share: a few blocks per task
-        let per = (PAR_ELEMS / block).max(1) * block;
-        d.par_chunks_mut(per)
-            .zip(s.par_chunks(per))
-            .for_each(|(d, s)| {
-                for (d, s) in d.chunks_mut(block).zip(s.chunks(block)) {
-                    one_block::<T, C>(d, s, inner, log);
-                }
-            });
-    } else {
-        for (d, s) in d.chunks_mut(block).zip(s.chunks(block)) {
-            one_block::<T, C>(d, s, inner, log);
+multiversion! {
+    /// `1 / sqrt(x)` of each element.
+    fn rsqrt<T, C>(d: &mut [T], s: &[T]) where [T: FloatCompute<C = C>, C: Real] {
+        for (o, &x) in d.iter_mut().zip(s) {
+            *o = T::narrow(C::ONE / x.widen().sqrt());
         }
     }
 }
 
-/// The row maximum as the shift of a stable softmax: an infinite (or empty) max shifts by 0.
-#[inline(always)]
-fn shift<C: Real>(m: C) -> C {
-    if m.is_finite() { m } else { C::ZERO }
-}
-
-/// Softmax / log_softmax of one `[n, inner]` block along `n`.
-fn one_block<T, C>(d: &mut [T], s: &[T], inner: usize, log: bool)
+fn forward<T, C>(d: &mut [T], s: &[T], (outer, n, inner): (usize, usize, usize), log: bool)
 where
     T: Element + FloatCompute<C = C>,
     C: Real,
 {
+    let out = SharedOut(d.as_mut_ptr());
     if inner == 1 {
-        let m = shift(s.iter().fold(C::NEG_INF, |m, &x| m.max(x.widen())));
-        let mut sum = C::ZERO;
-        for &x in s {
-            sum = sum + (x.widen() - m).exp();
-        }
-        if log {
-            let ls = sum.ln();
-            for (o, &x) in d.iter_mut().zip(s) {
-                *o = T::narrow(x.widen() - m - ls);
-            }
-        } else {
-            for (o, &x) in d.iter_mut().zip(s) {
-                *o = T::narrow((x.widen() - m).exp() / sum);
-            }
-        }
+        for_parts(outer, n, &|r| {
+            // SAFETY: the parts' row ranges are disjoint and inside `d`.
+            let d = unsafe { part(out, r.start * n, r.len() * n) };
+            let mut scratch = vec![C::ZERO; n];
+            fwd_rows::<T, C>(d, &s[r.start * n..r.end * n], &mut scratch, n, log);
+        });
         return;
     }
-    // rows along a strided dim: keep `inner` running maxima and sums, walking memory in order
-    let mut m = vec![C::NEG_INF; inner];
-    for row in s.chunks(inner) {
-        for (m, &x) in m.iter_mut().zip(row) {
-            *m = m.max(x.widen());
+    let tiles = inner.div_ceil(TILE);
+    for_parts(outer * tiles, n * TILE.min(inner), &|r| {
+        let mut m = [C::ZERO; TILE];
+        let mut a = [C::ZERO; TILE];
+        for u in r {
+            let (o, j0) = (u / tiles, (u % tiles) * TILE);
+            let w = TILE.min(inner - j0);
+            let base = o * n * inner + j0;
+            let (m, a) = (&mut m[..w], &mut a[..w]);
+            fwd_tile_stats::<T, C>(m, a, &s[base..], inner, n, log);
+            for k in 0..n {
+                // SAFETY: tile rows of distinct units are disjoint and inside `d`.
+                let d = unsafe { part(out, base + k * inner, w) };
+                fwd_tile_row::<T, C>(d, &s[base + k * inner..][..w], m, a, log);
+            }
         }
-    }
-    for m in m.iter_mut() {
-        *m = shift(*m);
-    }
-    let mut sum = vec![C::ZERO; inner];
-    for row in s.chunks(inner) {
-        for ((a, &m), &x) in sum.iter_mut().zip(&m).zip(row) {
-            *a = *a + (x.widen() - m).exp();
-        }
-    }
-    if log {
-        for a in sum.iter_mut() {
-            *a = a.ln();
-        }
-    }
-    for (orow, row) in d.chunks_mut(inner).zip(s.chunks(inner)) {
-        for (((o, &x), &m), &a) in orow.iter_mut().zip(row).zip(&m).zip(&sum) {
-            *o = T::narrow(if log {
-                x.widen() - m - a
+    });
+}
+
+multiversion! {
+    /// Softmax (or log_softmax) of the contiguous rows of `n` elements of `s` into `d`.
+    fn fwd_rows<T, C>(d: &mut [T], s: &[T], scratch: &mut [C], n: usize, log: bool)
+    where [T: Element + FloatCompute<C = C>, C: Real]
+    {
+        for (d, s) in d.chunks_exact_mut(n).zip(s.chunks_exact(n)) {
+            // an infinite max makes every `x - max` NaN or -inf: the row is NaN, as PyTorch's
+            let m = lane_max::<T, C>(s);
+            for (e, &x) in scratch.iter_mut().zip(s) {
+                *e = (x.widen() - m).exp();
+            }
+            let sum = lanes(&*scratch, &*scratch, |e: C, _: C| e);
+            if log {
+                let ls = sum.ln();
+                for (o, &x) in d.iter_mut().zip(s) {
+                    *o = T::narrow(x.widen() - m - ls);
+                }
             } else {
-                (x.widen() - m).exp() / a
-            });
+                let inv = C::ONE / sum;
+                for (o, &e) in d.iter_mut().zip(scratch.iter()) {
+                    *o = T::narrow(e * inv);
+                }
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// Per-column shifts `m` and (log) normalisers `a` (`1 / sum`, or `ln sum` for log) of a
+    /// tile of `m.len()` columns whose `n` rows start every `inner` elements of `s`.
+    fn fwd_tile_stats<T, C>(m: &mut [C], a: &mut [C], s: &[T], inner: usize, n: usize, log: bool)
+    where [T: Element + FloatCompute<C = C>, C: Real]
+    {
+        let w = m.len();
+        let rows = |k: usize| &s[k * inner..k * inner + w];
+        m.fill(C::NEG_INF);
+        for k in 0..n {
+            for (m, &x) in m.iter_mut().zip(rows(k)) {
+                *m = vmax(*m, x.widen());
+            }
+        }
+        a.fill(C::ZERO);
+        for k in 0..n {
+            for ((a, &m), &x) in a.iter_mut().zip(m.iter()).zip(rows(k)) {
+                *a += (x.widen() - m).exp();
+            }
+        }
+        for a in a.iter_mut() {
+            *a = if log { a.ln() } else { C::ONE / *a };
+        }
+    }
+}
+
+multiversion! {
+    /// One row of a strided tile's output from its column statistics.
+    fn fwd_tile_row<T, C>(d: &mut [T], s: &[T], m: &[C], a: &[C], log: bool)
+    where [T: Element + FloatCompute<C = C>, C: Real]
+    {
+        if log {
+            for (((o, &x), &m), &a) in d.iter_mut().zip(s).zip(m).zip(a) {
+                *o = T::narrow(x.widen() - m - a);
+            }
+        } else {
+            for (((o, &x), &m), &a) in d.iter_mut().zip(s).zip(m).zip(a) {
+                *o = T::narrow((x.widen() - m).exp() * a);
+            }
+        }
+    }
+}
+
+/// See [`Backend::rowwise_backward`](crate::backend::Backend::rowwise_backward).
+pub(super) fn rowwise_backward(
+    dst: &mut CpuBuffer,
+    (y, yo): (&CpuBuffer, usize),
+    (g, go): (&CpuBuffer, usize),
+    (outer, n, inner): (usize, usize, usize),
+    dt: DType,
+    op: RowwiseOp,
+) {
+    let total = outer * n * inner;
+    if total == 0 {
+        return;
+    }
+    let log = match op {
+        RowwiseOp::Softmax => false,
+        RowwiseOp::LogSoftmax => true,
+        RowwiseOp::Rsqrt => unreachable!("internal: rsqrt's backward is composed"),
+    };
+    match_dtype!(dt, float, (T, C) => {
+        let y = elems::<T>(y, yo, total);
+        let g = elems::<T>(g, go, total);
+        let d = elems_mut::<T>(dst, total);
+        backward::<T, C>(d, y, g, (outer, n, inner), log)
+    })
+}
+
+fn backward<T, C>(
+    d: &mut [T],
+    y: &[T],
+    g: &[T],
+    (outer, n, inner): (usize, usize, usize),
+    log: bool,
+) where
+    T: Element + FloatCompute<C = C>,
+    C: Real,
+{
+    let out = SharedOut(d.as_mut_ptr());
+    if inner == 1 {
+        for_parts(outer, n, &|r| {
+            let rg = r.start * n..r.end * n;
+            // SAFETY: the parts' row ranges are disjoint and inside `d`.
+            let d = unsafe { part(out, rg.start, rg.len()) };
+            bwd_rows::<T, C>(d, &y[rg.clone()], &g[rg], n, log);
+        });
+        return;
+    }
+    let tiles = inner.div_ceil(TILE);
+    for_parts(outer * tiles, n * TILE.min(inner), &|r| {
+        let mut a = [C::ZERO; TILE];
+        for u in r {
+            let (o, j0) = (u / tiles, (u % tiles) * TILE);
+            let w = TILE.min(inner - j0);
+            let base = o * n * inner + j0;
+            let at = |k: usize| base + k * inner..base + k * inner + w;
+            let a = &mut a[..w];
+            a.fill(C::ZERO);
+            for k in 0..n {
+                bwd_tile_acc::<T, C>(a, &y[at(k)], &g[at(k)], log);
+            }
+            for k in 0..n {
+                // SAFETY: tile rows of distinct units are disjoint and inside `d`.
+                let d = unsafe { part(out, at(k).start, w) };
+                bwd_tile_row::<T, C>(d, &y[at(k)], &g[at(k)], a, log);
+            }
+        }
+    });
+}
+
+multiversion! {
+    /// The backward of the contiguous rows of `n` elements: softmax `y (g - sum(g y))`,
+    /// log_softmax `g - exp(y) sum(g)`.
+    fn bwd_rows<T, C>(d: &mut [T], y: &[T], g: &[T], n: usize, log: bool)
+    where [T: Element + FloatCompute<C = C>, C: Real]
+    {
+        let rows = d.chunks_exact_mut(n).zip(y.chunks_exact(n)).zip(g.chunks_exact(n));
+        for ((d, y), g) in rows {
+            if log {
+                let sum = lanes(g, g, |g: T, _: T| g.widen());
+                for ((o, &y), &g) in d.iter_mut().zip(y).zip(g) {
+                    *o = T::narrow(g.widen() - y.widen().exp() * sum);
+                }
+            } else {
+                let dot = lanes(g, y, |g: T, y: T| g.widen() * y.widen());
+                for ((o, &y), &g) in d.iter_mut().zip(y).zip(g) {
+                    *o = T::narrow(y.widen() * (g.widen() - dot));
+                }
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// Adds one strided tile row's terms to the per-column sums (`g y`, or `g` for log).
+    fn bwd_tile_acc<T, C>(a: &mut [C], y: &[T], g: &[T], log: bool)
+    where [T: Element + FloatCompute<C = C>, C: Real]
+    {
+        if log {
+            for (a, &g) in a.iter_mut().zip(g) {
+                *a += g.widen();
+            }
+        } else {
+            for ((a, &y), &g) in a.iter_mut().zip(y).zip(g) {
+                *a += g.widen() * y.widen();
+            }
+        }
+    }
+}
+
+multiversion! {
+    /// One strided tile row of the backward from the per-column sums.
+    fn bwd_tile_row<T, C>(d: &mut [T], y: &[T], g: &[T], a: &[C], log: bool)
+    where [T: Element + FloatCompute<C = C>, C: Real]
+    {
+        if log {
+            for (((o, &y), &g), &a) in d.iter_mut().zip(y).zip(g).zip(a) {
+                *o = T::narrow(g.widen() - y.widen().exp() * a);
+            }
+        } else {
+            for (((o, &y), &g), &a) in d.iter_mut().zip(y).zip(g).zip(a) {
+                *o = T::narrow(y.widen() * (g.widen() - a));
+            }
         }
     }
 }

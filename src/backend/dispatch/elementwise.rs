@@ -22,11 +22,11 @@ pub(crate) struct FlatArg<'a> {
 }
 
 /// The read guards of distinct storages, with their ids.
-type Reads<'a> = SmallVec<[(u64, RwLockReadGuard<'a, DeviceBuffer>); 3]>;
+pub(super) type Reads<'a> = SmallVec<[(u64, RwLockReadGuard<'a, DeviceBuffer>); 3]>;
 
 /// Read locks of the distinct storages of `inputs` other than `skip`, in ascending id order;
 /// with `out`, that storage's write lock taken at its place in the same order.
-fn lock<'a>(
+pub(super) fn lock<'a>(
     out: Option<&'a Storage>,
     inputs: &[&'a Storage],
 ) -> (Option<RwLockWriteGuard<'a, DeviceBuffer>>, Reads<'a>) {
@@ -56,7 +56,7 @@ fn lock<'a>(
 }
 
 /// The locked buffer of `s` among `reads`.
-fn find<'r>(reads: &'r Reads<'_>, s: &Storage) -> &'r DeviceBuffer {
+pub(super) fn find<'r>(reads: &'r Reads<'_>, s: &Storage) -> &'r DeviceBuffer {
     &reads
         .iter()
         .find(|(id, _)| *id == s.id())

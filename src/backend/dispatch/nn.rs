@@ -2,6 +2,7 @@
 //! positional reads and the fused optimizer step (see [`Backend::bmm`], [`Backend::rowwise`],
 //! [`Backend::read_at`], [`Backend::optim_step`]).
 
+use super::elementwise::{find, lock};
 use super::lock_pair;
 use crate::backend::{Backend, OptimStep, RowwiseOp};
 use crate::storage::{DeviceBuffer, Storage};
@@ -67,6 +68,135 @@ pub(crate) fn rowwise(
     on_device!(&mut *w, &*r, |B, d, s| {
         B::rowwise(d, s, src.layout.offset(), outer, n, inner, dt, op)
     })
+}
+
+/// The size of the compute type of float dtype `dt` (f64 for f64, else f32): the element of
+/// layer_norm's statistics.
+fn compute_size(dt: DType) -> usize {
+    if dt == DType::F64 { 8 } else { 4 }
+}
+
+/// A fresh storage of `nbytes` on `like`'s device, for a kernel to fill.
+fn fresh(like: &DeviceBuffer, nbytes: usize) -> Result<Storage> {
+    on_device!(like, |B, _b| B::storage_for_output(nbytes))
+}
+
+/// The device buffer of a fresh output storage, if any.
+fn dev(o: &mut Option<Storage>) -> Option<&mut DeviceBuffer> {
+    o.as_mut().map(|s| {
+        s.get_mut_device()
+            .expect("internal: a fresh storage is shared")
+    })
+}
+
+/// Backward of row kernel `op` from the contiguous forward output `y` and output gradient `g`
+/// (dtype `dt`, `[outer, n, inner]` elements) into a fresh storage ([`Backend::rowwise_backward`]).
+pub(crate) fn rowwise_backward(
+    y: &TensorData,
+    g: &TensorData,
+    dt: DType,
+    op: RowwiseOp,
+    (outer, n, inner): (usize, usize, usize),
+) -> Result<Storage> {
+    debug_assert!(y.layout.is_contiguous() && g.layout.is_contiguous());
+    let (_, reads) = lock(None, &[&y.storage, &g.storage]);
+    let (ry, rg) = (find(&reads, &y.storage), find(&reads, &g.storage));
+    super::assert_inside(ry.len(), &y.layout, dt.size());
+    super::assert_inside(rg.len(), &g.layout, dt.size());
+    let mut out = fresh(ry, outer * n * inner * dt.size())?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, ry, |B, d, by| {
+        let g = (B::buffer(rg), g.layout.offset());
+        B::rowwise_backward(d, (by, y.layout.offset()), g, outer, n, inner, dt, op)
+    });
+    Ok(out)
+}
+
+/// Layer normalisation of the contiguous `x` (`rows` rows of `n`, dtype `dt`) with optional
+/// contiguous `w`/`b` of `n` elements ([`Backend::layer_norm`]): fresh storages of the output
+/// and of the statistics (means then rstds, [`compute_size`] bytes each).
+pub(crate) fn layer_norm(
+    x: &TensorData,
+    w: Option<&TensorData>,
+    b: Option<&TensorData>,
+    (rows, n): (usize, usize),
+    eps: f64,
+    dt: DType,
+) -> Result<(Storage, Storage)> {
+    let mut ss: smallvec::SmallVec<[&Storage; 3]> = smallvec::smallvec![&x.storage];
+    ss.extend(w.iter().chain(b.iter()).map(|t| &t.storage));
+    let (_, reads) = lock(None, &ss);
+    let rx = find(&reads, &x.storage);
+    for t in std::iter::once(x).chain(w).chain(b) {
+        super::assert_inside(find(&reads, &t.storage).len(), &t.layout, dt.size());
+    }
+    let mut out = fresh(rx, rows * n * dt.size())?;
+    let mut stats = fresh(rx, 2 * rows * compute_size(dt))?;
+    let o = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    let s = stats
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(o, rx, |B, o, bx| {
+        let arg = |t: &TensorData| (B::buffer(find(&reads, &t.storage)), t.layout.offset());
+        let (w, b) = (w.map(arg), b.map(arg));
+        let x = (bx, x.layout.offset());
+        B::layer_norm(o, B::buffer_mut(s), x, w, b, rows, n, eps, dt)
+    });
+    Ok((out, stats))
+}
+
+/// Backward of [`layer_norm`] from the contiguous output gradient `g`, input `x`, statistics
+/// and weight ([`Backend::layer_norm_backward`]): fresh storages of the input, weight and bias
+/// gradients, each only if `need`ed.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn layer_norm_backward(
+    g: &TensorData,
+    x: &TensorData,
+    stats: &TensorData,
+    w: Option<&TensorData>,
+    (rows, n): (usize, usize),
+    dt: DType,
+    need: [bool; 3],
+) -> Result<[Option<Storage>; 3]> {
+    let mut ss: smallvec::SmallVec<[&Storage; 4]> =
+        smallvec::smallvec![&g.storage, &x.storage, &stats.storage];
+    ss.extend(w.iter().map(|t| &t.storage));
+    let (_, reads) = lock(None, &ss);
+    let rg = find(&reads, &g.storage);
+    for t in [g, x].into_iter().chain(w) {
+        super::assert_inside(find(&reads, &t.storage).len(), &t.layout, dt.size());
+    }
+    let cs = compute_size(dt);
+    super::assert_inside(find(&reads, &stats.storage).len(), &stats.layout, cs);
+    let sizes = [rows * n, n, n];
+    let mut outs: [Option<Storage>; 3] = [None, None, None];
+    for (k, o) in outs.iter_mut().enumerate() {
+        if need[k] {
+            *o = Some(fresh(rg, sizes[k] * dt.size())?);
+        }
+    }
+    let [ox, ow, ob] = &mut outs;
+    let (dx, dw, db) = (dev(ox), dev(ow), dev(ob));
+    on_device!(rg, |B, bg| {
+        let arg = |t: &TensorData| (B::buffer(find(&reads, &t.storage)), t.layout.offset());
+        B::layer_norm_backward(
+            dx.map(B::buffer_mut),
+            dw.map(B::buffer_mut),
+            db.map(B::buffer_mut),
+            (bg, g.layout.offset()),
+            arg(x),
+            arg(stats),
+            w.map(arg),
+            rows,
+            n,
+            dt,
+        )
+    });
+    Ok(outs)
 }
 
 /// The elements of `src` (dtype `dt`) at the logical row-major positions `at`, cast to `T`.

@@ -1,12 +1,17 @@
-//! `layer_norm` over the trailing dims, composed of differentiable ops around an `rsqrt` of the
-//! variance (the backend's row kernel, typed) (backward `-g * y^3 / 2`, saved: output).
+//! `layer_norm` over the trailing dims: the backend's fused row kernel (mean, biased variance,
+//! `(x - mean) * rstd * w + b`; saved: input, weight and the rows' mean and rstd), with the
+//! backward `NativeLayerNormBackward0` as the backend's fused kernel (PyTorch's formula), or
+//! while a graph is being built (`create_graph`) the differentiable composite
+//! `gx = rstd (gxh - mean(gxh) - xh mean(gxh xh))` (`xh = (x - mean) rstd`, `gxh = g w`),
+//! `gw = sum_rows(g xh)`, `gb = sum_rows(g)`, whose `rsqrt` node is `-g y^3 / 2`. A weight or
+//! bias of another dtype than the input takes the composite forward.
 
 use super::check_float;
-use crate::autograd::{SavedTensor, record};
+use crate::autograd::{SavedTensor, is_grad_enabled, no_grad, record};
 use crate::backend::RowwiseOp;
 use crate::layout::Layout;
 use crate::ops::grad::{backward, input_grad};
-use crate::{Result, Tensor, bail};
+use crate::{DType, Result, Tensor, bail};
 
 struct RsqrtBackward;
 
@@ -87,20 +92,209 @@ impl Tensor {
                 );
             }
         }
-        // PyTorch normalizes a contiguous copy of the input: the output is contiguous
-        let x = self.contiguous()?;
-        let dims: Vec<i64> = (sh.len() - k..sh.len()).map(|d| d as i64).collect();
+        let fused = [weight, bias]
+            .into_iter()
+            .flatten()
+            .all(|t| t.dtype() == self.dtype());
+        if !fused {
+            return composite(self, k, weight, bias, eps);
+        }
         let n: usize = normalized_shape.iter().product();
-        let mean = x.sum_dims(&dims, true)?.div(n as f64)?;
-        let xc = x.sub(&mean)?;
-        let var = xc.mul(&xc)?.sum_dims(&dims, true)?.div(n as f64)?;
-        let mut y = xc.mul(&rsqrt(&var.add(eps)?)?)?;
-        if let Some(w) = weight {
-            y = y.mul(w)?;
-        }
-        if let Some(b) = bias {
-            y = y.add(b)?;
-        }
+        let rows: usize = sh[..sh.len() - k].iter().product();
+        let (y, stats) = {
+            let _g = no_grad();
+            // PyTorch normalizes a contiguous copy of the input: the output is contiguous
+            let x = self.contiguous()?;
+            let (w, b) = (contig(weight)?, contig(bias)?);
+            let (ys, ss) = crate::backend::layer_norm(
+                &x.data(),
+                w.as_ref().map(|t| t.data()).as_ref(),
+                b.as_ref().map(|t| t.data()).as_ref(),
+                (rows, n),
+                eps,
+                self.dtype(),
+            )?;
+            let sdt = if self.dtype() == DType::F64 {
+                DType::F64
+            } else {
+                DType::F32
+            };
+            (
+                Tensor::from_parts(ys, Layout::contiguous(&sh), self.dtype()),
+                Tensor::from_parts(ss, Layout::contiguous(&[2 * rows]), sdt),
+            )
+        };
+        let mut inputs = vec![self];
+        inputs.extend(weight);
+        inputs.extend(bias);
+        record(
+            &[&y],
+            &inputs,
+            || {
+                let mut v = vec![SavedTensor::input(self), SavedTensor::private(stats)];
+                v.extend(weight.map(SavedTensor::input));
+                v
+            },
+            LayerNormBackward {
+                rows,
+                n,
+                k,
+                eps,
+                norm_shape: normalized_shape.to_vec(),
+                has_w: weight.is_some(),
+                has_b: bias.is_some(),
+            },
+        )?;
         Ok(y)
     }
+}
+
+/// `t` contiguous (no autograd), if given.
+fn contig(t: Option<&Tensor>) -> Result<Option<Tensor>> {
+    t.map(|t| t.contiguous()).transpose()
+}
+
+struct LayerNormBackward {
+    rows: usize,
+    n: usize,
+    /// Number of normalized (trailing) dims.
+    k: usize,
+    eps: f64,
+    norm_shape: Vec<usize>,
+    has_w: bool,
+    has_b: bool,
+}
+
+backward!(
+    LayerNormBackward,
+    "NativeLayerNormBackward0",
+    |self, ctx, g: Tensor| {
+        let (x, stats) = (&ctx.saved[0], &ctx.saved[1]);
+        let w = self.has_w.then(|| &ctx.saved[2]);
+        let ib = 1 + self.has_w as usize;
+        let need = [
+            ctx.needs(0),
+            self.has_w && ctx.needs(1),
+            self.has_b && ctx.needs(ib),
+        ];
+        let [gx, gw, gb] = if is_grad_enabled() {
+            self.composite_grads(x, w, &g, need)?
+        } else {
+            self.fused_grads(x, stats, w, &g, need)?
+        };
+        let mut out: crate::autograd::Grads = smallvec::smallvec![gx];
+        if self.has_w {
+            out.push(gw);
+        }
+        if self.has_b {
+            out.push(gb);
+        }
+        Ok(out)
+    }
+);
+
+type Three = [Option<Tensor>; 3];
+
+impl LayerNormBackward {
+    /// The backend's fused backward (no graph).
+    fn fused_grads(
+        &self,
+        x: &Tensor,
+        stats: &Tensor,
+        w: Option<&Tensor>,
+        g: &Tensor,
+        need: [bool; 3],
+    ) -> Result<Three> {
+        let dt = x.dtype();
+        let (x, g, w) = (x.contiguous()?, g.to_dtype(dt)?.contiguous()?, contig(w)?);
+        let outs = crate::backend::layer_norm_backward(
+            &g.data(),
+            &x.data(),
+            &stats.data(),
+            w.as_ref().map(|t| t.data()).as_ref(),
+            (self.rows, self.n),
+            dt,
+            need,
+        )?;
+        let shapes = [x.shape(), self.norm_shape.clone(), self.norm_shape.clone()];
+        let mut r: Three = [None, None, None];
+        for ((r, s), shape) in r.iter_mut().zip(outs).zip(shapes) {
+            *r = s.map(|s| Tensor::from_parts(s, Layout::contiguous(&shape), dt));
+        }
+        Ok(r)
+    }
+
+    /// The differentiable composite (a graph is being built).
+    fn composite_grads(
+        &self,
+        x: &Tensor,
+        w: Option<&Tensor>,
+        g: &Tensor,
+        need: [bool; 3],
+    ) -> Result<Three> {
+        let nd = x.dim();
+        let dims: Vec<i64> = (nd - self.k..nd).map(|d| d as i64).collect();
+        let batch: Vec<i64> = (0..nd - self.k).map(|d| d as i64).collect();
+        let n = self.n as f64;
+        let mean = x.sum_dims(&dims, true)?.div(n)?;
+        let xc = x.sub(&mean)?;
+        let var = xc.mul(&xc)?.sum_dims(&dims, true)?.div(n)?;
+        let r = rsqrt(&var.add(self.eps)?)?;
+        let xh = xc.mul(&r)?;
+        let over_rows = |t: Tensor| -> Result<Tensor> {
+            if batch.is_empty() {
+                Ok(t)
+            } else {
+                t.sum_dims(&batch, false)
+            }
+        };
+        let gx = if need[0] {
+            let gxh = match w {
+                Some(w) => g.mul(w)?,
+                None => g.clone(),
+            };
+            let m1 = gxh.sum_dims(&dims, true)?.div(n)?;
+            let m2 = gxh.mul(&xh)?.sum_dims(&dims, true)?.div(n)?;
+            Some(r.mul(&gxh.sub(&m1)?.sub(&xh.mul(&m2)?)?)?)
+        } else {
+            None
+        };
+        let gw = if need[1] {
+            Some(over_rows(g.mul(&xh)?)?)
+        } else {
+            None
+        };
+        let gb = if need[2] {
+            Some(over_rows(g.clone())?)
+        } else {
+            None
+        };
+        Ok([gx, gw, gb])
+    }
+}
+
+/// The composite forward (a weight or bias of another dtype than the input).
+fn composite(
+    x: &Tensor,
+    k: usize,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    // PyTorch normalizes a contiguous copy of the input: the output is contiguous
+    let x = x.contiguous()?;
+    let nd = x.dim();
+    let dims: Vec<i64> = (nd - k..nd).map(|d| d as i64).collect();
+    let n: usize = x.shape()[nd - k..].iter().product();
+    let mean = x.sum_dims(&dims, true)?.div(n as f64)?;
+    let xc = x.sub(&mean)?;
+    let var = xc.mul(&xc)?.sum_dims(&dims, true)?.div(n as f64)?;
+    let mut y = xc.mul(&rsqrt(&var.add(eps)?)?)?;
+    if let Some(w) = weight {
+        y = y.mul(w)?;
+    }
+    if let Some(b) = bias {
+        y = y.add(b)?;
+    }
+    Ok(y)
 }

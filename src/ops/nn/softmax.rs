@@ -1,6 +1,7 @@
-//! `softmax` and `log_softmax` along one dim (numerically stable; the backend's row kernel,
-//! computing f32 in f32, f64 in f64, f16/bf16 in f32), with the
-//! backward `y * (g - sum(g * y))` (saved: output) and `g - softmax(x) * sum(g)` (saved: input).
+//! `softmax` and `log_softmax` along one dim (numerically stable; the backend's row kernel over
+//! any dim, computing f32 in f32, f64 in f64, f16/bf16 in f32), with the backward (saved:
+//! output `y`, as PyTorch) `y * (g - sum(g * y))` and `g - exp(y) * sum(g)`: the backend's fused
+//! row kernel, or while a graph is being built (`create_graph`) the differentiable composite.
 
 use super::check_float;
 use crate::autograd::{SavedTensor, no_grad, record};
@@ -53,19 +54,40 @@ backward!(
         "SoftmaxBackward0"
     },
     |self, ctx, g: Tensor| {
+        let y = &ctx.saved[0];
+        if !crate::autograd::is_grad_enabled() {
+            return input_grad(softmax_backward_raw(y, &g, self.dim, self.log)?);
+        }
         let d = [self.dim as i64];
-        let s = &ctx.saved[0];
         let r = if self.log {
-            // saved: input x; grad = g - softmax(x) * sum(g)
-            g.sub(&s.softmax(self.dim as i64)?.mul(&g.sum_dims(&d, true)?)?)?
+            // grad = g - exp(y) * sum(g)
+            g.sub(&y.exp()?.mul(&g.sum_dims(&d, true)?)?)?
         } else {
-            // saved: output y; grad = y * (g - sum(g * y))
-            let gy = g.mul(s)?;
-            gy.sub(&s.mul(&gy.sum_dims(&d, true)?)?)?
+            // grad = y * (g - sum(g * y))
+            let gy = g.mul(y)?;
+            gy.sub(&y.mul(&gy.sum_dims(&d, true)?)?)?
         };
         input_grad(r)
     }
 );
+
+/// The backward's fused kernel (no graph): `y` is the forward's contiguous output.
+fn softmax_backward_raw(y: &Tensor, g: &Tensor, d: usize, log: bool) -> Result<Tensor> {
+    let shape = y.shape();
+    let g = if g.is_contiguous() && g.dtype() == y.dtype() {
+        g.clone()
+    } else {
+        g.to_dtype(y.dtype())?.contiguous()?
+    };
+    let op = if log {
+        RowwiseOp::LogSoftmax
+    } else {
+        RowwiseOp::Softmax
+    };
+    let s =
+        crate::backend::rowwise_backward(&y.data(), &g.data(), y.dtype(), op, split3(&shape, d))?;
+    Ok(Tensor::from_parts(s, Layout::contiguous(&shape), y.dtype()))
+}
 
 fn softmax_impl(x: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
     let op = if log { "log_softmax" } else { "softmax" };
@@ -76,17 +98,10 @@ fn softmax_impl(x: &Tensor, dim: i64, log: bool) -> Result<Tensor> {
         let _g = no_grad();
         softmax_raw(x, d, log)?
     };
-    let saved = if log { x.clone() } else { out.clone() };
     record(
         &[&out],
         &[x],
-        || {
-            vec![if log {
-                SavedTensor::input(&saved)
-            } else {
-                SavedTensor::output(&saved, 0)
-            }]
-        },
+        || vec![SavedTensor::output(&out, 0)],
         SoftmaxBackward { dim: d, log },
     )?;
     Ok(out)

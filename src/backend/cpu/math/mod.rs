@@ -1,0 +1,128 @@
+//! Vectorisable transcendentals: `exp`, `log`, `tanh`, `sigmoid`, `erf` for f32 and f64 (f64
+//! `erf` is the scalar series), written as branch-free lane functions that LLVM vectorises
+//! inside the multi-versioned loops of `elementwise` (AVX-512 or AVX2+FMA picked at run time,
+//! a portable baseline otherwise). Every `mul_add` is a true fused multiply-add in every copy
+//! (the baseline's is libm's correctly rounded `fma`), so all copies give bit-identical results.
+//!
+//! # Algorithms
+//! - `exp`: `x` clamped to `[-104, 89]` (f64: `[-746, 710]`), `n = round(x log2 e)` by the
+//!   add-1.5·2^23 (2^52) shifter, `r = x - n ln2` in two FMA steps (ln 2 split hi/lo),
+//!   `e^r - 1 = r + r^2 q(r)` with `q` Taylor to degree 7 (f64: 13), then `(1 + p) 2^n1 2^n2`
+//!   with `n1 + n2 = n`, so overflow gives inf, underflow 0 and subnormals round once.
+//! - `log`: subnormals scaled by 2^23 (2^54); `x = 2^e m`, `m` in `[sqrt(1/2), sqrt(2))`,
+//!   `ln m = 2 atanh(s)`, `s = (m-1)/(m+1)`, odd series to `s^9/9` (f64: `s^21/21`),
+//!   plus `e ln2` (hi/lo); selects for 0 (-inf), negatives and NaN (NaN), +inf.
+//! - `tanh`: `sign(x) e/(e+2)` with `e = expm1(2|x|) = 2^n p(r) + (2^n - 1)` (no cancellation
+//!   anywhere), `|x|` clamped to 10 (f64: 20) where tanh is already 1.
+//! - `sigmoid`: PyTorch's `1/(1+exp(-x))` (0 below -88.72 in f32, where `exp(-x)` overflows,
+//!   as PyTorch's kernel).
+//! - `erf` (f32): `x P(x^2)/Q(x^2)`, a degree-(6,5) rational least-squares fit of `erf(x)/x` on
+//!   `[0, 4]` (2e-9 relative in exact arithmetic), `|x|` clamped to 4, result capped at 1.
+//!
+//! # Accuracy
+//! Checked by `tests.rs` (a sweep over every 4099th f32 bit pattern of both signs, 2^20 points
+//! on `[-12, 12]`, edge values; f64: 2^20 random bit patterns and 2^20 points on `[-30, 30]`).
+//! f32 error is measured against the exact value (the f64 reference), so 0.5 is correct
+//! rounding; f64 against std's (or, for sigmoid, the formula's) f64 result, in whole ulps.
+//!
+//! | | exp | log | tanh | sigmoid | erf |
+//! |---|---|---|---|---|---|
+//! | f32, max ulp (bound / measured) | 1.5 / 1.03 | 1 / 0.88 | 2.5 / 2.29 | 2 / 1.99 | 6 / 5.15 |
+//! | f64 vs std, max ulp | 1 | 1 | 3 | 2 | (scalar series) |
+//!
+//! (`erf` is weakest near ±1 — `x P/Q` rounds in both polynomials — where PyTorch's own
+//! vectorised `erf`, Abramowitz–Stegun 7.1.26, is off by up to 1.5e-7 ≈ 2.5 ulp, and far more
+//! in relative terms near 0.)
+//!
+//! Edge values are PyTorch's: `exp(-inf) = 0`, `exp(inf) = inf`, `log(±0) = -inf`,
+//! `log(x < 0) = NaN`, `log(inf) = inf`, `tanh(±inf) = erf(±inf) = ±1`, `±0` kept by `tanh`
+//! and `erf`, `sigmoid(inf) = 1`, `sigmoid(-inf) = 0`, NaN propagates.
+//!
+//! # API (crate-internal)
+//! - lane functions, to inline into one's own loops (vectorised when the loop is compiled with
+//!   AVX2+FMA or AVX-512, e.g. inside `elementwise::map1`): [`fp32::exp`], `fp32::log`,
+//!   `fp32::tanh`, `fp32::sigmoid`, `fp32::erf`, the same in [`fp64`]; generically the
+//!   [`Transcendental`] trait (`x.vexp()`, `x.vln()`, ...) over f32 and f64;
+//! - slice kernels, single-threaded (callers split the work), multi-versioned:
+//!   `exp_slice_f32(x, out)` / `exp_inplace_f32(x)`, and likewise `log_`, `tanh_`, `sigmoid_`,
+//!   `erf_` for f32 and `_f64`. `x` and `out` must have one length.
+
+pub(crate) mod fp32;
+pub(crate) mod fp64;
+#[cfg(test)]
+mod tests;
+
+use super::elementwise::{map1, update1};
+
+/// The lane functions of this module, generic over f32 and f64 (the element closures of the
+/// unary kernels are written once for both).
+#[allow(dead_code)]
+pub(crate) trait Transcendental: Copy {
+    /// `e^self`.
+    fn vexp(self) -> Self;
+    /// `ln self`.
+    fn vln(self) -> Self;
+    /// `tanh self`.
+    fn vtanh(self) -> Self;
+    /// `1 / (1 + e^-self)`.
+    fn vsigmoid(self) -> Self;
+    /// `erf self`.
+    fn verf(self) -> Self;
+}
+
+macro_rules! transcendental {
+    ($t:ty, $m:ident) => {
+        impl Transcendental for $t {
+            #[inline(always)]
+            fn vexp(self) -> Self {
+                $m::exp(self)
+            }
+            #[inline(always)]
+            fn vln(self) -> Self {
+                $m::log(self)
+            }
+            #[inline(always)]
+            fn vtanh(self) -> Self {
+                $m::tanh(self)
+            }
+            #[inline(always)]
+            fn vsigmoid(self) -> Self {
+                $m::sigmoid(self)
+            }
+            #[inline(always)]
+            fn verf(self) -> Self {
+                $m::erf(self)
+            }
+        }
+    };
+}
+transcendental!(f32, fp32);
+transcendental!(f64, fp64);
+
+macro_rules! slice_kernels {
+    ($($slice:ident, $inplace:ident, $t:ty, $f:path;)*) => {$(
+        #[doc = concat!("`out[i] = ", stringify!($f), "(x[i])` (vectorised; one length).")]
+        #[allow(dead_code)]
+        pub(crate) fn $slice(x: &[$t], out: &mut [$t]) {
+            assert_eq!(x.len(), out.len(), "internal: slice lengths differ");
+            map1(out, x, &$f);
+        }
+        #[doc = concat!("`x[i] = ", stringify!($f), "(x[i])` (vectorised).")]
+        #[allow(dead_code)]
+        pub(crate) fn $inplace(x: &mut [$t]) {
+            update1(x, &$f);
+        }
+    )*};
+}
+
+slice_kernels! {
+    exp_slice_f32, exp_inplace_f32, f32, fp32::exp;
+    log_slice_f32, log_inplace_f32, f32, fp32::log;
+    tanh_slice_f32, tanh_inplace_f32, f32, fp32::tanh;
+    sigmoid_slice_f32, sigmoid_inplace_f32, f32, fp32::sigmoid;
+    erf_slice_f32, erf_inplace_f32, f32, fp32::erf;
+    exp_slice_f64, exp_inplace_f64, f64, fp64::exp;
+    log_slice_f64, log_inplace_f64, f64, fp64::log;
+    tanh_slice_f64, tanh_inplace_f64, f64, fp64::tanh;
+    sigmoid_slice_f64, sigmoid_inplace_f64, f64, fp64::sigmoid;
+}

@@ -1,0 +1,272 @@
+//! Accuracy of the lane functions against the std/f64 reference, over every 4099th f32 bit
+//! pattern, dense ranges and the edge values; and the vectorised slice kernels against the
+//! lanes (bit-identical).
+
+use super::*;
+
+/// `got`'s error from `want` in units of the last place of `want` rounded to f32 (a correctly
+/// rounded result is within 0.5); infinite and NaN `want` must be met exactly.
+fn ulps32(got: f32, want: f64) -> f64 {
+    let w = want as f32;
+    if want.is_nan() {
+        return if got.is_nan() { 0.0 } else { f64::INFINITY };
+    }
+    if w.is_infinite() || got.is_infinite() {
+        return if got == w { 0.0 } else { f64::INFINITY };
+    }
+    let e = (w.abs().to_bits() >> 23) as i32;
+    let ulp = 2f64.powi(e.max(1) - 150);
+    (got as f64 - want).abs() / ulp
+}
+
+/// As [`ulps32`] for f64 results against a f64 reference.
+fn ulps64(got: f64, want: f64) -> f64 {
+    if want.is_nan() {
+        return if got.is_nan() { 0.0 } else { f64::INFINITY };
+    }
+    if want.is_infinite() || got.is_infinite() {
+        return if got == want { 0.0 } else { f64::INFINITY };
+    }
+    let e = (want.abs().to_bits() >> 52).max(1);
+    let ulp = if e > 52 {
+        f64::from_bits((e - 52) << 52)
+    } else {
+        f64::from_bits(1 << (e - 1))
+    };
+    (got - want).abs() / ulp
+}
+
+/// Every 4099th f32 bit pattern of both signs (all exponents: subnormals, huge, inf, NaN),
+/// 2^20 points spread over `[-12, 12]`, and the edge values.
+fn inputs32() -> Vec<f32> {
+    let mut v: Vec<f32> = (0..=u32::MAX / 4099)
+        .map(|i| f32::from_bits(i * 4099))
+        .collect();
+    let n = 1 << 20;
+    v.extend((0..n).map(|i| -12.0 + 24.0 * i as f32 / n as f32));
+    v.extend([
+        0.0,
+        -0.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        f32::MIN_POSITIVE,
+        -f32::MIN_POSITIVE,
+        f32::from_bits(1),
+        f32::from_bits(0x8000_0001),
+        f32::MAX,
+        f32::MIN,
+        88.722_83,
+        88.722_84,
+        -87.336_54,
+        -103.972_08,
+        -104.5,
+        89.5,
+        1.0,
+        -1.0,
+        3.92,
+        4.0,
+        9.01,
+        -9.01,
+    ]);
+    v
+}
+
+/// 2^20 pseudo-random f64 bit patterns, 2^20 points over `[-30, 30]`, and the edge values.
+fn inputs64() -> Vec<f64> {
+    let mut s = 0x9e37_79b9_7f4a_7c15u64;
+    let mut v: Vec<f64> = (0..1 << 20)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            f64::from_bits(s)
+        })
+        .collect();
+    let n = 1 << 20;
+    v.extend((0..n).map(|i| -30.0 + 60.0 * i as f64 / n as f64));
+    v.extend([
+        0.0,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        f64::MIN_POSITIVE,
+        f64::from_bits(1),
+        f64::MAX,
+        f64::MIN,
+        709.78,
+        709.79,
+        -708.4,
+        -745.13,
+        -745.2,
+        710.5,
+        1.0,
+        19.1,
+    ]);
+    v
+}
+
+/// The largest error of `f` from `want` over the f32 inputs (reporting the worst input).
+fn max32(name: &str, f: fn(f32) -> f32, want: impl Fn(f32) -> f64) -> f64 {
+    let (mut worst, mut at) = (0.0f64, 0.0f32);
+    for x in inputs32() {
+        let u = ulps32(f(x), want(x));
+        if u > worst || u.is_nan() {
+            (worst, at) = (u, x);
+        }
+    }
+    eprintln!("{name} f32: max {worst:.3} ulp at {at:e}");
+    worst
+}
+
+fn max64(name: &str, f: fn(f64) -> f64, want: impl Fn(f64) -> f64) -> f64 {
+    let (mut worst, mut at) = (0.0f64, 0.0f64);
+    for x in inputs64() {
+        let u = ulps64(f(x), want(x));
+        if u > worst || u.is_nan() {
+            (worst, at) = (u, x);
+        }
+    }
+    eprintln!("{name} f64: max {worst:.3} ulp at {at:e}");
+    worst
+}
+
+#[test]
+fn f32_ulp_bounds() {
+    // PyTorch's sigmoid formula: 0 where e^-x overflows f32
+    let sig = |x: f32| {
+        let e = (-(x as f64)).exp();
+        if e > f32::MAX as f64 {
+            0.0
+        } else {
+            1.0 / (1.0 + e)
+        }
+    };
+    let got = [
+        max32("exp", fp32::exp, |x| (x as f64).exp()),
+        max32("log", fp32::log, |x| (x as f64).ln()),
+        max32("tanh", fp32::tanh, |x| (x as f64).tanh()),
+        max32("sigmoid", fp32::sigmoid, sig),
+        max32("erf", fp32::erf, |x| fp64::erf(x as f64)),
+    ];
+    // the bounds stated in the module header
+    assert!(got.iter().zip(F32_BOUNDS).all(|(g, b)| *g <= b), "{got:?}");
+}
+
+#[test]
+fn f64_ulp_bounds() {
+    let got = [
+        max64("exp", fp64::exp, f64::exp),
+        max64("log", fp64::log, f64::ln),
+        max64("tanh", fp64::tanh, f64::tanh),
+        max64("sigmoid", fp64::sigmoid, |x| 1.0 / (1.0 + (-x).exp())),
+    ];
+    assert!(got.iter().zip(F64_BOUNDS).all(|(g, b)| *g <= b), "{got:?}");
+}
+
+/// The header's bounds: exp, log, tanh, sigmoid, erf.
+const F32_BOUNDS: [f64; 5] = [1.5, 1.0, 2.5, 2.0, 6.0];
+/// The header's bounds against std: exp, log, tanh, sigmoid.
+const F64_BOUNDS: [f64; 4] = [1.0, 1.0, 3.0, 2.0];
+
+#[test]
+fn edge_values_are_pytorchs() {
+    use fp32::*;
+    let inf = f32::INFINITY;
+    assert_eq!(exp(-inf).to_bits(), 0);
+    assert_eq!(exp(inf), inf);
+    assert_eq!(exp(0.0), 1.0);
+    assert_eq!(exp(-0.0), 1.0);
+    assert_eq!(exp(89.0), inf);
+    assert_eq!(exp(-104.0), 0.0);
+    assert!(exp(f32::NAN).is_nan());
+    assert_eq!(log(0.0), -inf);
+    assert_eq!(log(-0.0), -inf);
+    assert!(log(-1.0).is_nan() && log(-inf).is_nan() && log(f32::NAN).is_nan());
+    assert_eq!(log(inf), inf);
+    assert_eq!(log(1.0).to_bits(), 0);
+    assert_eq!(log(f32::from_bits(1)), -103.278_93);
+    assert_eq!((tanh(inf), tanh(-inf)), (1.0, -1.0));
+    assert_eq!(
+        (tanh(0.0).to_bits(), tanh(-0.0).to_bits()),
+        (0, 0x8000_0000)
+    );
+    assert_eq!(tanh(9.02), 1.0);
+    assert!(tanh(f32::NAN).is_nan());
+    assert_eq!((erf(inf), erf(-inf)), (1.0, -1.0));
+    assert_eq!((erf(0.0).to_bits(), erf(-0.0).to_bits()), (0, 0x8000_0000));
+    assert_eq!((erf(3.93), erf(-3.93)), (1.0, -1.0));
+    assert!(erf(f32::NAN).is_nan());
+    assert_eq!((sigmoid(inf), sigmoid(-inf)), (1.0, 0.0));
+    assert_eq!((sigmoid(-100.0), sigmoid(20.0)), (0.0, 1.0));
+    assert_eq!(sigmoid(0.0), 0.5);
+    assert!(sigmoid(f32::NAN).is_nan());
+    let inf = f64::INFINITY;
+    assert_eq!(fp64::exp(-inf).to_bits(), 0);
+    assert_eq!(fp64::exp(inf), inf);
+    assert_eq!(fp64::exp(710.0), inf);
+    assert_eq!(fp64::log(0.0), -inf);
+    assert!(fp64::log(-2.0).is_nan());
+    assert_eq!(fp64::log(inf), inf);
+    assert_eq!((fp64::tanh(inf), fp64::tanh(-inf)), (1.0, -1.0));
+    assert_eq!(fp64::tanh(-0.0).to_bits(), 0x8000_0000_0000_0000);
+    assert_eq!((fp64::sigmoid(inf), fp64::sigmoid(-inf)), (1.0, 0.0));
+    assert!(fp64::tanh(f64::NAN).is_nan() && fp64::sigmoid(f64::NAN).is_nan());
+}
+
+#[test]
+fn slice_kernels_match_the_lanes_bitwise() {
+    let x = inputs32();
+    let mut out = vec![0f32; x.len()];
+    type K32 = (fn(&[f32], &mut [f32]), fn(&mut [f32]), fn(f32) -> f32);
+    let ks: [K32; 5] = [
+        (exp_slice_f32, exp_inplace_f32, fp32::exp),
+        (log_slice_f32, log_inplace_f32, fp32::log),
+        (tanh_slice_f32, tanh_inplace_f32, fp32::tanh),
+        (sigmoid_slice_f32, sigmoid_inplace_f32, fp32::sigmoid),
+        (erf_slice_f32, erf_inplace_f32, fp32::erf),
+    ];
+    for (slice, inplace, lane) in ks {
+        slice(&x, &mut out);
+        let mut y = x.clone();
+        inplace(&mut y);
+        for ((&o, &v), &a) in out.iter().zip(&y).zip(&x) {
+            let l = lane(a);
+            assert!(
+                o.to_bits() == l.to_bits() || (o.is_nan() && l.is_nan()),
+                "{a:e}"
+            );
+            assert!(
+                v.to_bits() == l.to_bits() || (v.is_nan() && l.is_nan()),
+                "{a:e}"
+            );
+        }
+    }
+    let x = inputs64();
+    let mut out = vec![0f64; x.len()];
+    type K64 = (fn(&[f64], &mut [f64]), fn(f64) -> f64);
+    let ks: [K64; 4] = [
+        (exp_slice_f64, fp64::exp),
+        (log_slice_f64, fp64::log),
+        (tanh_slice_f64, fp64::tanh),
+        (sigmoid_slice_f64, fp64::sigmoid),
+    ];
+    for (slice, lane) in ks {
+        slice(&x, &mut out);
+        for (&o, &a) in out.iter().zip(&x) {
+            let l = lane(a);
+            assert!(
+                o.to_bits() == l.to_bits() || (o.is_nan() && l.is_nan()),
+                "{a:e}"
+            );
+        }
+    }
+    let mut y = x.clone();
+    exp_inplace_f64(&mut y);
+    assert!(
+        y.iter()
+            .zip(&x)
+            .all(|(&v, &a)| v.to_bits() == fp64::exp(a).to_bits())
+    );
+}
