@@ -34,6 +34,10 @@ Workloads (figure and unit):
                               m[2000:7000, 1000:6000]  ms
     sparse_slice_coo_1M       the same data as a coalesced PyTorch COO tensor,
                               x.narrow_copy(0, 2000, 5000).narrow_copy(1, 1000, 5000)   ms
+    conv2d_3x3_c64_56         F.conv2d(x, w, padding=1), x: randn(8, 64, 56, 56),
+                              w: randn(64, 64, 3, 3)   GFLOP/s = 2*8*64*56*56*64*9 / t
+    conv2d_3x3_c64_56_fwdbwd  the same, x and w requiring grad;
+                              F.conv2d(...).sum().backward()   ms
 
 The sparse matrix: ``numpy.random.default_rng(0)`` draws 1,000,000 distinct
 flat positions in [0, 10^8) (``choice(..., replace=False)``), row = pos // 10^4,
@@ -219,6 +223,25 @@ def w_coo():
     return (lambda: x.narrow_copy(0, 2000, 5000).narrow_copy(1, 1000, 5000)), (lambda t: t * 1e3)
 
 
+def w_conv2d():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 64, 56, 56, generator=g)
+    w = torch.randn(64, 64, 3, 3, generator=g)
+    return (lambda: F.conv2d(x, w, padding=1)), (lambda t: 2 * 8 * 64 * 56 * 56 * 64 * 9 / t / 1e9)
+
+
+def w_conv2d_fwdbwd():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 64, 56, 56, generator=g, requires_grad=True)
+    w = torch.randn(64, 64, 3, 3, generator=g, requires_grad=True)
+
+    def fn():
+        x.grad = None
+        w.grad = None
+        F.conv2d(x, w, padding=1).sum().backward()
+    return fn, (lambda t: t * 1e3)
+
+
 # name -> (setup, unit, libraries needed)
 WORKLOADS = {
     "matmul_f32_256": (w_matmul(256, "f32"), "GFLOP/s", ("torch",)),
@@ -237,6 +260,8 @@ WORKLOADS = {
     "index_put_accumulate_1M": (w_index_put, "ms", ("torch",)),
     "sparse_slice_csr_1M": (w_csr, "ms", ("numpy", "scipy")),
     "sparse_slice_coo_1M": (w_coo, "ms", ("numpy", "torch")),
+    "conv2d_3x3_c64_56": (w_conv2d, "GFLOP/s", ("torch",)),
+    "conv2d_3x3_c64_56_fwdbwd": (w_conv2d_fwdbwd, "ms", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}
