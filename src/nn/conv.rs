@@ -55,14 +55,14 @@ fn make(
         bail!(InvalidArgument, name, "groups must be a positive integer");
     }
     let g = groups as usize;
-    if in_channels % g != 0 {
+    if !in_channels.is_multiple_of(g) {
         bail!(
             InvalidArgument,
             name,
             "in_channels must be divisible by groups"
         );
     }
-    if out_channels % g != 0 {
+    if !out_channels.is_multiple_of(g) {
         bail!(
             InvalidArgument,
             name,
