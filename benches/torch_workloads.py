@@ -42,6 +42,10 @@ Workloads (figure and unit):
     copy_f32_{4M,16M}         dst.copy_(src), n = 2^22 / 2^24 f32    GB/s = 8 n / t
     matmul_f32_{64,128}       a @ b, n x n             GFLOP/s = 2 n^3 / t
     bmm_f32_b64_128           torch.bmm(a, b), a, b: [64, 128, 128]   GFLOP/s = 64 * 2 * 128^3 / t
+    conv2d_3x3_c64_56         F.conv2d(x, w, padding=1), x: randn(8, 64, 56, 56),
+                              w: randn(64, 64, 3, 3)   GFLOP/s = 2*8*64*56*56*64*9 / t
+    conv2d_3x3_c64_56_fwdbwd  the same, x and w requiring grad;
+                              F.conv2d(...).sum().backward()   ms
 
 The sparse matrix: ``numpy.random.default_rng(0)`` draws 1,000,000 distinct
 flat positions in [0, 10^8) (``choice(..., replace=False)``), row = pos // 10^4,
@@ -273,6 +277,25 @@ def w_bmm():
     return (lambda: torch.bmm(a, b)), (lambda t: 64 * 2 * 128**3 / t / 1e9)
 
 
+def w_conv2d():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 64, 56, 56, generator=g)
+    w = torch.randn(64, 64, 3, 3, generator=g)
+    return (lambda: F.conv2d(x, w, padding=1)), (lambda t: 2 * 8 * 64 * 56 * 56 * 64 * 9 / t / 1e9)
+
+
+def w_conv2d_fwdbwd():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(8, 64, 56, 56, generator=g, requires_grad=True)
+    w = torch.randn(64, 64, 3, 3, generator=g, requires_grad=True)
+
+    def fn():
+        x.grad = None
+        w.grad = None
+        F.conv2d(x, w, padding=1).sum().backward()
+    return fn, (lambda t: t * 1e3)
+
+
 # name -> (setup, unit, libraries needed)
 WORKLOADS = {
     "matmul_f32_256": (w_matmul(256, "f32"), "GFLOP/s", ("torch",)),
@@ -301,6 +324,8 @@ WORKLOADS = {
     "matmul_f32_64": (w_matmul(64, "f32"), "GFLOP/s", ("torch",)),
     "matmul_f32_128": (w_matmul(128, "f32"), "GFLOP/s", ("torch",)),
     "bmm_f32_b64_128": (w_bmm, "GFLOP/s", ("torch",)),
+    "conv2d_3x3_c64_56": (w_conv2d, "GFLOP/s", ("torch",)),
+    "conv2d_3x3_c64_56_fwdbwd": (w_conv2d_fwdbwd, "ms", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}

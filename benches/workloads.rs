@@ -243,6 +243,38 @@ fn w_bmm_f32_b64_128() -> f64 {
     64.0 * 2.0 * 128f64.powi(3) / t / 1e9
 }
 
+fn w_conv2d_3x3_c64_56() -> f64 {
+    let x = Tensor::randn(&[8, 64, 56, 56], DType::F32).unwrap();
+    let w = Tensor::randn(&[64, 64, 3, 3], DType::F32).unwrap();
+    let o = tapegrad::ConvOptions {
+        padding: 1.into(),
+        ..Default::default()
+    };
+    let t = median(11, || x.conv2d(&w, None, &o).map(|_| ()));
+    2.0 * 8.0 * 64.0 * 56.0 * 56.0 * 64.0 * 9.0 / t / 1e9
+}
+
+fn w_conv2d_3x3_c64_56_fwdbwd() -> f64 {
+    let x = Tensor::randn(&[8, 64, 56, 56], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let w = Tensor::randn(&[64, 64, 3, 3], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let o = tapegrad::ConvOptions {
+        padding: 1.into(),
+        ..Default::default()
+    };
+    let t = median(11, || {
+        x.set_grad(None)?;
+        w.set_grad(None)?;
+        x.conv2d(&w, None, &o)?.sum()?.backward()
+    });
+    t * 1e3
+}
+
 /// A workload: its name, unit and one timed run.
 type Workload = (&'static str, &'static str, fn() -> f64);
 
@@ -262,6 +294,8 @@ const WORKLOADS: &[Workload] = &[
     ("inplace_view_100", "us/op", w_inplace_view_100),
     ("mlp_step_b128", "ms", w_mlp_step_b128),
     ("index_put_accumulate_1M", "ms", w_index_put_accumulate_1m),
+    ("conv2d_3x3_c64_56", "GFLOP/s", w_conv2d_3x3_c64_56),
+    ("conv2d_3x3_c64_56_fwdbwd", "ms", w_conv2d_3x3_c64_56_fwdbwd),
     ("sparse_slice_csr_1M", "ms", || {
         sparse_workload("sparse_slice_csr_1M")
     }),

@@ -95,8 +95,10 @@ macro_rules! case {
     };
 }
 
+mod conv;
 mod elementwise;
 mod structured;
+use conv::*;
 use elementwise::*;
 use structured::*;
 
@@ -115,6 +117,7 @@ fn cases() -> Vec<Case> {
     all.extend(copy_index_cases());
     all.extend(complex_cases());
     all.extend(compose_cases());
+    all.extend(conv_cases());
     all
 }
 

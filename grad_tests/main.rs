@@ -11,6 +11,7 @@ mod common;
 
 mod autograd_rules;
 mod checkpoint;
+mod conv;
 mod data_model;
 mod double_backward;
 mod fast_paths;

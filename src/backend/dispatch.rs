@@ -31,6 +31,7 @@ macro_rules! on_device {
     };
 }
 
+pub(crate) mod conv;
 mod nn;
 pub(crate) mod reduce;
 pub(crate) use nn::{bmm, optim_step, read_at, rowwise};

@@ -44,6 +44,9 @@
 //! - **nn and linalg** (migrated): [`Backend::bmm`] (batched strided matmul: `mm`, `bmm`,
 //!   `matmul`), [`Backend::rowwise`] (softmax, log_softmax, layer_norm's rsqrt),
 //!   [`Backend::read_at`] (the target picks of `nll_loss` / `cross_entropy`);
+//! - **convolution**: [`Backend::conv_forward`], [`Backend::conv_backward_input`],
+//!   [`Backend::conv_backward_weight`] (im2col + GEMM, parallel over batch and groups; front
+//!   door [`conv`], `dispatch/conv.rs`; CPU body `cpu/conv/`);
 //! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW);
 //! - **sparse** (migrated: `sparse/`): pattern reads ([`Backend::sparse_positions`],
 //!   [`Backend::sparse_entry_rows`], [`Backend::csr_to_coo`], [`Backend::sparse_check`]),
@@ -87,6 +90,8 @@ mod dispatch;
 #[allow(dead_code)]
 mod staging;
 
+pub(crate) use dispatch::conv;
+pub(crate) use dispatch::conv::ConvGeom;
 pub(crate) use dispatch::movement;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
 pub(crate) use dispatch::sparse;
@@ -365,6 +370,65 @@ pub(crate) trait Backend {
         dt: DType,
         step: OptimStep,
     ) -> bool;
+
+    // ---- convolution ----
+    //
+    // The three products of one [`ConvGeom`] over contiguous operands (element offsets given),
+    // written into a fresh contiguous output of its own storage from element 0. Each is the
+    // partial derivative of `<conv(x, w), gy>` in one operand, so the three close under
+    // differentiation. All dtypes (integers wrap); callers widen f16/bf16 to f32.
+
+    /// `out [n, c_out, out..] = conv(x [n, c_in, in..], w [c_out, c_in/groups, k..])`, plus
+    /// `bias[c_out]` per output channel when given.
+    ///
+    /// # Safety
+    /// Every operand holds its geometry's element count, contiguous from its offset, inside
+    /// its buffer; `out` is a buffer distinct from the others.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn conv_forward(
+        out: &mut Self::Buffer,
+        x: &Self::Buffer,
+        xo: usize,
+        w: &Self::Buffer,
+        wo: usize,
+        bias: Option<(&Self::Buffer, usize)>,
+        g: &ConvGeom,
+        dt: DType,
+    );
+
+    /// `out [n, c_in, in..]` = the input gradient of the forward for output gradient `gy
+    /// [n, c_out, out..]` (the transposed convolution of `gy` by `w`), plus `bias[c_in]` per
+    /// channel when given.
+    ///
+    /// # Safety
+    /// As [`Backend::conv_forward`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn conv_backward_input(
+        out: &mut Self::Buffer,
+        gy: &Self::Buffer,
+        go: usize,
+        w: &Self::Buffer,
+        wo: usize,
+        bias: Option<(&Self::Buffer, usize)>,
+        g: &ConvGeom,
+        dt: DType,
+    );
+
+    /// `out [c_out, c_in/groups, k..]` = the weight gradient of the forward for input `x` and
+    /// output gradient `gy` (summed over the batch).
+    ///
+    /// # Safety
+    /// As [`Backend::conv_forward`].
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn conv_backward_weight(
+        out: &mut Self::Buffer,
+        x: &Self::Buffer,
+        xo: usize,
+        gy: &Self::Buffer,
+        go: usize,
+        g: &ConvGeom,
+        dt: DType,
+    );
 
     // ---- gather/scatter/index and data movement ----
 

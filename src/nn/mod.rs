@@ -9,7 +9,8 @@
 //! Forward passes are typed inherent methods, so a module can take a mask or targets beside its
 //! input (see [`Module`] for why); one-tensor modules implement [`Forward`], which
 //! [`Sequential`] chains. Containers: [`Sequential`], [`ModuleList`], [`ModuleDict`]. Layers
-//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`]), activations ([`Relu`], [`Tanh`],
+//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`], [`Conv1d`], [`Conv2d`],
+//! [`ConvTranspose2d`]), activations ([`Relu`], [`Tanh`],
 //! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
 //! [`load_into`]).
 //!
@@ -43,6 +44,7 @@
 mod activation;
 mod checkpoint;
 mod containers;
+mod conv;
 pub mod init;
 mod layers;
 mod module;
@@ -53,6 +55,7 @@ mod walk;
 pub use activation::{Gelu, Relu, Sigmoid, Tanh};
 pub use checkpoint::{load_into, save};
 pub use containers::{ModuleDict, ModuleList};
+pub use conv::{Conv1d, Conv2d, ConvTranspose2d};
 pub use layers::{Dropout, Embedding, LayerNorm, Linear};
 pub use module::{AsModule, Forward, IncompatibleKeys, Module, Visitor, VisitorMut};
 #[doc(hidden)]

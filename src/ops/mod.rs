@@ -10,6 +10,7 @@
 //! - [`movement`]: copies and fills, cat/stack/flip/roll/repeat/tril, gather/scatter/take,
 //!   scatter_reduce, nonzero/masked_select.
 //! - [`linalg`]: the matmul family.
+//! - [`conv`]: conv1d/2d/3d and the transposed convolutions.
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
@@ -17,6 +18,7 @@
 //!   (operand geometry, overlap checks, raw-kernel locking); the dense scalar arithmetic fast
 //!   path is [`elementwise::arith_scalar`].
 
+pub(crate) mod conv;
 pub(crate) mod dense;
 pub(crate) mod elementwise;
 pub(crate) mod grad;

@@ -109,6 +109,8 @@ R._invoke = _invoke
 # stops the recording (`main` fails), as in the shared recorder.
 R.ERROR_KINDS.extend([
     ("DTypeMismatch", r"^\"\w+\" not implemented for '\w+'$|"              # a kernel lacks the dtype
+                      r"^\"slow_conv_dilated<>\" not implemented for '\w+'$|"
+                      r"^Input type \(.*\) and (weight|bias) type \(.*\) should be the same|"   # conv operands
                       r"^Unlike NumPy, torch\.sign is not intended to support complex numbers|"
                       r"does not support automatic differentiation for outputs with complex dtype|"
                       r"^Autograd not support dtype: \w+$|"                   # prod(dtype=int) of a grad input
@@ -121,12 +123,14 @@ R.ERROR_KINDS.extend([
                       r"^size \{\[[\d, ]*\]\} is not expandable to size|"         # sum_to_size
                       r"^Given normalized_shape=\[[\d, ]*\], expected input with shape|"
                       r"returned an invalid gradient at index \d+ - got \[[\d, ]*\] but expected shape|"
-                      r"^Number of dimensions of repeat dims can not be smaller than number of dimensions"),
+                      r"^Number of dimensions of repeat dims can not be smaller than number of dimensions|"
+                      r"expected bias to be 1-dimensional with \d+ elements"),       # conv bias size
     ("IndexOutOfRange", r"^Class values must be smaller than num_classes"),
     ("NotImplemented", r"^derivative for aten::\w+ is not implemented$|"
                        r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad"),
     ("ViewInplaceForbidden", r"^Can't detach views in-place"),
     ("InvalidArgument", r"^mm: self must be a matrix, got \d+-D tensor$|"      # the rank of an operand
+                        r"^output padding must be smaller than either stride or dilation|"
                         r"^\dD tensors expected, but got \dD and \dD tensors$|"
                         r"^t_\(\) expects a tensor with <= 2 dimensions|"
                         r"^upper bound and lower bound inconsistent with step sign$|^step must be nonzero$|"
@@ -1061,6 +1065,64 @@ def gen_nn(name, rng):
 for _n in ["F.cross_entropy", "F.nll_loss", "F.mse_loss", "F.l1_loss", "F.binary_cross_entropy",
            "F.binary_cross_entropy_with_logits", "layer_norm", "F.dropout"]:
     op(_n, "nn", gen=lambda rng, n=_n: gen_nn(n, rng))
+
+
+# ---- convolutions (issue 27): F.conv1d/2d/3d, F.conv_transpose1d/2d/3d
+def gen_conv(name, rng):
+    out = []
+    nd = int(name[-2])
+    sp = {1: [7], 2: [5, 4], 3: [4, 3, 4]}[nd]
+    k = {1: [3], 2: [3, 2], 3: [2, 2, 3]}[nd]
+    tr = "transpose" in name
+    for dt in FLOATS + COMPLEX + ["int64"]:
+        def X(c, n=2, layout="contig", sp=sp):
+            return In([n, c] + sp, dt, layout)
+
+        def W(co, ci, kk=k):
+            return In([co, ci] + kk, dt)
+        if not tr:
+            out.append(Sample(name, [X(3), W(4, 3), In([4], dt)]))
+            if dt not in ("float64", "float32"):
+                continue
+            out.append(Sample(name, [X(3), W(2, 3)], {"stride": 2, "padding": 1}))
+            out.append(Sample(name, [X(2), W(2, 2), In([2], dt)], {"dilation": 2, "padding": [1] * nd}))
+            out.append(Sample(name, [X(4, 1), W(6, 2)], {"groups": 2, "stride": [1] * (nd - 1) + [2]}))
+            out.append(Sample(name, [X(3), W(3, 1), In([3], dt)], {"groups": 3, "padding": 1}))
+            out.append(Sample(name, [X(2), In([2, 2] + [2] * nd, dt)], {"padding": "same"}))
+            out.append(Sample(name, [X(2), In([3, 2] + [3] * nd, dt)], {"padding": "same", "dilation": 2}))
+            out.append(Sample(name, [X(2), W(2, 2)], {"padding": "valid"}))
+            out.append(Sample(name, [In([3] + sp, dt), W(2, 3)]))                  # unbatched
+            out.append(Sample(name, [X(3, layout="T"), W(2, 3)], {"padding": 1}))
+            out.append(Sample(name, [X(3, n=0), W(2, 3)]))                          # empty batch
+            out.append(Sample(name, [In([1, 2] + [1] * nd, dt), In([3, 2] + [1] * nd, dt)]))
+            # errors: channels, kernel larger than the padded input, 'same' with a stride,
+            # groups not dividing the weight
+            out.append(Sample(name, [X(3), W(2, 2)]))
+            out.append(Sample(name, [X(3), In([2, 3] + [9] * nd, dt)]))
+            out.append(Sample(name, [X(2), W(2, 2)], {"padding": "same", "stride": 2}))
+            out.append(Sample(name, [X(4), W(3, 2)], {"groups": 2}))
+            out.append(Sample(name, [X(3), W(4, 3), In([5], dt)]))
+        else:
+            out.append(Sample(name, [X(3), W(3, 2), In([2], dt)]))
+            if dt not in ("float64", "float32"):
+                continue
+            out.append(Sample(name, [X(2), W(2, 3)], {"stride": 2, "padding": 1, "output_padding": 1}))
+            out.append(Sample(name, [X(4), W(4, 1), In([2], dt)], {"groups": 2, "dilation": 2}))
+            out.append(Sample(name, [X(2), W(2, 2)], {"stride": 3, "output_padding": 2, "dilation": 2}))
+            out.append(Sample(name, [In([2] + sp, dt), W(2, 3)]))                  # unbatched
+            out.append(Sample(name, [X(2, layout="T"), W(2, 3)], {"stride": 2}))
+            out.append(Sample(name, [X(3), W(2, 2)]))                               # channels
+            out.append(Sample(name, [X(2), W(2, 2)], {"output_padding": 1}))       # output padding
+    if not tr:
+        out.append(Sample(name, [In([2, 3] + sp, "float32"), In([4, 3] + k, "float64")]))
+        out.append(Sample(name, [In([2, 3] + sp, "bool"), In([4, 3] + k, "bool")]))
+        out.append(Sample(name, [In([2, 3] + sp, "int32"), In([4, 3] + k, "int32")], {"dilation": 2}))
+    return out
+
+
+for _n in ["F.conv1d", "F.conv2d", "F.conv3d", "F.conv_transpose1d", "F.conv_transpose2d",
+           "F.conv_transpose3d"]:
+    op(_n, "conv", gen=lambda rng, n=_n: gen_conv(n, rng))
 
 
 # ---- creation, filling, copying, casting

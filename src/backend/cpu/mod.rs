@@ -4,6 +4,7 @@
 //! `map` holds the elementwise map kernels (flat fast paths, strided maps with broadcasting).
 //! `team` is the persistent worker team of the parallel kernels.
 
+mod conv;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
 mod gather_dim;
@@ -26,8 +27,8 @@ pub(crate) mod sum;
 pub(crate) mod team;
 
 use super::{
-    Backend, DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
-    RowwiseOp, ScalarArith, Source, Spmm,
+    Backend, ConvGeom, DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut,
+    RowSel, Rows, RowwiseOp, ScalarArith, Source, Spmm,
 };
 use crate::layout::Layout;
 use crate::storage::{CpuBuffer, DeviceBuffer, Storage};
@@ -212,6 +213,49 @@ impl Backend for Cpu {
         dt: DType,
     ) -> bool {
         sum::sum_dense(dst, doff, src, sl, dt)
+    }
+
+    // ---- convolution ----
+
+    unsafe fn conv_forward(
+        out: &mut CpuBuffer,
+        x: &CpuBuffer,
+        xo: usize,
+        w: &CpuBuffer,
+        wo: usize,
+        bias: Option<(&CpuBuffer, usize)>,
+        g: &ConvGeom,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { conv::conv_forward(out, x, xo, w, wo, bias, g, dt) }
+    }
+
+    unsafe fn conv_backward_input(
+        out: &mut CpuBuffer,
+        gy: &CpuBuffer,
+        go: usize,
+        w: &CpuBuffer,
+        wo: usize,
+        bias: Option<(&CpuBuffer, usize)>,
+        g: &ConvGeom,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { conv::conv_backward_input(out, gy, go, w, wo, bias, g, dt) }
+    }
+
+    unsafe fn conv_backward_weight(
+        out: &mut CpuBuffer,
+        x: &CpuBuffer,
+        xo: usize,
+        gy: &CpuBuffer,
+        go: usize,
+        g: &ConvGeom,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { conv::conv_backward_weight(out, x, xo, gy, go, g, dt) }
     }
 
     // ---- nn, linalg ----

@@ -1,0 +1,609 @@
+//! Convolutions: values against a direct (loop) reference over every geometry form, f32 and
+//! f16 and integer dtypes, gradients against the reference's adjoint, errors (kinds, nothing
+//! changed) and node names. PyTorch-recorded values are in the sweep (`conv.json.gz`).
+
+use crate::common::R;
+use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions, DType, ErrorKind, Tensor};
+
+/// Builder spellings of the option structs (test shorthand).
+pub trait ConvBuild: Sized {
+    fn stride(self, s: impl Into<tapegrad::Spatial>) -> Self;
+    fn dilation(self, s: impl Into<tapegrad::Spatial>) -> Self;
+    fn groups(self, g: i64) -> Self;
+}
+impl ConvBuild for tapegrad::ConvOptions {
+    fn stride(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
+        self.stride = s.into();
+        self
+    }
+    fn dilation(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
+        self.dilation = s.into();
+        self
+    }
+    fn groups(mut self, g: i64) -> Self {
+        self.groups = g;
+        self
+    }
+}
+impl ConvBuild for tapegrad::ConvTransposeOptions {
+    fn stride(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
+        self.stride = s.into();
+        self
+    }
+    fn dilation(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
+        self.dilation = s.into();
+        self
+    }
+    fn groups(mut self, g: i64) -> Self {
+        self.groups = g;
+        self
+    }
+}
+/// `padding` of [`tapegrad::ConvOptions`] (ints, same, valid).
+pub trait ConvPad {
+    fn padding(self, p: impl Into<tapegrad::ConvPadding>) -> Self;
+}
+impl ConvPad for tapegrad::ConvOptions {
+    fn padding(mut self, p: impl Into<tapegrad::ConvPadding>) -> Self {
+        self.padding = p.into();
+        self
+    }
+}
+/// `padding` and `output_padding` of [`tapegrad::ConvTransposeOptions`].
+pub trait ConvTPad {
+    fn padding(self, p: impl Into<tapegrad::Spatial>) -> Self;
+    fn output_padding(self, p: impl Into<tapegrad::Spatial>) -> Self;
+}
+impl ConvTPad for tapegrad::ConvTransposeOptions {
+    fn padding(mut self, p: impl Into<tapegrad::Spatial>) -> Self {
+        self.padding = p.into();
+        self
+    }
+    fn output_padding(mut self, p: impl Into<tapegrad::Spatial>) -> Self {
+        self.output_padding = p.into();
+        self
+    }
+}
+
+/// Deterministic values in [-1, 1).
+fn vals(n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((s >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+fn t(shape: &[usize], seed: u64) -> Tensor {
+    Tensor::from_vec(vals(shape.iter().product(), seed), shape).unwrap()
+}
+
+/// One spatial geometry for the reference: sizes padded to 3 dims.
+struct Ref {
+    n: usize,
+    ci: usize,
+    co: usize,
+    g: usize,
+    i: [usize; 3],
+    o: [usize; 3],
+    k: [usize; 3],
+    s: [usize; 3],
+    p: [usize; 3],
+    d: [usize; 3],
+}
+
+fn pad3(v: &[usize], fill: usize) -> [usize; 3] {
+    let mut a = [fill; 3];
+    a[3 - v.len()..].copy_from_slice(v);
+    a
+}
+
+impl Ref {
+    /// For each (out position, tap, in position) triple that the convolution connects: calls
+    /// `f(n, oc, o_lin, ic, i_lin, w_lin)`.
+    fn each(&self, mut f: impl FnMut(usize, usize, usize, usize, usize)) {
+        let (cig, cog) = (self.ci / self.g, self.co / self.g);
+        for n in 0..self.n {
+            for oc in 0..self.co {
+                let grp = oc / cog;
+                for icg in 0..cig {
+                    let ic = grp * cig + icg;
+                    for o0 in 0..self.o[0] {
+                        for o1 in 0..self.o[1] {
+                            for o2 in 0..self.o[2] {
+                                for k0 in 0..self.k[0] {
+                                    for k1 in 0..self.k[1] {
+                                        for k2 in 0..self.k[2] {
+                                            let pos = |o: usize, k: usize, j: usize| {
+                                                (o * self.s[j] + k * self.d[j]) as i64
+                                                    - self.p[j] as i64
+                                            };
+                                            let (a, b, c) =
+                                                (pos(o0, k0, 0), pos(o1, k1, 1), pos(o2, k2, 2));
+                                            if a < 0 || b < 0 || c < 0 {
+                                                continue;
+                                            }
+                                            let (a, b, c) = (a as usize, b as usize, c as usize);
+                                            if a >= self.i[0] || b >= self.i[1] || c >= self.i[2] {
+                                                continue;
+                                            }
+                                            let ol = ((n * self.co + oc) * self.o[0] + o0)
+                                                * self.o[1]
+                                                * self.o[2]
+                                                + o1 * self.o[2]
+                                                + o2;
+                                            let il = ((n * self.ci + ic) * self.i[0] + a)
+                                                * self.i[1]
+                                                * self.i[2]
+                                                + b * self.i[2]
+                                                + c;
+                                            let wl = ((oc * cig + icg) * self.k[0] + k0)
+                                                * self.k[1]
+                                                * self.k[2]
+                                                + k1 * self.k[2]
+                                                + k2;
+                                            f(ol, il, wl, oc, ic);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+struct Form {
+    x: Vec<usize>,
+    w: Vec<usize>,
+    stride: Vec<usize>,
+    pad: Vec<usize>,
+    dil: Vec<usize>,
+    groups: usize,
+    bias: bool,
+}
+
+fn forms() -> Vec<Form> {
+    let f = |x: &[usize], w: &[usize], s: &[usize], p: &[usize], d: &[usize], g, b| Form {
+        x: x.to_vec(),
+        w: w.to_vec(),
+        stride: s.to_vec(),
+        pad: p.to_vec(),
+        dil: d.to_vec(),
+        groups: g,
+        bias: b,
+    };
+    vec![
+        f(
+            &[2, 3, 7, 6],
+            &[4, 3, 3, 3],
+            &[1, 1],
+            &[1, 1],
+            &[1, 1],
+            1,
+            true,
+        ),
+        f(
+            &[1, 4, 9, 8],
+            &[6, 2, 3, 2],
+            &[2, 3],
+            &[1, 0],
+            &[2, 1],
+            2,
+            false,
+        ),
+        f(
+            &[3, 4, 5, 5],
+            &[4, 1, 3, 3],
+            &[1, 1],
+            &[2, 2],
+            &[1, 2],
+            4,
+            true,
+        ),
+        f(
+            &[2, 5, 4, 3],
+            &[3, 5, 1, 1],
+            &[1, 1],
+            &[0, 0],
+            &[1, 1],
+            1,
+            true,
+        ),
+        f(&[2, 2, 11], &[3, 2, 4], &[3], &[2], &[1], 1, true),
+        f(
+            &[1, 2, 4, 5, 6],
+            &[2, 1, 2, 3, 2],
+            &[1, 2, 1],
+            &[1, 0, 1],
+            &[2, 1, 1],
+            2,
+            true,
+        ),
+    ]
+}
+
+fn opts(f: &Form) -> ConvOptions {
+    let i = |v: &[usize]| v.iter().map(|&a| a as i64).collect::<Vec<_>>();
+    ConvOptions::default()
+        .stride(i(&f.stride))
+        .padding(i(&f.pad))
+        .dilation(i(&f.dil))
+        .groups(f.groups as i64)
+}
+
+fn conv(x: &Tensor, w: &Tensor, b: Option<&Tensor>, o: &ConvOptions) -> tapegrad::Result<Tensor> {
+    match x.dim() {
+        3 => x.conv1d(w, b, o),
+        4 => x.conv2d(w, b, o),
+        _ => x.conv3d(w, b, o),
+    }
+}
+
+fn reference(f: &Form) -> Ref {
+    let nd = f.x.len() - 2;
+    let o: Vec<usize> = (0..nd)
+        .map(|j| (f.x[j + 2] + 2 * f.pad[j] - f.dil[j] * (f.w[j + 2] - 1) - 1) / f.stride[j] + 1)
+        .collect();
+    Ref {
+        n: f.x[0],
+        ci: f.x[1],
+        co: f.w[0],
+        g: f.groups,
+        i: pad3(&f.x[2..], 1),
+        o: pad3(&o, 1),
+        k: pad3(&f.w[2..], 1),
+        s: pad3(&f.stride, 1),
+        p: pad3(&f.pad, 0),
+        d: pad3(&f.dil, 1),
+    }
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64, what: &str) {
+    assert_eq!(a.len(), b.len(), "{what}: lengths");
+    for (i, (x, y)) in a.iter().zip(b).enumerate() {
+        assert!(
+            (x - y).abs() <= tol * (1.0 + y.abs()),
+            "{what}[{i}]: {x} vs {y}"
+        );
+    }
+}
+
+#[test]
+fn conv_values_and_grads_match_the_direct_reference() -> R {
+    for (fi, f) in forms().iter().enumerate() {
+        let r = reference(f);
+        let x = t(&f.x, 10 + fi as u64).requires_grad_(true)?;
+        let w = t(&f.w, 20 + fi as u64).requires_grad_(true)?;
+        let b = t(&[f.w[0]], 30 + fi as u64).requires_grad_(true)?;
+        let y = conv(&x, &w, f.bias.then_some(&b), &opts(f))?;
+        let (xv, wv, bv) = (x.to_vec::<f64>()?, w.to_vec::<f64>()?, b.to_vec::<f64>()?);
+        let onum = r.n * r.co * r.o.iter().product::<usize>();
+        let per = r.o.iter().product::<usize>();
+        let mut want = vec![0.0; onum];
+        if f.bias {
+            for (l, v) in want.iter_mut().enumerate() {
+                *v = bv[(l / per) % r.co];
+            }
+        }
+        r.each(|ol, il, wl, _, _| want[ol] += xv[il] * wv[wl]);
+        let mut shape = vec![r.n, r.co];
+        shape.extend(&r.o[3 - (f.x.len() - 2)..]);
+        assert_eq!(y.shape(), shape, "form {fi}");
+        close(
+            &y.to_vec::<f64>()?,
+            &want,
+            1e-12,
+            &format!("form {fi} value"),
+        );
+        // gradients: the adjoint of the reference for a cotangent `gy`
+        let gy = t(&shape, 40 + fi as u64);
+        tapegrad::autograd::backward(std::slice::from_ref(&y), &[Some(gy.clone())], false, false)?;
+        let gv = gy.to_vec::<f64>()?;
+        let (mut gx, mut gw) = (vec![0.0; xv.len()], vec![0.0; wv.len()]);
+        r.each(|ol, il, wl, _, _| {
+            gx[il] += gv[ol] * wv[wl];
+            gw[wl] += gv[ol] * xv[il];
+        });
+        close(
+            &x.grad().unwrap().to_vec::<f64>()?,
+            &gx,
+            1e-12,
+            &format!("form {fi} grad x"),
+        );
+        close(
+            &w.grad().unwrap().to_vec::<f64>()?,
+            &gw,
+            1e-12,
+            &format!("form {fi} grad w"),
+        );
+        if f.bias {
+            let mut gb = vec![0.0; r.co];
+            for (l, g) in gv.iter().enumerate() {
+                gb[(l / per) % r.co] += g;
+            }
+            close(
+                &b.grad().unwrap().to_vec::<f64>()?,
+                &gb,
+                1e-12,
+                &format!("form {fi} grad b"),
+            );
+        }
+        // the transposed convolution is the input gradient: same values through the public op
+        if f.x.len() <= 4 {
+            let topts = ConvTransposeOptions::default()
+                .stride(f.stride.iter().map(|&a| a as i64).collect::<Vec<_>>())
+                .padding(f.pad.iter().map(|&a| a as i64).collect::<Vec<_>>())
+                .dilation(f.dil.iter().map(|&a| a as i64).collect::<Vec<_>>())
+                .groups(f.groups as i64);
+            let out_pad: Vec<i64> = (0..f.x.len() - 2)
+                .map(|j| {
+                    let full = (r.o[3 - (f.x.len() - 2) + j] - 1) * f.stride[j]
+                        + f.dil[j] * (f.w[j + 2] - 1)
+                        + 1;
+                    (f.x[j + 2] + 2 * f.pad[j] - full) as i64
+                })
+                .collect();
+            let topts = topts.output_padding(out_pad);
+            let ct = if f.x.len() == 3 {
+                gy.conv_transpose1d(&w.detach(), None, &topts)?
+            } else {
+                gy.conv_transpose2d(&w.detach(), None, &topts)?
+            };
+            assert_eq!(ct.shape(), f.x, "form {fi} transposed shape");
+            close(
+                &ct.to_vec::<f64>()?,
+                &gx,
+                1e-12,
+                &format!("form {fi} transposed"),
+            );
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn conv_dtypes_follow_pytorch() -> R {
+    let x = t(&[2, 3, 5, 5], 1);
+    let w = t(&[4, 3, 3, 3], 2);
+    let o = ConvOptions::default().padding(1);
+    let y64 = x.conv2d(&w, None, &o)?.to_vec::<f64>()?;
+    let y32 = x
+        .to_dtype(DType::F32)?
+        .conv2d(&w.to_dtype(DType::F32)?, None, &o)?;
+    assert_eq!(y32.dtype(), DType::F32);
+    close(&y32.to_vec::<f64>()?, &y64, 1e-5, "f32");
+    let y16 = x
+        .to_dtype(DType::BF16)?
+        .conv2d(&w.to_dtype(DType::BF16)?, None, &o)?;
+    assert_eq!(y16.dtype(), DType::BF16);
+    close(&y16.to_vec::<f64>()?, &y64, 5e-2, "bf16");
+    // integers wrap like PyTorch's int64 kernel; bool is not implemented
+    let xi = Tensor::from_vec((0..18i64).collect::<Vec<_>>(), &[1, 2, 3, 3])?;
+    let wi = Tensor::from_vec(vec![1i64, -1, 2, 3, 0, 1, 1, 1], &[1, 2, 2, 2])?;
+    let yi = xi.conv2d(&wi, None, &ConvOptions::default())?;
+    // PyTorch: F.conv2d(torch.arange(18).reshape(1, 2, 3, 3), w) == [52, 60, 76, 84]
+    assert_eq!(yi.to_vec::<i64>()?, vec![52, 60, 76, 84]);
+    let e = xi
+        .to_dtype(DType::I32)?
+        .conv2d(
+            &wi.to_dtype(DType::I32)?,
+            None,
+            &ConvOptions::default().dilation(2).padding(1),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
+    let e = xi
+        .to_dtype(DType::Bool)?
+        .conv2d(&wi.to_dtype(DType::Bool)?, None, &ConvOptions::default())
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
+    Ok(())
+}
+
+#[test]
+fn conv_errors_have_pytorch_kinds_and_change_nothing() -> R {
+    let x = t(&[1, 4, 5, 5], 3).requires_grad_(true)?;
+    let w = t(&[6, 4, 3, 3], 4).requires_grad_(true)?;
+    let o = ConvOptions::default;
+    let kind = |r: tapegrad::Result<Tensor>| r.unwrap_err().kind();
+    assert_eq!(
+        kind(x.conv2d(&t(&[6, 3, 3, 3], 5), None, &o())),
+        ErrorKind::ShapeMismatch
+    );
+    assert_eq!(
+        kind(x.conv2d(&t(&[6, 4, 7, 7], 5), None, &o())),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, None, &o().stride(2).padding(ConvPadding::Same))),
+        ErrorKind::InvalidArgument
+    );
+    // groups=3 with a [6, 4, ..] weight expects 12 input channels: PyTorch's channel message
+    assert_eq!(
+        kind(x.conv2d(&w, None, &o().groups(3))),
+        ErrorKind::ShapeMismatch
+    );
+    assert_eq!(
+        kind(x.conv2d(&t(&[5, 2, 3, 3], 6), None, &o().groups(2))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, None, &o().stride(0))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, None, &o().padding(-1))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, None, &o().dilation(0))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, None, &o().stride([1, 1, 1]))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, Some(&t(&[5], 7)), &o())),
+        ErrorKind::ShapeMismatch
+    );
+    assert_eq!(kind(x.conv1d(&w, None, &o())), ErrorKind::InvalidArgument);
+    assert_eq!(
+        kind(x.conv2d(&w.to_dtype(DType::F32)?, None, &o())),
+        ErrorKind::DTypeMismatch
+    );
+    assert_eq!(
+        kind(x.conv2d(&w, Some(&t(&[6], 7).to_dtype(DType::F32)?), &o())),
+        ErrorKind::DTypeMismatch
+    );
+    let wt = t(&[4, 3, 3, 3], 8);
+    let to = ConvTransposeOptions::default;
+    assert_eq!(
+        kind(x.conv_transpose2d(&wt, None, &to().output_padding(1))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.conv_transpose2d(&t(&[3, 3, 3, 3], 9), None, &to())),
+        ErrorKind::ShapeMismatch
+    );
+    assert_eq!(
+        kind(x.conv_transpose2d(&wt, None, &to().padding(5))),
+        ErrorKind::InvalidArgument
+    );
+    assert!("foo".parse::<ConvPadding>().is_err());
+    // nothing changed: no grad_fn recorded, versions untouched
+    assert_eq!(x.version(), 0);
+    assert_eq!(w.version(), 0);
+    assert!(x.grad().is_none());
+    Ok(())
+}
+
+#[test]
+fn conv_nodes_and_unbatched_inputs() -> R {
+    let x = t(&[3, 5, 4], 11).requires_grad_(true)?;
+    let w = t(&[2, 3, 2, 2], 12).requires_grad_(true)?;
+    let y = x.conv2d(&w, None, &ConvOptions::default())?;
+    assert_eq!(y.shape(), vec![2, 4, 3]);
+    let yb = x.unsqueeze(0)?.conv2d(&w, None, &ConvOptions::default())?;
+    assert_eq!(yb.grad_fn().unwrap().name(), "ConvolutionBackward0");
+    assert_eq!(y.to_vec::<f64>()?, yb.to_vec::<f64>()?);
+    let xb = x.detach().unsqueeze(0)?.requires_grad_(true)?;
+    let yb = xb.conv2d(&w, None, &ConvOptions::default())?;
+    let g = tapegrad::autograd::grad(&[yb.sum()?], &[xb], &[None], false, true, false)?;
+    let gx = g[0].as_ref().unwrap();
+    assert_eq!(gx.grad_fn().unwrap().name(), "ConvolutionBackwardBackward0");
+    Ok(())
+}
+
+/// The recorder's `Net` (tools/record_conv_modules.py), field for field.
+#[derive(tapegrad::nn::Module)]
+struct Net {
+    c1: tapegrad::nn::Conv2d,
+    c2: tapegrad::nn::Conv2d,
+    up: tapegrad::nn::ConvTranspose2d,
+    seq: tapegrad::nn::Conv1d,
+}
+
+#[test]
+fn conv_modules_load_a_pytorch_state_dict_and_give_its_outputs() -> R {
+    use tapegrad::nn::{self, Conv1d, Conv2d, ConvTranspose2d, Forward, Module};
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/grad_tests/fixtures/conv_modules"
+    );
+    let text = std::fs::read_to_string(format!("{dir}/expected.json")).expect("fixture");
+    let e: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let floats = |v: &serde_json::Value| -> Vec<f64> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect()
+    };
+    let usizes = |v: &serde_json::Value| -> Vec<usize> {
+        v.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap() as usize)
+            .collect()
+    };
+    let f32 = DType::F32;
+    let net = Net {
+        c1: Conv2d::new(2, 4, &[3], ConvOptions::default().padding(1), true, f32)?,
+        c2: Conv2d::new(
+            4,
+            6,
+            &[3, 2],
+            ConvOptions::default().stride(2).padding([1, 0]).groups(2),
+            false,
+            f32,
+        )?,
+        up: ConvTranspose2d::new(
+            6,
+            3,
+            &[3],
+            ConvTransposeOptions::default()
+                .stride(2)
+                .padding(1)
+                .output_padding(1),
+            true,
+            f32,
+        )?,
+        seq: Conv1d::new(
+            3,
+            2,
+            &[5],
+            ConvOptions::default()
+                .padding(ConvPadding::Same)
+                .dilation(2),
+            true,
+            f32,
+        )?,
+    };
+    let keys: Vec<String> = net
+        .state_dict()?
+        .names()
+        .iter()
+        .map(|k| k.to_string())
+        .collect();
+    let want: Vec<String> = e["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(keys, want);
+    for (name, child) in [
+        ("c1", net.c1.to_string()),
+        ("c2", net.c2.to_string()),
+        ("up", net.up.to_string()),
+        ("seq", net.seq.to_string()),
+    ] {
+        assert_eq!(child, e["repr"][name].as_str().unwrap(), "repr of {name}");
+    }
+    nn::load_into(format!("{dir}/model.safetensors"), &net)?;
+    let x = Tensor::from_vec(floats(&e["input"]), &usizes(&e["input_shape"]))?.to_dtype(f32)?;
+    let y = net.c1.forward(&x)?.relu()?;
+    let y = net.up.forward(&net.c2.forward(&y)?.relu()?)?;
+    let s = y.shape();
+    let y = net
+        .seq
+        .forward(&y.reshape(&[s[0] as i64, s[1] as i64, (s[2] * s[3]) as i64])?)?;
+    assert_eq!(y.shape(), usizes(&e["output_shape"]));
+    close(
+        &y.to_vec::<f64>()?,
+        &floats(&e["output"]),
+        1e-5,
+        "module output",
+    );
+    Ok(())
+}

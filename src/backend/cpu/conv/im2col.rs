@@ -1,0 +1,174 @@
+//! im2col and col2im over one (image, group) slice: the column matrix `[c * k_taps, out]` whose
+//! row `(c, tap)` holds, for every output position, the input element that tap reads (zero
+//! where it falls in the padding). The spatial dims are padded to three ([`G3`]); the
+//! innermost one runs as a contiguous copy when its stride is 1.
+
+use crate::Element;
+
+/// A convolution geometry with its spatial dims padded to three (leading dims of size 1).
+#[derive(Clone, Copy)]
+pub(super) struct G3 {
+    pub n: usize,
+    pub groups: usize,
+    pub c_in: usize,
+    pub c_out: usize,
+    /// Input channels per group.
+    pub cg: usize,
+    /// Output channels per group.
+    pub ocg: usize,
+    pub i: [usize; 3],
+    pub o: [usize; 3],
+    pub k: [usize; 3],
+    pub s: [usize; 3],
+    pub p: [usize; 3],
+    pub d: [usize; 3],
+    /// Input positions per channel.
+    pub lin: usize,
+    /// Output positions per channel.
+    pub lout: usize,
+    /// Rows of the column matrix (`cg * taps`).
+    pub ck: usize,
+}
+
+impl G3 {
+    pub(super) fn new(g: &crate::backend::ConvGeom) -> G3 {
+        let nd = g.in_sp.len();
+        debug_assert!((1..=3).contains(&nd));
+        let pad3 = |v: &[usize], fill: usize| {
+            let mut a = [fill; 3];
+            a[3 - nd..].copy_from_slice(v);
+            a
+        };
+        let (i, o, k) = (pad3(&g.in_sp, 1), pad3(&g.out_sp, 1), pad3(&g.k_sp, 1));
+        let cg = g.c_in / g.groups;
+        G3 {
+            n: g.n,
+            groups: g.groups,
+            c_in: g.c_in,
+            c_out: g.c_out,
+            cg,
+            ocg: g.c_out / g.groups,
+            i,
+            o,
+            k,
+            s: pad3(&g.stride, 1),
+            p: pad3(&g.pad, 0),
+            d: pad3(&g.dilation, 1),
+            lin: i.iter().product(),
+            lout: o.iter().product(),
+            ck: cg * k.iter().product::<usize>(),
+        }
+    }
+
+    /// A 1x1 kernel with unit stride and no padding: the column matrix is the input itself.
+    pub(super) fn pointwise(&self) -> bool {
+        self.k == [1; 3] && self.s == [1; 3] && self.p == [0; 3] && self.i == self.o
+    }
+}
+
+/// The output positions `[lo, hi)` along one dim whose input position `o * s + off` lies in
+/// `[0, len)`.
+#[inline]
+fn valid_range(len: usize, s: usize, off: isize, o: usize) -> (usize, usize) {
+    let (s, len) = (s as isize, len as isize);
+    let lo = if off >= 0 { 0 } else { (-off + s - 1) / s };
+    let hi = if len - off <= 0 {
+        0
+    } else {
+        (len - off + s - 1) / s
+    };
+    let hi = (hi as usize).min(o);
+    ((lo as usize).min(hi), hi)
+}
+
+/// Calls `f(col, src, lo, hi)` for every innermost run of the column matrix (the shared loop
+/// of [`im2col`] and [`col2im`]): the run of `g.o[2]` column elements from `col`, of which
+/// `[lo, hi)` read the input elements `src + ow * g.s[2]` (`None`: the run's row lies in the
+/// padding of an outer dim, every element reads zero).
+#[inline(always)]
+fn for_runs(g: &G3, mut f: impl FnMut(usize, Option<isize>, usize, usize)) {
+    let taps = g.k[0] * g.k[1] * g.k[2];
+    for c in 0..g.cg {
+        for kd in 0..g.k[0] {
+            for kh in 0..g.k[1] {
+                for kw in 0..g.k[2] {
+                    let row = c * taps + (kd * g.k[1] + kh) * g.k[2] + kw;
+                    let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
+                    let (lo, hi) = valid_range(g.i[2], g.s[2], off_w, g.o[2]);
+                    for od in 0..g.o[0] {
+                        let id = (od * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
+                        for oh in 0..g.o[1] {
+                            let ih = (oh * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
+                            let col = row * g.lout + (od * g.o[1] + oh) * g.o[2];
+                            let inside = (0..g.i[0] as isize).contains(&id)
+                                && (0..g.i[1] as isize).contains(&ih);
+                            let src = inside.then(|| {
+                                ((c * g.i[0] + id as usize) * g.i[1] + ih as usize) as isize
+                                    * g.i[2] as isize
+                                    + off_w
+                            });
+                            f(col, src, lo, hi);
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Fills the column matrix `cols` (`g.ck * g.lout` elements) from the input slice `x`
+/// (`g.cg` channels of `g.lin` elements).
+///
+/// # Safety
+/// `x` addresses `g.cg * g.lin` readable elements and `cols` `g.ck * g.lout` writable ones,
+/// not overlapping.
+pub(super) unsafe fn im2col<T: Element>(x: *const T, cols: *mut T, g: &G3) {
+    let (ow, sw) = (g.o[2], g.s[2]);
+    for_runs(g, |col, src, lo, hi| {
+        // SAFETY: the run `[col, col + ow)` lies inside `cols` (`col < g.ck * g.lout` by
+        // construction) and the input positions `src + o * sw` for `o` in `[lo, hi)` lie in
+        // `[0, g.i[2])` of an in-range row (`valid_range`), inside `x`.
+        unsafe {
+            let dst = cols.add(col);
+            match src {
+                None => std::ptr::write_bytes(dst, 0, ow),
+                Some(base) => {
+                    std::ptr::write_bytes(dst, 0, lo);
+                    if sw == 1 {
+                        std::ptr::copy_nonoverlapping(
+                            x.offset(base + lo as isize),
+                            dst.add(lo),
+                            hi - lo,
+                        );
+                    } else {
+                        for o in lo..hi {
+                            *dst.add(o) = *x.offset(base + (o * sw) as isize);
+                        }
+                    }
+                    std::ptr::write_bytes(dst.add(hi), 0, ow - hi);
+                }
+            }
+        }
+    });
+}
+
+/// Adds the column matrix `cols` back into the input slice `dx` (the adjoint of [`im2col`]):
+/// every column element is added to the input element it was read from.
+///
+/// # Safety
+/// As [`im2col`], with `dx` writable and `cols` readable.
+pub(super) unsafe fn col2im<T: Element>(cols: *const T, dx: *mut T, g: &G3) {
+    let sw = g.s[2];
+    for_runs(g, |col, src, lo, hi| {
+        if let Some(base) = src {
+            // SAFETY: as in `im2col`, the same positions, read and written the other way.
+            unsafe {
+                let c = cols.add(col);
+                for o in lo..hi {
+                    let p = dx.offset(base + (o * sw) as isize);
+                    *p = (*p).add(*c.add(o));
+                }
+            }
+        }
+    });
+}

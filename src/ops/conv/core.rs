@@ -1,0 +1,194 @@
+//! The three products of one convolution geometry as differentiable ops: [`forward`] (the
+//! convolution), [`backward_input`] (its input gradient: the transposed convolution) and
+//! [`backward_weight`] (its weight gradient). Each is the partial derivative of
+//! `T(x, w, gy) = <conv(x, w), gy>` in one operand, so the gradient of each is written with
+//! the other two and every order of derivative follows (complex operands: the other operands
+//! conjugated). Kernels: `Backend::conv_forward`, `Backend::conv_backward_input`,
+//! `Backend::conv_backward_weight`; f16/bf16 are computed in f32 and rounded.
+
+use crate::autograd::{SavedTensor, no_grad, record};
+use crate::backend::ConvGeom;
+use crate::ops::grad::{GradIf, backward, grads};
+use crate::{DType, Result, Tensor};
+
+/// Which product a raw call computes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Product {
+    Forward,
+    BackwardInput,
+    BackwardWeight,
+}
+
+/// The output shape of a product.
+fn out_shape(p: Product, g: &ConvGeom) -> Vec<usize> {
+    let (lead, sp): ([usize; 2], &[usize]) = match p {
+        Product::Forward => ([g.n, g.c_out], &g.out_sp),
+        Product::BackwardInput => ([g.n, g.c_in], &g.in_sp),
+        Product::BackwardWeight => ([g.c_out, g.c_in / g.groups], &g.k_sp),
+    };
+    lead.iter().chain(sp).copied().collect()
+}
+
+/// One product on contiguous copies of the operands, no autograd.
+fn raw(p: Product, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, g: &ConvGeom) -> Result<Tensor> {
+    let _ng = no_grad();
+    let dt = a.dtype();
+    if matches!(dt, DType::F16 | DType::BF16) {
+        let w = |t: &Tensor| t.to_dtype(DType::F32);
+        let bias = bias.map(w).transpose()?;
+        return raw(p, &w(a)?, &w(b)?, bias.as_ref(), g)?.to_dtype(dt);
+    }
+    let shape = out_shape(p, g);
+    let strides = crate::layout::Layout::contiguous(&shape).strides().to_vec();
+    let out = Tensor::empty_strided(&shape, &strides, dt)?;
+    if shape.contains(&0) {
+        return Ok(out);
+    }
+    let (a, b) = (a.contiguous()?, b.contiguous()?);
+    let bias = bias.map(|t| t.contiguous()).transpose()?;
+    let (od, ad, bd) = (out.data(), a.data(), b.data());
+    let biasd = bias.as_ref().map(|t| t.data());
+    match p {
+        Product::Forward => crate::backend::conv::forward(&od, &ad, &bd, biasd.as_ref(), g, dt),
+        Product::BackwardInput => {
+            crate::backend::conv::backward_input(&od, &ad, &bd, biasd.as_ref(), g, dt)
+        }
+        Product::BackwardWeight => crate::backend::conv::backward_weight(&od, &ad, &bd, g, dt),
+    }
+    Ok(out)
+}
+
+/// The gradient of a per-channel bias: `g` summed over every dim but the channel dim 1.
+fn bias_grad(g: &Tensor) -> Result<Tensor> {
+    let dims: Vec<i64> = (0..g.dim() as i64).filter(|&d| d != 1).collect();
+    g.sum_dims(&dims, false)
+}
+
+/// Saves both operands (PyTorch's `ConvolutionBackward0` saves input and weight).
+fn save2(a: &Tensor, b: &Tensor) -> impl FnOnce() -> Vec<SavedTensor> {
+    let (a, b) = (a.clone(), b.clone());
+    move || vec![SavedTensor::input(&a), SavedTensor::input(&b)]
+}
+
+fn inputs<'a>(a: &'a Tensor, b: &'a Tensor, bias: Option<&'a Tensor>) -> Vec<&'a Tensor> {
+    let mut v = vec![a, b];
+    v.extend(bias);
+    v
+}
+
+/// One gradient per input: the bias gradient only when the node has a bias input.
+fn with_bias(
+    ctx: &crate::autograd::BackwardCtx<'_>,
+    gs: [Option<Tensor>; 3],
+) -> Result<crate::autograd::Grads> {
+    let mut r = grads(gs)?;
+    r.truncate(ctx.needs.len());
+    Ok(r)
+}
+
+/// Backward of [`forward`]: `(x, w, bias)`.
+struct ForwardBackward {
+    name: &'static str,
+    geom: ConvGeom,
+}
+
+backward!(ForwardBackward, self.name, |self, ctx, g: Tensor| {
+    let (x, w) = (&ctx.saved[0], &ctx.saved[1]);
+    let geom = &self.geom;
+    let gx = ctx.grad_if(0, || {
+        backward_input(&g, &w.conj_if_complex()?, None, geom, NAME2)
+    })?;
+    let gw = ctx.grad_if(1, || backward_weight(&x.conj_if_complex()?, &g, geom))?;
+    let gb = ctx.grad_if(2, || bias_grad(&g))?;
+    with_bias(ctx, [gx, gw, gb])
+});
+
+/// Backward of [`backward_input`]: `(gy, w, bias)`.
+struct InputBackward {
+    name: &'static str,
+    geom: ConvGeom,
+}
+
+backward!(InputBackward, self.name, |self, ctx, h: Tensor| {
+    let (gy, w) = (&ctx.saved[0], &ctx.saved[1]);
+    let geom = &self.geom;
+    let ggy = ctx.grad_if(0, || forward(&h, &w.conj_if_complex()?, None, geom, NAME2))?;
+    let gw = ctx.grad_if(1, || backward_weight(&h, &gy.conj_if_complex()?, geom))?;
+    let gb = ctx.grad_if(2, || bias_grad(&h))?;
+    with_bias(ctx, [ggy, gw, gb])
+});
+
+/// Backward of [`backward_weight`]: `(x, gy)`.
+struct WeightBackward {
+    geom: ConvGeom,
+}
+
+backward!(WeightBackward, NAME2, |self, ctx, h: Tensor| {
+    let (x, gy) = (&ctx.saved[0], &ctx.saved[1]);
+    let geom = &self.geom;
+    let gx = ctx.grad_if(0, || {
+        backward_input(&gy.conj_if_complex()?, &h, None, geom, NAME2)
+    })?;
+    let ggy = ctx.grad_if(1, || forward(&x.conj_if_complex()?, &h, None, geom, NAME2))?;
+    grads([gx, ggy])
+});
+
+/// PyTorch's node name of a convolution (or transposed convolution).
+pub(crate) const NAME: &str = "ConvolutionBackward0";
+/// PyTorch's node name of a convolution's backward when differentiated again.
+const NAME2: &str = "ConvolutionBackwardBackward0";
+
+/// `conv(x, w) + bias` over `geom` (validated by the caller), recorded as node `name`.
+pub(crate) fn forward(
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    geom: &ConvGeom,
+    name: &'static str,
+) -> Result<Tensor> {
+    let out = raw(Product::Forward, x, w, bias, geom)?;
+    record(
+        &[&out],
+        &inputs(x, w, bias),
+        save2(x, w),
+        ForwardBackward {
+            name,
+            geom: geom.clone(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// The transposed convolution `conv^T(gy, w) + bias` over `geom` (the input gradient of
+/// [`forward`]), recorded as node `name`.
+pub(crate) fn backward_input(
+    gy: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    geom: &ConvGeom,
+    name: &'static str,
+) -> Result<Tensor> {
+    let out = raw(Product::BackwardInput, gy, w, bias, geom)?;
+    record(
+        &[&out],
+        &inputs(gy, w, bias),
+        save2(gy, w),
+        InputBackward {
+            name,
+            geom: geom.clone(),
+        },
+    )?;
+    Ok(out)
+}
+
+/// The weight gradient of [`forward`] for input `x` and output gradient `gy`.
+pub(crate) fn backward_weight(x: &Tensor, gy: &Tensor, geom: &ConvGeom) -> Result<Tensor> {
+    let out = raw(Product::BackwardWeight, x, gy, None, geom)?;
+    record(
+        &[&out],
+        &[x, gy],
+        save2(x, gy),
+        WeightBackward { geom: geom.clone() },
+    )?;
+    Ok(out)
+}
