@@ -18,6 +18,8 @@ use tapegrad::autograd::{GradModeGuard, set_grad_enabled};
 use tapegrad::dtype::C128;
 use tapegrad::{DType, Error, Operand, Scalar, Tensor};
 
+#[path = "conformance/attention_arms.rs"]
+mod attention_arms;
 #[path = "conformance/index_arms.rs"]
 mod index_arms;
 #[path = "op_names.rs"]
@@ -465,6 +467,7 @@ fn dispatch(c: &Call) -> CallResult<Val> {
                 ops_arms::dispatch,
                 index_arms::dispatch,
                 sweep_arms::dispatch,
+                attention_arms::dispatch,
             ] {
                 match family(c) {
                     Err(CallErr::Missing(m)) if m == op => continue,

@@ -95,8 +95,10 @@ macro_rules! case {
     };
 }
 
+mod attention;
 mod elementwise;
 mod structured;
+use attention::*;
 use elementwise::*;
 use structured::*;
 
@@ -115,6 +117,7 @@ fn cases() -> Vec<Case> {
     all.extend(copy_index_cases());
     all.extend(complex_cases());
     all.extend(compose_cases());
+    all.extend(attention_cases());
     all
 }
 

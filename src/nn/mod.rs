@@ -9,7 +9,8 @@
 //! Forward passes are typed inherent methods, so a module can take a mask or targets beside its
 //! input (see [`Module`] for why); one-tensor modules implement [`Forward`], which
 //! [`Sequential`] chains. Containers: [`Sequential`], [`ModuleList`], [`ModuleDict`]. Layers
-//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`]), activations ([`Relu`], [`Tanh`],
+//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`]), attention ([`MultiheadAttention`],
+//! [`TransformerEncoderLayer`]), activations ([`Relu`], [`Tanh`],
 //! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
 //! [`load_into`]).
 //!
@@ -41,6 +42,7 @@
 //! ```
 
 mod activation;
+mod attention;
 mod checkpoint;
 mod containers;
 pub mod init;
@@ -48,9 +50,11 @@ mod layers;
 mod module;
 mod sequential;
 mod state;
+mod transformer;
 mod walk;
 
 pub use activation::{Gelu, Relu, Sigmoid, Tanh};
+pub use attention::{MhaOptions, MultiheadAttention};
 pub use checkpoint::{load_into, save};
 pub use containers::{ModuleDict, ModuleList};
 pub use layers::{Dropout, Embedding, LayerNorm, Linear};
@@ -66,3 +70,4 @@ pub use sequential::Sequential;
 /// `Option<Tensor>`, `#[module(training)]` on the `bool` that `train`/`eval` set. The field
 /// name is the key; it also implements `Display` (the module tree).
 pub use tapegrad_derive::Module;
+pub use transformer::{Activation, EncoderLayerConfig, EncoderMasks, TransformerEncoderLayer};
