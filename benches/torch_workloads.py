@@ -30,6 +30,13 @@ Workloads (figure and unit):
                                                        ms per step
     index_put_accumulate_1M   zeros(1024, 64).index_put_((idx,), vals, accumulate=True),
                               idx: 1M int64 in [0, 1024), vals: randn(1M, 64)   ms
+    sdpa_causal_b8h8t256d64   F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                              q, k, v: randn(8, 8, 256, 64) f32   ms
+    sdpa_causal_fwdbwd        the same with q requiring grad, out.sum().backward()   ms
+    transformer_layer_step_b16t64d128
+                              nn.TransformerEncoderLayer(128, 4, 512, dropout=0),
+                              input randn(16, 64, 128), loss out.pow(2).mean(),
+                              zero_grad, backward, AdamW(lr=1e-3) step   ms
     sparse_slice_csr_1M       SciPy CSR 10000 x 10000 with 1,000,000 nnz (f32),
                               m[2000:7000, 1000:6000]  ms
     sparse_slice_coo_1M       the same data as a coalesced PyTorch COO tensor,
@@ -296,6 +303,34 @@ def w_conv2d_fwdbwd():
     return fn, (lambda t: t * 1e3)
 
 
+def w_sdpa(backward):
+    def setup():
+        torch.manual_seed(0)
+        q, k, v = (torch.randn(8, 8, 256, 64) for _ in range(3))
+        q.requires_grad_(backward)
+
+        def fn():
+            if backward:
+                q.grad = None
+                F.scaled_dot_product_attention(q, k, v, is_causal=True).sum().backward()
+            else:
+                F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return fn, (lambda t: t * 1e3)
+    return setup
+
+
+def w_transformer_step():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(128, 4, 512, dropout=0.0)
+    x = torch.randn(16, 64, 128)
+    opt = torch.optim.AdamW(layer.parameters(), lr=1e-3)
+
+    def fn():
+        opt.zero_grad(set_to_none=True)
+        layer(x).pow(2).mean().backward()
+        opt.step()
+    return fn, (lambda t: t * 1e3)
+
 # name -> (setup, unit, libraries needed)
 WORKLOADS = {
     "matmul_f32_256": (w_matmul(256, "f32"), "GFLOP/s", ("torch",)),
@@ -312,6 +347,9 @@ WORKLOADS = {
     "inplace_view_100": (w_inplace_view, "us/op", ("torch",)),
     "mlp_step_b128": (w_mlp, "ms", ("torch",)),
     "index_put_accumulate_1M": (w_index_put, "ms", ("torch",)),
+    "sdpa_causal_b8h8t256d64": (w_sdpa(False), "ms", ("torch",)),
+    "sdpa_causal_fwdbwd": (w_sdpa(True), "ms", ("torch",)),
+    "transformer_layer_step_b16t64d128": (w_transformer_step, "ms", ("torch",)),
     "sparse_slice_csr_1M": (w_csr, "ms", ("numpy", "scipy")),
     "sparse_slice_coo_1M": (w_coo, "ms", ("numpy", "torch")),
     # issue 29: row-wise ops, copy yardsticks, small matmuls

@@ -275,6 +275,64 @@ fn w_conv2d_3x3_c64_56_fwdbwd() -> f64 {
     t * 1e3
 }
 
+// --- attention (issue 27) ---
+
+fn sdpa_qkv(grad_q: bool) -> [Tensor; 3] {
+    tapegrad::manual_seed(0);
+    let r = || Tensor::randn(&[8, 8, 256, 64], DType::F32).unwrap();
+    [r().requires_grad_(grad_q).unwrap(), r(), r()]
+}
+
+fn causal() -> tapegrad::SdpaOptions<'static> {
+    tapegrad::SdpaOptions {
+        is_causal: true,
+        ..Default::default()
+    }
+}
+
+fn w_sdpa_causal_b8h8t256d64() -> f64 {
+    let [q, k, v] = sdpa_qkv(false);
+    let t = median(11, || {
+        Tensor::scaled_dot_product_attention(&q, &k, &v, causal()).map(|_| ())
+    });
+    t * 1e3
+}
+
+fn w_sdpa_causal_fwdbwd() -> f64 {
+    let [q, k, v] = sdpa_qkv(true);
+    let t = median(11, || {
+        q.set_grad(None)?;
+        Tensor::scaled_dot_product_attention(&q, &k, &v, causal())?
+            .sum()?
+            .backward()
+    });
+    t * 1e3
+}
+
+fn w_transformer_layer_step_b16t64d128() -> f64 {
+    use tapegrad::nn::{EncoderLayerConfig, EncoderMasks, TransformerEncoderLayer};
+    use tapegrad::optim::{Adam, AdamConfig, Optimizer};
+    tapegrad::manual_seed(0);
+    let cfg = EncoderLayerConfig {
+        dim_feedforward: 512,
+        dropout: 0.0,
+        ..Default::default()
+    };
+    let layer = TransformerEncoderLayer::new(128, 4, cfg, DType::F32).unwrap();
+    let x = Tensor::randn(&[16, 64, 128], DType::F32).unwrap();
+    let params = layer.parameters();
+    let mut opt = Adam::new(params.clone(), AdamConfig::adamw(1e-3)).unwrap();
+    let t = median(21, || {
+        for p in &params {
+            p.set_grad(None)?;
+        }
+        let y = layer.forward(&x, EncoderMasks::default())?;
+        y.pow(2.0)?.mean(&[], false, None)?.backward()?;
+        opt.step()
+    });
+    t * 1e3
+}
+
 /// A workload: its name, unit and one timed run.
 type Workload = (&'static str, &'static str, fn() -> f64);
 
@@ -296,6 +354,13 @@ const WORKLOADS: &[Workload] = &[
     ("index_put_accumulate_1M", "ms", w_index_put_accumulate_1m),
     ("conv2d_3x3_c64_56", "GFLOP/s", w_conv2d_3x3_c64_56),
     ("conv2d_3x3_c64_56_fwdbwd", "ms", w_conv2d_3x3_c64_56_fwdbwd),
+    ("sdpa_causal_b8h8t256d64", "ms", w_sdpa_causal_b8h8t256d64),
+    ("sdpa_causal_fwdbwd", "ms", w_sdpa_causal_fwdbwd),
+    (
+        "transformer_layer_step_b16t64d128",
+        "ms",
+        w_transformer_layer_step_b16t64d128,
+    ),
     ("sparse_slice_csr_1M", "ms", || {
         sparse_workload("sparse_slice_csr_1M")
     }),

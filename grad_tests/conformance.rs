@@ -20,6 +20,8 @@ use tapegrad::{DType, Error, Operand, Scalar, Tensor};
 
 #[path = "conformance/conv_arms.rs"]
 mod conv_arms;
+#[path = "conformance/attention_arms.rs"]
+mod attention_arms;
 #[path = "conformance/index_arms.rs"]
 mod index_arms;
 #[path = "op_names.rs"]
@@ -468,6 +470,7 @@ fn dispatch(c: &Call) -> CallResult<Val> {
                 index_arms::dispatch,
                 sweep_arms::dispatch,
                 conv_arms::dispatch,
+                attention_arms::dispatch,
             ] {
                 match family(c) {
                     Err(CallErr::Missing(m)) if m == op => continue,

@@ -95,9 +95,11 @@ macro_rules! case {
     };
 }
 
+mod attention;
 mod conv;
 mod elementwise;
 mod structured;
+use attention::*;
 use conv::*;
 use elementwise::*;
 use structured::*;
@@ -118,6 +120,7 @@ fn cases() -> Vec<Case> {
     all.extend(complex_cases());
     all.extend(compose_cases());
     all.extend(conv_cases());
+    all.extend(attention_cases());
     all
 }
 

@@ -9,6 +9,7 @@
 
 mod common;
 
+mod attention;
 mod autograd_rules;
 mod checkpoint;
 mod conv;
@@ -32,5 +33,6 @@ mod sparse;
 mod sparse_prop;
 mod sparse_slice;
 mod threads;
+mod transformer;
 mod unary;
 mod views_prop;

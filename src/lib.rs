@@ -67,6 +67,7 @@ pub use error::{Error, ErrorKind, Result};
 pub use index::{Ellipsis, IntoIndex, IntoIndices, NewAxis, TensorIndex};
 pub use layout::{Dims, IntoDims, Layout};
 pub use ops::conv::{ConvOptions, ConvPadding, ConvTransposeOptions, Spatial};
+pub use ops::attention::SdpaOptions;
 pub use ops::elementwise::RoundingMode;
 pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};

@@ -10,7 +10,8 @@
 //! input (see [`Module`] for why); one-tensor modules implement [`Forward`], which
 //! [`Sequential`] chains. Containers: [`Sequential`], [`ModuleList`], [`ModuleDict`]. Layers
 //! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`], [`Conv1d`], [`Conv2d`],
-//! [`ConvTranspose2d`]), activations ([`Relu`], [`Tanh`],
+//! [`ConvTranspose2d`]), attention ([`MultiheadAttention`], [`TransformerEncoderLayer`]),
+//! activations ([`Relu`], [`Tanh`],
 //! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
 //! [`load_into`]).
 //!
@@ -42,6 +43,7 @@
 //! ```
 
 mod activation;
+mod attention;
 mod checkpoint;
 mod containers;
 mod conv;
@@ -50,9 +52,11 @@ mod layers;
 mod module;
 mod sequential;
 mod state;
+mod transformer;
 mod walk;
 
 pub use activation::{Gelu, Relu, Sigmoid, Tanh};
+pub use attention::{MhaOptions, MultiheadAttention};
 pub use checkpoint::{load_into, save};
 pub use containers::{ModuleDict, ModuleList};
 pub use conv::{Conv1d, Conv2d, ConvTranspose2d};
@@ -69,3 +73,4 @@ pub use sequential::Sequential;
 /// `Option<Tensor>`, `#[module(training)]` on the `bool` that `train`/`eval` set. The field
 /// name is the key; it also implements `Display` (the module tree).
 pub use tapegrad_derive::Module;
+pub use transformer::{Activation, EncoderLayerConfig, EncoderMasks, TransformerEncoderLayer};

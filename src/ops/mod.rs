@@ -9,8 +9,9 @@
 //! - [`reduce`]: sum, min/max, statistics, scans, sort/topk.
 //! - [`movement`]: copies and fills, cat/stack/flip/roll/repeat/tril, gather/scatter/take,
 //!   scatter_reduce, nonzero/masked_select.
-//! - [`linalg`]: the matmul family.
+//! - [`linalg`]: the matmul family, einsum, baddbmm.
 //! - [`conv`]: conv1d/2d/3d and the transposed convolutions.
+//! - [`attention`]: scaled_dot_product_attention.
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
@@ -18,6 +19,7 @@
 //!   (operand geometry, overlap checks, raw-kernel locking); the dense scalar arithmetic fast
 //!   path is [`elementwise::arith_scalar`].
 
+pub(crate) mod attention;
 pub(crate) mod conv;
 pub(crate) mod dense;
 pub(crate) mod elementwise;

@@ -909,6 +909,91 @@ for _n in ["matmul", "mm", "bmm", "dot", "outer", "addmm", "F.linear"]:
     op(_n, "matmul", gen=lambda rng, n=_n: gen_matmul(n, rng))
 
 
+# ---- attention (issue 27): einsum, baddbmm, F.scaled_dot_product_attention
+EINSUM_EQS = [
+    ("ij,jk->ik", [[2, 3], [3, 4]]), ("ij,jk", [[2, 3], [3, 4]]), ("ij,jk->ki", [[2, 3], [3, 4]]),
+    ("bij,bjk->bik", [[2, 2, 3], [2, 3, 4]]), ("...ij,...jk", [[2, 1, 2, 3], [3, 3, 2]]),
+    ("ii->i", [[3, 3]]), ("ii", [[3, 3]]), ("iij->ji", [[2, 2, 3]]), ("i,j->ij", [[3], [2]]),
+    ("i,i->", [[4], [4]]), ("ij->", [[2, 3]]), ("ij->j", [[2, 3]]), ("ij->ji", [[2, 3]]),
+    ("ji", [[2, 3]]), ("ij,jk,kl->il", [[2, 3], [3, 4], [4, 2]]),
+    ("bhqd,bhkd->bhqk", [[1, 2, 3, 4], [2, 1, 5, 4]]), ("i...,i->...", [[3, 2, 2], [3]]),
+    ("aab,bc->ca", [[2, 2, 3], [3, 2]]), ("Ab,bC", [[2, 3], [3, 4]]), ("ij,ij->ij", [[2, 3], [2, 3]]),
+    ("", [[]]), ("i j , j k -> i k", [[2, 3], [3, 2]]), ("ij->...", [[2, 3]]),
+    ("bn,anm,bm->ba", [[2, 3], [4, 3, 5], [2, 5]]), ("ijk,ikj->i", [[2, 3, 4], [2, 4, 3]]),
+]
+EINSUM_ERRORS = [
+    ("ij,jk->ii", [[2, 3], [3, 4]]), ("ij,jk", [[2, 3]]), ("ij", [[2, 3], [2, 3]]), ("ij->k", [[2, 3]]),
+    ("ijk", [[2, 3]]), ("ij,jk", [[2, 3], [4, 4]]), ("ii", [[2, 3]]), ("...i,...i", [[2, 3], [4, 3]]),
+    ("i..j", [[2, 3]]), ("i...j...", [[2, 3]]), ("1i", [[2, 3]]), ("ij->i->j", [[2, 3]]),
+]
+
+
+def gen_attention(name, rng):
+    out = []
+    dts = ["float32", "float64"]
+    if name == "einsum":
+        for dt in dts:
+            for eq, shapes in EINSUM_EQS:
+                out.append(Sample(name, [eq] + [In(sh, dt) for sh in shapes]))
+            out.append(Sample(name, ["ij,jk->ik", In([2, 3], dt, "T"), In([3, 4], dt, "step")]))
+            out.append(Sample(name, ["bij,bjk->bik", In([2, 2, 3], dt, "offset"), In([2, 3, 2], dt, "expand")]))
+            out.append(Sample(name, ["ij,jk->ik", In([2, 3], dt, vals="edge"), In([3, 2], dt)]))
+        for eq, shapes in EINSUM_ERRORS:
+            out.append(Sample(name, [eq] + [In(sh, "float64") for sh in shapes]))
+        for dt in ["int64", "complex128"]:
+            out.append(Sample(name, ["ij,jk->ik", In([2, 3], dt), In([3, 4], dt)]))
+            out.append(Sample(name, ["bii->bi", In([2, 3, 3], dt)]))
+        out.append(Sample(name, ["ij,jk", In([2, 3], "float32"), In([3, 2], "float64")]))
+    elif name == "baddbmm":
+        for dt in dts:
+            for kw in [{}, {"beta": 0.5, "alpha": 2}, {"beta": 0}, {"alpha": 0}]:
+                out.append(Sample(name, [In([2, 2, 4], dt), In([2, 2, 3], dt), In([2, 3, 4], dt)], dict(kw)))
+            out.append(Sample(name, [In([4], dt), In([2, 2, 3], dt, "T"), In([2, 3, 4], dt)]))
+            out.append(Sample(name, [In([2, 1, 4], dt), In([2, 2, 3], dt), In([2, 3, 4], dt, "step")],
+                              {"beta": -1.5}))
+            out.append(Sample(name, [In([2, 2, 2], dt, vals="edge"), In([2, 2, 3], dt), In([2, 3, 2], dt)],
+                              {"beta": 0}))
+            out.append(Sample(name, [In([0, 2, 2], dt), In([0, 2, 3], dt), In([0, 3, 2], dt)]))
+        for a, b, c in [([2, 2, 4], [2, 2, 3], [3, 3, 4]), ([2, 2, 4], [2, 2, 3], [2, 4, 4]),
+                        ([3, 2, 4], [2, 2, 3], [2, 3, 4]), ([2, 2, 4], [2, 3], [2, 3, 4])]:
+            out.append(Sample(name, [In(a, "float64"), In(b, "float64"), In(c, "float64")]))
+        out.append(Sample(name, [In([2, 2, 2], "int64"), In([2, 2, 3], "int64"), In([2, 3, 2], "int64")],
+                          {"beta": 2, "alpha": 3}))
+    elif name == "F.scaled_dot_product_attention":
+        dead_row = [True, False, True, True, False] + [False] * 5 + [True, True, False, True, True]
+        for dt in dts:
+            q3, k3, v3 = In([2, 3, 4], dt), In([2, 5, 4], dt), In([2, 5, 3], dt)
+            out.append(Sample(name, [q3, k3, v3]))
+            out.append(Sample(name, [q3, k3, v3], {"scale": 0.3}))
+            out.append(Sample(name, [q3, k3, v3], {"is_causal": True}))
+            out.append(Sample(name, [In([1, 2, 4, 3], dt), In([1, 2, 4, 3], dt), In([1, 2, 4, 2], dt)],
+                              {"is_causal": True, "scale": 0.7}))
+            out.append(Sample(name, [q3, k3, v3],
+                              {"attn_mask": In([3, 5], "bool", fixed=dead_row, grad=False)}))
+            out.append(Sample(name, [q3, k3, v3],
+                              {"attn_mask": In([1, 5], "bool", fixed=[True, False, True, True, False],
+                                               grad=False)}))
+            out.append(Sample(name, [In([2, 2, 3, 2], dt), In([2, 2, 4, 2], dt), In([2, 2, 4, 3], dt)],
+                              {"attn_mask": In([2, 1, 3, 4], dt, grad=False)}))
+            out.append(Sample(name, [In([2, 2, 3, 2], dt), In([2, 2, 4, 2], dt), In([2, 2, 4, 3], dt)],
+                              {"attn_mask": In([3, 4], dt)}))
+            out.append(Sample(name, [In([1, 4, 3, 2], dt), In([1, 2, 3, 2], dt), In([1, 2, 3, 2], dt)],
+                              {"enable_gqa": True}))
+            out.append(Sample(name, [In([4, 3], dt), In([2, 3], dt), In([2, 2], dt)], {"is_causal": True}))
+            out.append(Sample(name, [In([2, 3, 4], dt, "T"), In([2, 5, 4], dt, "step"), In([2, 5, 3], dt, "offset")]))
+            out.append(Sample(name, [q3, k3, v3], {"dropout_p": 1.0}))
+            out.append(Sample(name, [q3, k3, v3], {"dropout_p": 0.0, "is_causal": False, "scale": None}))
+        out.append(Sample(name, [In([2, 3, 4], "float64"), In([2, 5, 4], "float64"), In([2, 5, 3], "float64")],
+                          {"attn_mask": In([3, 5], "bool", grad=False), "is_causal": True}))
+        out.append(Sample(name, [In([2, 3, 4], "float64"), In([2, 5, 3], "float64"), In([2, 5, 3], "float64")]))
+        out.append(Sample(name, [In([2, 3, 4], "float64"), In([2, 5, 4], "float64"), In([2, 5, 3], "float64")],
+                          {"attn_mask": In([3, 4], "float64", grad=False)}))
+    return out
+
+
+for _n in ["einsum", "baddbmm", "F.scaled_dot_product_attention"]:
+    op(_n, "attention", gen=lambda rng, n=_n: gen_attention(n, rng))
+
 # ---- shape ops (views and copies)
 def gen_shape(name, rng):
     out = []
