@@ -22,6 +22,7 @@ mod matmul_kernel;
 mod nn;
 mod nn_modules;
 mod nn_state;
+mod operators;
 mod optim;
 mod reduce;
 mod sched_checkpoint;
