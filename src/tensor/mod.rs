@@ -34,6 +34,25 @@ use std::sync::Arc;
 /// A strided (or sparse) tensor: a cheap handle on storage, layout, dtype, version counter and
 /// autograd state.
 ///
+/// # `clone()` copies the handle, not the data
+///
+/// Coming from PyTorch: `t.clone()` in Rust is *not* `torch.clone`. It gives a second handle on
+/// the same tensor (same storage, version counter, `grad`, history), like assigning `u = t` in
+/// Python; writing through one handle is seen through the other. PyTorch's `clone()`, a
+/// differentiable copy with its own storage, is [`Tensor::copy`]; [`Tensor::detach`] shares the
+/// data without the history.
+///
+/// ```
+/// use tapegrad::Tensor;
+/// let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+/// let same = t.clone(); // the same tensor: `u = t` in Python
+/// let data = t.copy()?; // torch.clone(t): new storage
+/// t.add_(1.0)?;
+/// assert_eq!(same.to_vec::<f32>()?, vec![2.0, 3.0]);
+/// assert_eq!(data.to_vec::<f32>()?, vec![1.0, 2.0]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+///
 /// # Operators
 ///
 /// `+ - * / %` (tensors and Rust numbers on either side; `f64`/`i64` on the left), unary `-`,
@@ -55,6 +74,12 @@ use std::sync::Arc;
 /// assert_eq!((-(1.0 - &w)).to_vec::<f64>()?, vec![2.0, 3.0]);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
+///
+/// # Reading values
+///
+/// [`to_vec::<T>`](Tensor::to_vec) and [`item::<T>`](Tensor::item) read elements of dtype `T`
+/// and refuse any other (`DTypeMismatch`): a cast is explicit, [`to_dtype`](Tensor::to_dtype)
+/// first.
 #[derive(Clone)]
 pub struct Tensor(pub(crate) Arc<TensorImpl>);
 
