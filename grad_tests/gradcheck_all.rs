@@ -95,6 +95,7 @@ macro_rules! case {
     };
 }
 
+mod custom;
 mod elementwise;
 mod structured;
 use elementwise::*;
@@ -115,6 +116,7 @@ fn cases() -> Vec<Case> {
     all.extend(copy_index_cases());
     all.extend(complex_cases());
     all.extend(compose_cases());
+    all.extend(custom::custom_cases());
     all
 }
 

@@ -11,6 +11,8 @@ mod common;
 
 mod autograd_rules;
 mod checkpoint;
+mod custom_fns;
+mod custom_function;
 mod data_model;
 mod double_backward;
 mod fast_paths;
