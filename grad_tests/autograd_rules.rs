@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use tapegrad::autograd::{self, no_grad};
 use tapegrad::{DType, ErrorKind, Tensor};
 
-const HINT: &str = " Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).";
+const HINT: &str = " Hint: an in-place op (a method ending in `_`, or a compound assignment such as `+=`) wrote this tensor after it was saved for backward; use the out-of-place op, or apply the in-place one to a `copy()`.";
 const MODIFIED: &str = "one of the variables needed for gradient computation has been modified by an inplace operation: ";
 
 fn leaf32(v: &[f32]) -> Tensor {
@@ -417,7 +417,7 @@ fn backward_twice_errors_unless_retained() -> R {
     assert_eq!(e.kind(), ErrorKind::BackwardTwice);
     assert_eq!(
         e.message(),
-        "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
+        "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call `Tensor::backward` or `autograd::grad`. Pass `retain_graph: true` (to `Tensor::backward_with`, `autograd::backward` or `autograd::grad`) if you need to backward through the graph a second time or if you need to access saved tensors after calling backward."
     );
     let y = x.exp()?.sum()?;
     autograd::grad(
@@ -465,7 +465,7 @@ fn no_grad_fn_and_shape_mismatch_errors() -> R {
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
     assert_eq!(
         e.message(),
-        "Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has a shape of torch.Size([2])."
+        "Mismatch in shape: grad_output[0] has a shape of [3] and output[0] has a shape of [2]."
     );
     assert!(x.grad().is_none());
     Ok(())

@@ -10,7 +10,7 @@
 //!   and checks it with `tools/check_safetensors.py`; run it (needs `pip install torch safetensors`)
 //!   with `cargo test --release --test main -- checkpoint:: --ignored`.
 
-use crate::common::R;
+use crate::common::{R, f64s};
 use half::{bf16, f16};
 use std::path::PathBuf;
 use tapegrad::checkpoint::StateDict;
@@ -46,7 +46,7 @@ fn same_tensor(a: &Tensor, b: &Tensor) -> bool {
                 })
             }
             _ => {
-                let (x, y) = (a.to_vec::<f64>().unwrap(), b.to_vec::<f64>().unwrap());
+                let (x, y) = (f64s(a), f64s(b));
                 x.len() == y.len() && x.iter().zip(&y).all(|(p, q)| p.to_bits() == q.to_bits())
             }
         }
@@ -178,7 +178,7 @@ fn mlp(dtype: DType) -> tapegrad::Result<Sequential> {
 fn values(m: &dyn Module) -> Vec<Vec<f64>> {
     m.parameters()
         .iter()
-        .map(|p| p.to_vec::<f64>().unwrap())
+        .map(|p| p.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap())
         .collect()
 }
 

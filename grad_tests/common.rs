@@ -34,7 +34,7 @@ pub fn rg(shape: &[usize]) -> Tensor {
 
 /// A tensor's values as f64 (any real dtype).
 pub fn f64s(t: &Tensor) -> Vec<f64> {
-    t.to_vec::<f64>().unwrap()
+    t.to_dtype(DType::F64).unwrap().to_vec::<f64>().unwrap()
 }
 
 /// `a` equals `b` (NaN equals NaN) or lies within `tol · (1 + |b|)` of it.

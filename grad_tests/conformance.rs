@@ -687,7 +687,9 @@ fn compare_multiset(t: &Tensor, flat: &[&Value], tol: &Tol) -> Result<(), Fail> 
         return Err(fail("values", "a multiset", "not comparable"));
     }
     let mut got = t
-        .to_vec::<f64>()
+        .detach()
+        .to_dtype(DType::F64)
+        .and_then(|t| t.to_vec::<f64>())
         .map_err(|e| fail("values", "readable", e))?;
     let mut exp: Vec<f64> = flat.iter().map(|v| to_f64(v).unwrap_or(f64::NAN)).collect();
     got.sort_by(f64::total_cmp);
@@ -710,7 +712,11 @@ fn compare_values_strict(
 ) -> Result<(), Fail> {
     let dt = t.dtype();
     if dt.is_complex() {
-        let got = t.to_vec::<C128>().map_err(lib)?;
+        let got = t
+            .detach()
+            .to_dtype(DType::C128)
+            .and_then(|t| t.to_vec::<C128>())
+            .map_err(lib)?;
         for (i, (g, e)) in got.iter().zip(flat).enumerate() {
             let ok = match e {
                 Value::Object(o) => {
@@ -736,14 +742,22 @@ fn compare_values_strict(
             }
         }
     } else if dt.is_float() {
-        let got = t.to_vec::<f64>().map_err(lib)?;
+        let got = t
+            .detach()
+            .to_dtype(DType::F64)
+            .and_then(|t| t.to_vec::<f64>())
+            .map_err(lib)?;
         for (i, (g, e)) in got.iter().zip(flat).enumerate() {
             if !float_matches(e, *g, tol) {
                 return Err(fail(format!("values[{i}]"), e, g));
             }
         }
     } else {
-        let got = t.to_vec::<i64>().map_err(lib)?;
+        let got = t
+            .detach()
+            .to_dtype(DType::I64)
+            .and_then(|t| t.to_vec::<i64>())
+            .map_err(lib)?;
         for (i, (g, e)) in got.iter().zip(flat).enumerate() {
             if e.as_i64() != Some(*g) {
                 return Err(fail(format!("values[{i}]"), e, g));

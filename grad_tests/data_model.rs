@@ -144,12 +144,14 @@ fn long_inplace_view_chain_drops_without_recursion() -> R {
 fn full_keeps_negative_zero() -> R {
     for dt in [DType::F16, DType::BF16, DType::F32, DType::F64] {
         let t = Tensor::full(&[3], -0.0, dt)?;
-        let v = t.to_vec::<f64>()?;
+        let v = t.to_dtype(DType::F64)?.to_vec::<f64>()?;
         assert!(
             v.iter().all(|x| *x == 0.0 && x.is_sign_negative()),
             "{dt:?}: {v:?}"
         );
-        let p = Tensor::full(&[3], 0.0, dt)?.to_vec::<f64>()?;
+        let p = Tensor::full(&[3], 0.0, dt)?
+            .to_dtype(DType::F64)?
+            .to_vec::<f64>()?;
         assert!(
             p.iter().all(|x| *x == 0.0 && x.is_sign_positive()),
             "{dt:?}: {p:?}"

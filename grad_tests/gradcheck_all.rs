@@ -97,6 +97,7 @@ macro_rules! case {
 
 mod attention;
 mod conv;
+mod custom;
 mod elementwise;
 mod structured;
 use attention::*;
@@ -121,6 +122,7 @@ fn cases() -> Vec<Case> {
     all.extend(compose_cases());
     all.extend(conv_cases());
     all.extend(attention_cases());
+    all.extend(custom::custom_cases());
     all
 }
 

@@ -295,7 +295,7 @@ fn setitem_aliasing_source() {
     // first), leaving everything unchanged; a full overlap (the same elements in the same order)
     // is a no-op copy; a 0-dim value is read before the fill.
     let x = Tensor::from_vec(vec![1.0f64, 2., 3., 4.], &[4]).unwrap();
-    let overlap_msg = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation.";
+    let overlap_msg = "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please copy() the tensor (a `clone()` of a `Tensor` is the same tensor) before performing the operation.";
     for r in [
         x.i_set(1.., x.i(..3).unwrap()),
         x.i_set(..3, x.i(1..).unwrap()),

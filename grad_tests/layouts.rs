@@ -73,7 +73,10 @@ fn layouts(vals: &[f64], rg: bool) -> tapegrad::Result<Vec<(&'static str, Tensor
 fn same(what: &str, got: &Tensor, want: &Tensor) -> R {
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
-    let (g, w) = (got.to_vec::<f64>()?, want.to_vec::<f64>()?);
+    let (g, w) = (
+        got.to_dtype(DType::F64)?.to_vec::<f64>()?,
+        want.to_dtype(DType::F64)?.to_vec::<f64>()?,
+    );
     for (i, (a, b)) in g.iter().zip(&w).enumerate() {
         assert!(
             close_rel(*a, *b, 1e-9),
@@ -84,7 +87,7 @@ fn same(what: &str, got: &Tensor, want: &Tensor) -> R {
 }
 
 fn same_vals(what: &str, got: &Tensor, want: &[f64]) -> R {
-    let g = got.to_vec::<f64>()?;
+    let g = got.to_dtype(DType::F64)?.to_vec::<f64>()?;
     assert_eq!(g.len(), want.len(), "{what}: numel");
     for (i, (a, b)) in g.iter().zip(want).enumerate() {
         assert!(

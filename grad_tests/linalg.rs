@@ -1,7 +1,7 @@
 //! Linear algebra: mm/bmm/matmul/dot/outer/addmm values on contiguous, transposed and
 //! stepped-slice inputs, dtypes, error paths and gradchecks.
 
-use crate::common::{R, assert_close, rg, t64};
+use crate::common::{R, assert_close, f64s, rg, t64};
 use tapegrad::autograd::gradcheck;
 use tapegrad::{DType, ErrorKind, Tensor};
 
@@ -31,9 +31,9 @@ fn mm_matches_reference_across_layouts_and_dtypes() -> R {
         let b = Tensor::arange(0, 20, 1)?.to_dtype(dt)?.view(&[4, 5])?;
         let r = a.mm(&b)?;
         assert_eq!(r.dtype(), dt);
-        let refv = naive_mm(&a.to_vec()?, &b.to_vec()?, 3, 4, 5);
+        let refv = naive_mm(&f64s(&a), &f64s(&b), 3, 4, 5);
         assert_close(
-            &r.to_vec::<f64>()?,
+            &f64s(&r),
             &refv,
             if matches!(dt, DType::F16 | DType::BF16) {
                 1e-2
@@ -58,8 +58,8 @@ fn mm_matches_reference_across_layouts_and_dtypes() -> R {
     let a = Tensor::randn(&[130, 120], DType::F32)?;
     let b = Tensor::randn(&[120, 110], DType::F32)?;
     assert_close(
-        &a.mm(&b)?.to_vec::<f64>()?,
-        &naive_mm(&a.to_vec()?, &b.to_vec()?, 130, 120, 110),
+        &f64s(&a.mm(&b)?),
+        &naive_mm(&f64s(&a), &f64s(&b), 130, 120, 110),
         1e-4,
     );
     Ok(())

@@ -12,7 +12,7 @@ mod subset {
     use tapegrad::{DType, ResizeFill, Storage, Tensor};
 
     fn f64s(t: &Tensor) -> Vec<f64> {
-        t.to_vec().unwrap()
+        t.to_dtype(DType::F64).unwrap().to_vec().unwrap()
     }
 
     #[test]

@@ -9,6 +9,7 @@
 #[allow(dead_code)] // this crate uses a subset of the shared helpers
 mod common;
 
+mod custom_fns;
 mod examples;
 mod gradcheck_all;
 mod op_names;

@@ -137,8 +137,18 @@ pub(crate) fn csr_case(
     )?;
     let o32 = sparse::slice(&x32, call.0, call.1, call.2)?;
     assert_eq!(o32.crow_indices()?.dtype(), tapegrad::DType::I32);
-    assert_eq!(o32.crow_indices()?.to_vec::<i64>()?, oc);
-    assert_eq!(o32.col_indices()?.to_vec::<i64>()?, ol);
+    assert_eq!(
+        o32.crow_indices()?
+            .to_dtype(tapegrad::DType::I64)?
+            .to_vec::<i64>()?,
+        oc
+    );
+    assert_eq!(
+        o32.col_indices()?
+            .to_dtype(tapegrad::DType::I64)?
+            .to_vec::<i64>()?,
+        ol
+    );
     Ok(())
 }
 

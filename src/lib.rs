@@ -15,6 +15,10 @@
 //! # Ok::<(), tapegrad::Error>(())
 //! ```
 //!
+//! Operators (`&a * &b + 1.0`, `a += &b`) are the op methods, panicking with their error
+//! (see [`Tensor`]); a differentiable op of your own is an [`autograd::Function`] (PyTorch's
+//! `autograd.Function`: `save_for_backward`, `mark_dirty`, double backward).
+//!
 //! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
 //! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one folder
 //! per family: `elementwise`, `reduce`, `movement`, `linalg`, `nn`, `storage`; each op's method,

@@ -2,7 +2,7 @@
 //! error leaves every tensor unchanged", "versions only grow", and "geometry stays inside its
 //! storage".
 
-use tapegrad::{Layout, Tensor};
+use tapegrad::{DType, Layout, Tensor};
 
 /// Largest tensor whose values the checks read back (bigger ones are compared by metadata).
 pub const MAX_READ: usize = 4096;
@@ -24,7 +24,8 @@ pub fn values(t: &Tensor) -> Option<Vec<u64>> {
         return None;
     }
     let v = t
-        .to_vec::<f64>()
+        .to_dtype(DType::F64)
+        .and_then(|t| t.to_vec::<f64>())
         .unwrap_or_else(|e| panic!("reading a valid tensor failed: {e}"));
     Some(v.into_iter().map(f64::to_bits).collect())
 }

@@ -140,7 +140,9 @@ fn describe(idx: &[TensorIndex]) -> Vec<String> {
             TensorIndex::Tensor(t) => format!(
                 "tensor({:?}, {:?})",
                 t.dtype(),
-                t.to_vec::<i64>().unwrap_or_default()
+                t.to_dtype(DType::I64)
+                    .and_then(|t| t.to_vec::<i64>())
+                    .unwrap_or_default()
             ),
         })
         .collect()

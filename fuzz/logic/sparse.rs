@@ -29,14 +29,22 @@ struct Entries {
 }
 
 fn read_i64(t: &Tensor) -> Vec<i64> {
-    t.to_vec::<i64>()
+    t.to_dtype(DType::I64)
+        .and_then(|t| t.to_vec::<i64>())
         .unwrap_or_else(|e| panic!("reading index tensor failed: {e}"))
 }
 
 /// Entries of a valid sparse tensor, read through the public accessors.
 fn entries(x: &Tensor) -> Entries {
     let shape = x.shape();
-    let vals: Vec<f64> = x.values().unwrap().detach().to_vec().unwrap();
+    let vals: Vec<f64> = x
+        .values()
+        .unwrap()
+        .detach()
+        .to_dtype(DType::F64)
+        .unwrap()
+        .to_vec()
+        .unwrap();
     let nnz = x.nnz().unwrap();
     let mut coords = Vec::with_capacity(nnz);
     let kind = x.layout_kind();
@@ -135,6 +143,8 @@ fn check_dense(x: &Tensor, want: &Option<Vec<f64>>, ctx: &str) {
     let d: Vec<f64> = x
         .to_dense()
         .unwrap_or_else(|e| panic!("{ctx}: to_dense failed: {e}"))
+        .to_dtype(DType::F64)
+        .unwrap()
         .to_vec()
         .unwrap();
     assert_eq!(&d, want, "{ctx}: to_dense differs from the reference");
@@ -255,6 +265,8 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
     let (sd, nnz) = (ishape[0], ishape[1]);
     // what the constructor reads (an int32 cast wraps)
     let ix: Vec<i64> = indices
+        .to_dtype(DType::F64)
+        .unwrap()
         .to_vec::<f64>()
         .unwrap()
         .iter()
@@ -415,7 +427,9 @@ fn build_csr(inp: &mut Input) -> Option<Tensor> {
     let dtype_ok =
         matches!(crow_t.dtype(), DType::I64 | DType::I32) && crow_t.dtype() == col_t.dtype();
     let as_read = |t: &Tensor| -> Vec<i64> {
-        t.to_vec::<f64>()
+        t.to_dtype(DType::F64)
+            .unwrap()
+            .to_vec::<f64>()
             .unwrap()
             .iter()
             .map(|&v| v as i64)

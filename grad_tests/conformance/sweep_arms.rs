@@ -88,7 +88,7 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             Ok(Val::Plain(if dt == DType::Bool {
                 Value::Bool(x.item::<bool>()?)
             } else if dt.is_float() {
-                Value::from(x.item::<f64>()?)
+                Value::from(x.detach().to_dtype(DType::F64)?.item::<f64>()?)
             } else if dt.is_complex() {
                 let z = x.item::<C128>()?;
                 serde_json::json!({"re": z.re, "im": z.im})

@@ -72,7 +72,14 @@ fn loss_functions_on_all_layouts() -> R {
 /// State of every tensor an op may touch: values (when readable) and version.
 fn snapshot(ts: &[&Tensor]) -> Vec<(Vec<f64>, u64)> {
     ts.iter()
-        .map(|t| (t.to_vec::<f64>().unwrap_or_default(), t.version()))
+        .map(|t| {
+            (
+                t.to_dtype(DType::F64)
+                    .and_then(|t| t.to_vec::<f64>())
+                    .unwrap_or_default(),
+                t.version(),
+            )
+        })
         .collect()
 }
 

@@ -44,7 +44,7 @@ fn key(n: &Node) -> Key {
     (n as *const Node).cast::<u8>() as Key
 }
 
-const BACKWARD_TWICE: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
+const BACKWARD_TWICE: &str = "Trying to backward through the graph a second time (or directly access saved tensors after they have already been freed). Saved intermediate values of the graph are freed when you call `Tensor::backward` or `autograd::grad`. Pass `retain_graph: true` (to `Tensor::backward_with`, `autograd::backward` or `autograd::grad`) if you need to backward through the graph a second time or if you need to access saved tensors after calling backward.";
 
 /// How a formula runs: which inputs need gradients, whether the pass builds a differentiable
 /// graph or keeps saved tensors, and whether the incoming gradient may be overwritten
@@ -413,7 +413,7 @@ fn root_edges(outputs: &[Tensor], grad_outputs: &[Option<Tensor>]) -> Result<Vec
                     bail!(
                         ShapeMismatch,
                         "backward",
-                        "Mismatch in shape: grad_output[{}] has a shape of torch.Size({:?}) and output[{}] has a shape of torch.Size({:?}).",
+                        "Mismatch in shape: grad_output[{}] has a shape of {:?} and output[{}] has a shape of {:?}.",
                         i,
                         g.shape(),
                         i,
@@ -484,7 +484,7 @@ pub fn grad(
         bail!(
             InvalidArgument,
             "grad",
-            "One of the differentiated Tensors (input {}) appears to not have been used in the graph. Set allow_unused=True if this is the desired behavior.",
+            "One of the differentiated Tensors (input {}) appears to not have been used in the graph. Pass `allow_unused: true` to `autograd::grad` if this is the desired behavior.",
             i
         );
     }

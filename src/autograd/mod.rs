@@ -1,7 +1,8 @@
 //! Autograd: define-by-run recording of a graph of nodes (`node.rs`), an iterative engine
-//! ([`backward`], [`grad`]), saved tensors with version checks, grad modes, and the view +
+//! ([`backward`], [`grad`]), saved tensors with version checks, grad modes, the view +
 //! in-place machinery (CopySlices, lazy view regeneration) that makes in-place ops through views
-//! differentiable like in PyTorch.
+//! differentiable like in PyTorch, and user-defined differentiable ops ([`Function`],
+//! `function.rs`: PyTorch's `autograd.Function`, recorded through the same rules).
 //!
 //! Ops talk to this module through `record` (out-of-place ops), `check_inplace` +
 //! `record_inplace` (in-place ops) and `view.rs` (view ops). The engine knows no specific op: the
@@ -10,6 +11,7 @@
 
 mod builtin;
 mod engine;
+mod function;
 mod grad_mode;
 mod meta;
 mod node;
@@ -20,6 +22,7 @@ pub(crate) mod view;
 pub use crate::testing::gradcheck::{GradcheckOptions, gradcheck, gradgradcheck};
 pub(crate) use builtin::{AsStridedBackward, MultiViewBackward, ScalarGrad};
 pub use engine::{backward, grad};
+pub use function::{Function, FunctionCtx, FunctionGradCtx};
 pub use grad_mode::{GradModeGuard, enable_grad, is_grad_enabled, no_grad, set_grad_enabled};
 pub(crate) use meta::AutogradMeta;
 pub use node::NodeRef;

@@ -175,7 +175,7 @@ impl SavedTensor {
             bail!(
                 SavedTensorModified,
                 "backward",
-                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {:?}]{} is at version {}; expected version {} instead. Hint: enable anomaly detection to find the operation that failed to compute its gradient, with torch.autograd.set_detect_anomaly(True).",
+                "one of the variables needed for gradient computation has been modified by an inplace operation: [{} {:?}]{} is at version {}; expected version {} instead. Hint: an in-place op (a method ending in `_`, or a compound assignment such as `+=`) wrote this tensor after it was saved for backward; use the out-of-place op, or apply the in-place one to a `copy()`.",
                 t.dtype().legacy_type_name(),
                 t.shape(),
                 which,

@@ -30,7 +30,7 @@ impl Tensor {
                 bail!(
                     InvalidArgument,
                     "requires_grad_",
-                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach()."
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed variable in a subgraph that doesn't require differentiation use `let var_no_grad = var.detach();`."
                 );
             }
             return Ok(self.clone());
@@ -199,7 +199,7 @@ impl Tensor {
             bail!(
                 InvalidArgument,
                 "retain_grad",
-                "can't retain_grad on Tensor that has requires_grad=False"
+                "can't retain_grad on a Tensor that does not require grad (`requires_grad()` is false)"
             );
         }
         let Some(node) = self.grad_fn_checked()? else {

@@ -168,7 +168,7 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             TensorIndex::Tensor(t)
                 if t.dim() == 0 && matches!(t.dtype(), DType::Bool | DType::U8) =>
             {
-                Ok(TensorIndex::Bool(t.item::<bool>()?))
+                Ok(TensorIndex::Bool(t.item_as::<bool>()?))
             }
             other => Ok(other.clone()),
         })
@@ -289,7 +289,7 @@ fn apply_basic(x: &Tensor, idx: &[TensorIndex]) -> Result<Applied> {
             }
             TensorIndex::Tensor(t) => {
                 if is_int_tensor(t) && t.dim() == 0 {
-                    cur = cur.select(d as i64, t.item::<i64>()?)?;
+                    cur = cur.select(d as i64, t.item_as::<i64>()?)?;
                     changed = true;
                     continue;
                 }

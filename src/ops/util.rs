@@ -40,7 +40,7 @@ pub(crate) fn check_no_internal_overlap(t: &TensorData, op: &'static str) -> Res
         bail!(
             InvalidArgument,
             op,
-            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation."
+            "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please copy() the tensor (a `clone()` of a `Tensor` is the same tensor) before performing the operation."
         );
     }
     Ok(())
@@ -101,7 +101,7 @@ pub(crate) fn check_no_partial_overlap(
         bail!(
             InvalidArgument,
             op,
-            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please copy() the tensor (a `clone()` of a `Tensor` is the same tensor) before performing the operation."
         );
     }
     Ok(o)
@@ -119,7 +119,7 @@ pub(crate) fn check_no_overlap(out: &Tensor, input: &Tensor, op: &'static str) -
         bail!(
             InvalidArgument,
             op,
-            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please clone() the tensor before performing the operation."
+            "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location. Please copy() the tensor (a `clone()` of a `Tensor` is the same tensor) before performing the operation."
         );
     }
     Ok(())

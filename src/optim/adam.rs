@@ -106,7 +106,7 @@ const NAMES: [&str; 4] = ["step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"];
 /// Reads a `step` scalar (PyTorch stores a float32 0-d tensor) as a count.
 fn read_step(t: &Tensor, k: &str, op: &'static str) -> Result<u64> {
     let v = if t.numel() == 1 && (t.dtype().is_float() || t.dtype().is_integral(false)) {
-        t.to_vec::<f64>()?[0]
+        t.item_as::<f64>()?
     } else {
         f64::NAN
     };

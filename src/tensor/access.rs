@@ -149,27 +149,47 @@ impl Tensor {
         self.storage().same(&other.storage())
     }
 
-    /// All elements in row-major logical order, converted to `T` (C-style casts).
+    /// All elements in row-major logical order. `T` must be the tensor's element type: another
+    /// is a `DTypeMismatch` error, never a silent conversion (cast first with
+    /// [`to_dtype`](Tensor::to_dtype)).
     ///
     /// ```
-    /// # use tapegrad::Tensor;
-    /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;
-    /// assert_eq!(x.t()?.to_vec::<f64>()?, vec![1.0, 3.0, 2.0, 4.0]);
+    /// # use tapegrad::{DType, ErrorKind, Tensor};
+    /// let x = Tensor::from_vec(vec![1.5f32, 2.0, 3.0, 4.0], &[2, 2])?;
+    /// assert_eq!(x.t()?.to_vec::<f32>()?, vec![1.5, 3.0, 2.0, 4.0]);
+    /// assert_eq!(x.to_vec::<i64>().unwrap_err().kind(), ErrorKind::DTypeMismatch);
+    /// assert_eq!(x.to_dtype(DType::I64)?.to_vec::<i64>()?, vec![1, 2, 3, 4]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.check_strided("to_vec")?;
+        check_element::<T>(self.dtype(), "to_vec")?;
         crate::backend::read_vec(&self.data(), self.dtype())
     }
 
-    /// The single element of a one-element tensor.
+    /// The elements converted to `T` with C-style casts (crate-internal: printing, index
+    /// tensors of any integer dtype, checkpoint counters).
+    pub(crate) fn read_as<T: Element>(&self) -> Result<Vec<T>> {
+        self.check_strided("to_vec")?;
+        crate::backend::read_vec(&self.data(), self.dtype())
+    }
+
+    /// The single element of a one-element tensor, of its element type `T` (another is a
+    /// `DTypeMismatch` error, as for [`to_vec`](Tensor::to_vec)).
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// assert_eq!(Tensor::scalar(3i64).item::<i64>()?, 3);
+    /// assert!(Tensor::scalar(3i64).item::<f64>().is_err());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn item<T: Element>(&self) -> Result<T> {
+        check_element::<T>(self.dtype(), "item")?;
+        self.item_as::<T>()
+    }
+
+    /// [`item`](Tensor::item) converted to `T` with a C-style cast (crate-internal).
+    pub(crate) fn item_as<T: Element>(&self) -> Result<T> {
         let n = self.numel();
         if n != 1 {
             bail!(
@@ -179,6 +199,23 @@ impl Tensor {
                 n
             );
         }
-        Ok(self.to_vec::<T>()?[0])
+        Ok(self.read_as::<T>()?[0])
     }
+}
+
+/// Refuses to read elements of `dtype` as `T` unless `T` is that dtype.
+fn check_element<T: Element>(dtype: DType, op: &'static str) -> Result<()> {
+    if T::DTYPE != dtype {
+        bail!(
+            DTypeMismatch,
+            op,
+            "the tensor's dtype is {:?} but {}::<{}> reads {:?} elements; cast explicitly with to_dtype(DType::{:?}) first",
+            dtype,
+            op,
+            std::any::type_name::<T>(),
+            T::DTYPE,
+            T::DTYPE
+        );
+    }
+    Ok(())
 }

@@ -38,16 +38,16 @@ impl fmt::Display for Tensor {
         let dtype = self.dtype();
         let vals: Vec<Scalar> = match dtype {
             DType::Bool => self
-                .to_vec::<bool>()
+                .read_as::<bool>()
                 .map(|v| v.into_iter().map(Scalar::Bool).collect()),
             d if d.is_integral(false) => self
-                .to_vec::<i64>()
+                .read_as::<i64>()
                 .map(|v| v.into_iter().map(Scalar::Int).collect()),
             d if d.is_complex() => self
-                .to_vec::<crate::dtype::C128>()
+                .read_as::<crate::dtype::C128>()
                 .map(|v| v.into_iter().map(Scalar::Complex).collect()),
             _ => self
-                .to_vec::<f64>()
+                .read_as::<f64>()
                 .map(|v| v.into_iter().map(Scalar::Float).collect()),
         }
         .map_err(|_| fmt::Error)?;

@@ -5,12 +5,14 @@
 //! (`t_`, `unsqueeze_`) re-point a tensor, and every handle of that tensor must see it. The
 //! version counter is fixed for the life of a `TensorImpl` (views and `detach` share their root's
 //! counter; `set_` never merges counters). Cloning a `Tensor` clones the handle; PyTorch's
-//! `clone()` (a data copy) is [`Tensor::copy`].
+//! `clone()` (a data copy) is [`Tensor::copy`]. The Rust operators (`+`, `+=`, ...) are in
+//! `operators.rs`.
 
 mod access;
 mod create;
 mod display;
 mod literal;
+mod operators;
 mod retype;
 
 pub(crate) mod version;
@@ -29,7 +31,55 @@ use crate::{DType, Device, Result};
 use parking_lot::{Mutex, RwLock, RwLockReadGuard};
 use std::sync::Arc;
 
-/// A strided (or, later, sparse) tensor handle. `Clone` copies the handle, not the data.
+/// A strided (or sparse) tensor: a cheap handle on storage, layout, dtype, version counter and
+/// autograd state.
+///
+/// # `clone()` copies the handle, not the data
+///
+/// Coming from PyTorch: `t.clone()` in Rust is *not* `torch.clone`. It gives a second handle on
+/// the same tensor (same storage, version counter, `grad`, history), like assigning `u = t` in
+/// Python; writing through one handle is seen through the other. PyTorch's `clone()`, a
+/// differentiable copy with its own storage, is [`Tensor::copy`]; [`Tensor::detach`] shares the
+/// data without the history.
+///
+/// ```
+/// use tapegrad::Tensor;
+/// let t = Tensor::from_vec(vec![1.0f32, 2.0], &[2])?;
+/// let same = t.clone(); // the same tensor: `u = t` in Python
+/// let data = t.copy()?; // torch.clone(t): new storage
+/// t.add_(1.0)?;
+/// assert_eq!(same.to_vec::<f32>()?, vec![2.0, 3.0]);
+/// assert_eq!(data.to_vec::<f32>()?, vec![1.0, 2.0]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+///
+/// # Operators
+///
+/// `+ - * / %` (tensors and Rust numbers on either side; `f64`/`i64` on the left), unary `-`,
+/// and the compound assignments (`+=` is [`add_`](Tensor::add_)) are the op methods, panicking
+/// with the method's error where the method would return one; the methods are the checked way.
+/// See the `Add`, `AddAssign`, ... implementations below and `src/tensor/operators.rs`.
+///
+/// ```
+/// use tapegrad::Tensor;
+/// let x = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?.requires_grad_(true)?;
+/// let w = Tensor::from_vec(vec![3.0f64, 4.0], &[2])?;
+/// let y = (&x * &w + 1.0) / 2.0 - &x % 1.5;
+/// y.sum()?.backward()?;
+/// assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.5, 1.0]);
+/// let mut z = x.detach().copy()?;
+/// z += &w;       // add_: bumps z's version
+/// z *= 2;
+/// assert_eq!((z.to_vec::<f64>()?, z.version()), (vec![8.0, 12.0], 2));
+/// assert_eq!((-(1.0 - &w)).to_vec::<f64>()?, vec![2.0, 3.0]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+///
+/// # Reading values
+///
+/// [`to_vec::<T>`](Tensor::to_vec) and [`item::<T>`](Tensor::item) read elements of dtype `T`
+/// and refuse any other (`DTypeMismatch`): a cast is explicit, [`to_dtype`](Tensor::to_dtype)
+/// first.
 #[derive(Clone)]
 pub struct Tensor(pub(crate) Arc<TensorImpl>);
 

@@ -116,13 +116,15 @@ pub fn gradcheck(
         for (i, t) in inputs.iter().enumerate() {
             let n_in = flat_of(t)?.len();
             let an = match &grads[i] {
-                Some(g) if t.is_sparse() => crate::sparse::grad_values_of(t, g)?.to_vec::<f64>()?,
-                Some(g) => g.to_vec::<f64>()?,
+                Some(g) if t.is_sparse() => {
+                    crate::sparse::grad_values_of(t, g)?.read_as::<f64>()?
+                }
+                Some(g) => g.read_as::<f64>()?,
                 None => vec![0.0; n_in],
             };
             for (k, &ak) in an.iter().enumerate().take(n_in) {
-                let plus = f(&perturbed(inputs, i, k, opts.eps)?)?.to_vec::<f64>()?[j];
-                let minus = f(&perturbed(inputs, i, k, -opts.eps)?)?.to_vec::<f64>()?[j];
+                let plus = f(&perturbed(inputs, i, k, opts.eps)?)?.read_as::<f64>()?[j];
+                let minus = f(&perturbed(inputs, i, k, -opts.eps)?)?.read_as::<f64>()?[j];
                 let num = (plus - minus) / (2.0 * opts.eps);
                 if (ak - num).abs() > opts.atol + opts.rtol * num.abs() {
                     bail!(

@@ -28,11 +28,11 @@ impl Tensor {
             );
         }
         if equal_nan && self.dtype().is_complex() {
-            // (PyTorch's own check, kept with its wording)
+            // (PyTorch's own check, `equal_nan` spelled as tapegrad's argument)
             bail!(
                 Unsupported,
                 "isclose",
-                "isclose with equal_nan=True is not supported for complex inputs"
+                "isclose with equal_nan = true is not supported for complex inputs"
             );
         }
         if rtol.is_nan() || rtol < 0.0 {

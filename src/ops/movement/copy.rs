@@ -11,7 +11,9 @@ use crate::{DType, Result, Scalar, Tensor, bail};
 
 impl Tensor {
     /// A copy with its own storage and version counter (PyTorch `clone()`); keeps the memory
-    /// order of a dense input (a transposed tensor stays column-major).
+    /// order of a dense input (a transposed tensor stays column-major). Differentiable
+    /// (`CloneBackward0`). Rust's `Clone::clone` on a `Tensor` copies the handle, not the data:
+    /// see [`Tensor`].
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -21,6 +23,7 @@ impl Tensor {
     /// assert!(!c.shares_storage(&x));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
+    #[doc(alias = "clone")]
     pub fn copy(&self) -> Result<Tensor> {
         if self.is_sparse() {
             return crate::sparse::copy(self);

@@ -450,7 +450,7 @@ fn cat_impl(tensors: &[&Tensor], dim: i64, op: &'static str, name: &'static str)
         bail!(
             InvalidArgument,
             op,
-            "torch.cat(): expected a non-empty list of Tensors"
+            "cat(): expected a non-empty list of Tensors"
         );
     }
     let ops: Vec<Operand> = tensors
