@@ -34,6 +34,10 @@ Workloads (figure and unit):
                               m[2000:7000, 1000:6000]  ms
     sparse_slice_coo_1M       the same data as a coalesced PyTorch COO tensor,
                               x.narrow_copy(0, 2000, 5000).narrow_copy(1, 1000, 5000)   ms
+    exp_f32_4M, tanh_f32_4M, gelu_f32_4M
+                              torch.exp / torch.tanh / F.gelu (exact) of randn(2^22)   ms
+    gelu_backward_f32_4M      torch.autograd.grad(F.gelu(x), x, g, retain_graph=True),
+                              x, g: randn(2^22)        ms
 
 The sparse matrix: ``numpy.random.default_rng(0)`` draws 1,000,000 distinct
 flat positions in [0, 10^8) (``choice(..., replace=False)``), row = pos // 10^4,
@@ -219,6 +223,23 @@ def w_coo():
     return (lambda: x.narrow_copy(0, 2000, 5000).narrow_copy(1, 1000, 5000)), (lambda t: t * 1e3)
 
 
+# Transcendentals (issue 29): 2^22 f32 randn, ms per call; gelu exact; the backward is
+# autograd.grad(y = gelu(x), x, g, retain_graph=True): the GeluBackward kernel given grad_output.
+def w_unary(name):
+    def setup():
+        a = torch.randn(1 << 22)
+        f = {"exp": torch.exp, "tanh": torch.tanh, "gelu": F.gelu}[name]
+        return (lambda: f(a)), (lambda t: t * 1e3)
+    return setup
+
+
+def w_gelu_backward():
+    x = torch.randn(1 << 22, requires_grad=True)
+    g = torch.randn(1 << 22)
+    y = F.gelu(x)
+    return (lambda: torch.autograd.grad(y, x, g, retain_graph=True)), (lambda t: t * 1e3)
+
+
 # name -> (setup, unit, libraries needed)
 WORKLOADS = {
     "matmul_f32_256": (w_matmul(256, "f32"), "GFLOP/s", ("torch",)),
@@ -237,6 +258,10 @@ WORKLOADS = {
     "index_put_accumulate_1M": (w_index_put, "ms", ("torch",)),
     "sparse_slice_csr_1M": (w_csr, "ms", ("numpy", "scipy")),
     "sparse_slice_coo_1M": (w_coo, "ms", ("numpy", "torch")),
+    "exp_f32_4M": (w_unary("exp"), "ms", ("torch",)),
+    "tanh_f32_4M": (w_unary("tanh"), "ms", ("torch",)),
+    "gelu_f32_4M": (w_unary("gelu"), "ms", ("torch",)),
+    "gelu_backward_f32_4M": (w_gelu_backward, "ms", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}
