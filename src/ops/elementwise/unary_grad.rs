@@ -170,7 +170,7 @@ fn negative_slope_check(slope: f64, what: &str) -> Result<()> {
     Ok(())
 }
 
-/// True if a backward rule may run as one fused pass over `g` and the saved `s`: one dtype,
+/// Fast path F12 (see `autograd/builtin`): true if a backward rule may run as one fused pass over `g` and the saved `s`: one dtype,
 /// and no graph of the backward being recorded.
 fn fusable(g: &Tensor, s: &Tensor) -> bool {
     g.dtype() == s.dtype()
