@@ -53,6 +53,10 @@ Workloads (figure and unit):
                               w: randn(64, 64, 3, 3)   GFLOP/s = 2*8*64*56*56*64*9 / t
     conv2d_3x3_c64_56_fwdbwd  the same, x and w requiring grad;
                               F.conv2d(...).sum().backward()   ms
+    exp_f32_4M, tanh_f32_4M, gelu_f32_4M
+                              torch.exp / torch.tanh / F.gelu (exact) of randn(2^22)   ms
+    gelu_backward_f32_4M      torch.autograd.grad(F.gelu(x), x, g, retain_graph=True),
+                              x, g: randn(2^22)        ms
 
 The sparse matrix: ``numpy.random.default_rng(0)`` draws 1,000,000 distinct
 flat positions in [0, 10^8) (``choice(..., replace=False)``), row = pos // 10^4,
@@ -331,6 +335,23 @@ def w_transformer_step():
         opt.step()
     return fn, (lambda t: t * 1e3)
 
+# Transcendentals (issue 29): 2^22 f32 randn, ms per call; gelu exact; the backward is
+# autograd.grad(y = gelu(x), x, g, retain_graph=True): the GeluBackward kernel given grad_output.
+def w_unary(name):
+    def setup():
+        a = torch.randn(1 << 22)
+        f = {"exp": torch.exp, "tanh": torch.tanh, "gelu": F.gelu}[name]
+        return (lambda: f(a)), (lambda t: t * 1e3)
+    return setup
+
+
+def w_gelu_backward():
+    x = torch.randn(1 << 22, requires_grad=True)
+    g = torch.randn(1 << 22)
+    y = F.gelu(x)
+    return (lambda: torch.autograd.grad(y, x, g, retain_graph=True)), (lambda t: t * 1e3)
+
+
 # name -> (setup, unit, libraries needed)
 WORKLOADS = {
     "matmul_f32_256": (w_matmul(256, "f32"), "GFLOP/s", ("torch",)),
@@ -364,6 +385,10 @@ WORKLOADS = {
     "bmm_f32_b64_128": (w_bmm, "GFLOP/s", ("torch",)),
     "conv2d_3x3_c64_56": (w_conv2d, "GFLOP/s", ("torch",)),
     "conv2d_3x3_c64_56_fwdbwd": (w_conv2d_fwdbwd, "ms", ("torch",)),
+    "exp_f32_4M": (w_unary("exp"), "ms", ("torch",)),
+    "tanh_f32_4M": (w_unary("tanh"), "ms", ("torch",)),
+    "gelu_f32_4M": (w_unary("gelu"), "ms", ("torch",)),
+    "gelu_backward_f32_4M": (w_gelu_backward, "ms", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}

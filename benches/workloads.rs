@@ -334,6 +334,35 @@ fn w_transformer_layer_step_b16t64d128() -> f64 {
 }
 
 /// A workload: its name, unit and one timed run.
+// Transcendentals (issue 29): 2^22 f32 randn, fresh output, ms per call; gelu exact; the
+// backward is `autograd::grad(y = gelu(x), x, g)` with the graph retained: the GeluBackward
+// kernel given grad_output.
+fn unary_ms(f: impl Fn(&Tensor) -> tapegrad::Result<Tensor>) -> f64 {
+    let a = Tensor::randn(&[N4M], DType::F32).unwrap();
+    median(21, || f(&a).map(|_| ())) * 1e3
+}
+fn w_exp_f32_4m() -> f64 {
+    unary_ms(|a| a.exp())
+}
+fn w_tanh_f32_4m() -> f64 {
+    unary_ms(|a| a.tanh())
+}
+fn w_gelu_f32_4m() -> f64 {
+    unary_ms(|a| a.gelu(false))
+}
+fn w_gelu_backward_f32_4m() -> f64 {
+    let x = Tensor::randn(&[N4M], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let g = Tensor::randn(&[N4M], DType::F32).unwrap();
+    let y = x.gelu(false).unwrap();
+    let (ys, xs, gs) = ([y], [x], [Some(g)]);
+    median(21, || {
+        tapegrad::autograd::grad(&ys, &xs, &gs, true, false, false).map(|_| ())
+    }) * 1e3
+}
+
 type Workload = (&'static str, &'static str, fn() -> f64);
 
 /// (name, unit, workload): the registration table, in output order.
@@ -383,6 +412,10 @@ const WORKLOADS: &[Workload] = &[
     ("matmul_f32_64", "GFLOP/s", w_matmul_f32_64),
     ("matmul_f32_128", "GFLOP/s", w_matmul_f32_128),
     ("bmm_f32_b64_128", "GFLOP/s", w_bmm_f32_b64_128),
+    ("exp_f32_4M", "ms", w_exp_f32_4m),
+    ("tanh_f32_4M", "ms", w_tanh_f32_4m),
+    ("gelu_f32_4M", "ms", w_gelu_f32_4m),
+    ("gelu_backward_f32_4M", "ms", w_gelu_backward_f32_4m),
 ];
 
 fn main() {

@@ -786,3 +786,30 @@ fn missing_ops_follow_pytorch() -> R {
     );
     Ok(())
 }
+
+#[test]
+fn f32_transcendentals_equal_on_strided_inputs() -> R {
+    // the vectorised lanes run in the flat kernel (contiguous) and through the stack block of
+    // the strided walk (stepped slice): bit-identical results
+    let v: Vec<f32> = (0..4099).map(|i| (i as f32 - 2049.0) * 0.013).collect();
+    let wide = Tensor::from_vec(v.iter().flat_map(|&x| [x, 7.0]).collect(), &[4099, 2])?;
+    let strided = wide.select(1, 0)?;
+    assert!(!strided.is_contiguous());
+    let dense = Tensor::from_vec(v, &[4099])?;
+    type Op = fn(&Tensor) -> tapegrad::Result<Tensor>;
+    let ops: [Op; 8] = [
+        |t| t.exp(),
+        |t| t.log(),
+        |t| t.tanh(),
+        |t| t.sigmoid(),
+        |t| t.erf(),
+        |t| t.gelu(false),
+        |t| t.gelu(true),
+        |t| t.silu(),
+    ];
+    for op in ops {
+        let (a, b) = (op(&dense)?.to_vec::<f32>()?, op(&strided)?.to_vec::<f32>()?);
+        assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()));
+    }
+    Ok(())
+}

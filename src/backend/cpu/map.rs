@@ -2,7 +2,8 @@
 //! a tensor and a same-layout or one-element operand, in place or into a fresh buffer), the
 //! strided walk with broadcasting (unary, binary, ternary; the general path), the in-place update
 //! of a region borrowed exclusively, and the predicate test `any`. The op is an inlined generic
-//! closure; the innermost contiguous loops are the multi-versioned kernels of `elementwise`.
+//! closure; the innermost contiguous loops are the multi-versioned kernels of `elementwise`
+//! (the strided unary walk too: a strided run goes through a stack block).
 
 use super::elementwise::{map1 as vmap1, map2 as vmap2, update1, update2};
 use crate::backend::{Flat, Source};
@@ -275,17 +276,35 @@ pub(super) unsafe fn map1<T: Element, U: Element>(
         |[oo, oa], len, [so, sa]| {
             // SAFETY: both geometries lie inside their buffers, borrowed by the caller until
             // every range is done; an input in the output's buffer is identical to the output
-            // (each element is read before it is written, by the same call) or disjoint from it;
-            // concurrent calls cover disjoint ranges of the output.
+            // (each element is read before it is written, by the same call) or disjoint from it
+            // (the slices below are formed only for disjoint runs); concurrent calls cover
+            // disjoint ranges of the output.
             unsafe {
                 let (po, pa) = ((po as *mut U).offset(oo), (pa as *const T).offset(oa));
-                if so == 1 && sa == 1 {
+                let (ob, ab) = (po as usize, pa as usize);
+                let disjoint = ab + len * std::mem::size_of::<T>() <= ob
+                    || ob + len * std::mem::size_of::<U>() <= ab;
+                if so == 1 && sa == 1 && disjoint {
+                    let out = std::slice::from_raw_parts_mut(po, len);
+                    vmap1(out, std::slice::from_raw_parts(pa, len), f);
+                } else if so == 1 && sa == 1 {
                     for i in 0..len {
                         *po.add(i) = f(*pa.add(i));
                     }
                 } else {
-                    for i in 0..len as isize {
-                        *po.offset(i * so) = f(*pa.offset(i * sa));
+                    // through a block on the stack, so `f` runs in the vectorised kernel
+                    // (the transcendental closures are slow in a baseline-compiled loop)
+                    const B: usize = 64;
+                    let (mut src, mut dst) = ([T::default(); B], [U::default(); B]);
+                    for lo in (0..len).step_by(B) {
+                        let k = B.min(len - lo);
+                        for (j, v) in src[..k].iter_mut().enumerate() {
+                            *v = *pa.offset((lo + j) as isize * sa);
+                        }
+                        vmap1(&mut dst[..k], &src[..k], f);
+                        for (j, &v) in dst[..k].iter().enumerate() {
+                            *po.offset((lo + j) as isize * so) = v;
+                        }
                     }
                 }
             }

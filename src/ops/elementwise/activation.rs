@@ -1,4 +1,4 @@
-//! Activation helpers: the GELU math (with a series `erf`) and the parameterised activation
+//! Activation helpers: the GELU derivative formulas and the parameterised activation
 //! methods (`gelu`, `softplus`, `elu` / `elu_`, `leaky_relu` / `leaky_relu_`); their kernels
 //! live in `unary.rs` and their derivatives in `unary_grad.rs`, except the recorded GELU
 //! derivative that makes GELU twice differentiable.
@@ -8,47 +8,30 @@ use crate::ops::elementwise::unary::{UOp, unary, unary_};
 use crate::ops::grad::{backward, input_grad};
 use crate::{Element, Result, Tensor};
 
-/// Error function (series `2/sqrt(pi) e^{-x^2} sum 2^n x^{2n+1} / (2n+1)!!`, no cancellation).
-pub(crate) fn erf(x: f64) -> f64 {
-    if x.is_nan() {
-        return x;
-    }
-    if x.abs() >= 6.0 {
-        return x.signum();
-    }
-    let x2 = x * x;
-    let (mut term, mut sum, mut n) = (x, x, 0.0f64);
-    loop {
-        n += 1.0;
-        term *= 2.0 * x2 / (2.0 * n + 1.0);
-        sum += term;
-        if term.abs() <= 1e-17 * sum.abs() || n > 400.0 {
-            break;
-        }
-    }
-    std::f64::consts::FRAC_2_SQRT_PI * (-x2).exp() * sum
-}
-
-pub(crate) fn gelu_f64(x: f64, tanh: bool) -> f64 {
-    if tanh {
-        let k = (2.0 / std::f64::consts::PI).sqrt();
-        0.5 * x * (1.0 + (k * (x + 0.044715 * x * x * x)).tanh())
-    } else {
-        0.5 * x * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2))
-    }
-}
-
-pub(crate) fn gelu_grad_f64(x: f64, tanh: bool) -> f64 {
-    if tanh {
-        let k = (2.0 / std::f64::consts::PI).sqrt();
-        let t = (k * (x + 0.044715 * x * x * x)).tanh();
-        0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x)
-    } else {
-        let cdf = 0.5 * (1.0 + erf(x * std::f64::consts::FRAC_1_SQRT_2));
-        let pdf = (-0.5 * x * x).exp() / (2.0 * std::f64::consts::PI).sqrt();
+/// GELU's derivative at `$x` in the compute type `$R` (f32 or f64), PyTorch's backward
+/// formulas: exact `cdf + x pdf`; tanh form `0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2)`
+/// with `t = tanh(beta (x + kappa x^3))`. Uses [`Transcendental`](crate::backend::Transcendental).
+macro_rules! gelu_grad {
+    (exact, $x:expr, $R:ty) => {{
+        let x: $R = $x;
+        let cdf = 0.5 * (1.0 + (x * std::f64::consts::FRAC_1_SQRT_2 as $R).verf());
+        let pdf = $crate::ops::elementwise::activation::GELU_PDF as $R * (x * x * -0.5).vexp();
         cdf + x * pdf
-    }
+    }};
+    (tanh, $x:expr, $R:ty) => {{
+        let x: $R = $x;
+        let beta = $crate::ops::elementwise::unary::GELU_BETA as $R;
+        let inner = beta * (x + 0.044715 * (x * x * x));
+        let t = inner.vtanh();
+        let right = (0.5 * x) * (1.0 - t * t) * (beta * (1.0 + 3.0 * 0.044715 * (x * x)));
+        0.5 * (1.0 + t) + right
+    }};
 }
+pub(crate) use gelu_grad;
+
+/// `1 / sqrt(2 pi)`, the standard normal density's scale.
+pub(crate) const GELU_PDF: f64 =
+    std::f64::consts::FRAC_2_SQRT_PI * std::f64::consts::FRAC_1_SQRT_2 * 0.5;
 
 /// Second derivative of GELU (exact: `φ(x)(2 - x²)`; tanh form: `(1-t²)(u' - x t u'² + x u''/2)`).
 pub(crate) fn gelu_grad2_f64(x: f64, tanh: bool) -> f64 {

@@ -1,11 +1,13 @@
 //! Elementwise unary ops (math, activations, rounding) and their in-place forms, with backward
 //! formulas from PyTorch's derivatives.yaml. The drivers [`unary_map`]/[`unary_into`] are the
 //! one-input analogue of `binary_map`: output strides follow the input's memory order and the
-//! contiguous run is a plain indexed loop the compiler vectorises.
+//! contiguous run is a plain indexed loop the compiler vectorises. `exp`, `log`, `log1p`, `tanh`,
+//! `sigmoid`, `erf` and the activations built on them use the backend's vectorisable lane
+//! functions ([`Transcendental`]); the rest std's.
 
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
+use crate::backend::Transcendental;
 use crate::layout::iter_output_strides;
-use crate::ops::elementwise::activation::{erf, gelu_f64};
 use crate::ops::elementwise::unary_complex;
 use crate::ops::elementwise::unary_grad::UnaryBackward;
 use crate::ops::util::{broadcast_strides, check_no_internal_overlap};
@@ -285,6 +287,9 @@ pub(crate) fn run<T: Element>(
     }
 }
 
+/// `sqrt(2 / pi)`, the scale inside tanh-approximated GELU.
+pub(crate) const GELU_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
+
 /// The kernel: `a` already has the result dtype (except complex abs); `out` is `a` for in-place.
 fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
     use UOp::*;
@@ -321,12 +326,12 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
             0.0
         }),
         Relu => float_go!(dt, a, out, R, |x| if x < 0.0 { 0.0 } else { x }),
-        Exp => float_go!(dt, a, out, R, |x| x.exp()),
+        Exp => float_go!(dt, a, out, R, |x| x.vexp()),
         Exp2 => float_go!(dt, a, out, R, |x| x.exp2()),
-        Log => float_go!(dt, a, out, R, |x| x.ln()),
+        Log => float_go!(dt, a, out, R, |x| x.vln()),
         Log2 => float_go!(dt, a, out, R, |x| x.log2()),
         Log10 => float_go!(dt, a, out, R, |x| x.log10()),
-        Log1p => float_go!(dt, a, out, R, |x| x.ln_1p()),
+        Log1p => float_go!(dt, a, out, R, |x| x.vln_1p()),
         Expm1 => float_go!(dt, a, out, R, |x| x.exp_m1()),
         Sqrt => float_go!(dt, a, out, R, |x| x.sqrt()),
         Rsqrt => float_go!(dt, a, out, R, |x| 1.0 / x.sqrt()),
@@ -339,14 +344,21 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Atan => float_go!(dt, a, out, R, |x| x.atan()),
         Sinh => float_go!(dt, a, out, R, |x| x.sinh()),
         Cosh => float_go!(dt, a, out, R, |x| x.cosh()),
-        Tanh => float_go!(dt, a, out, R, |x| x.tanh()),
-        Sigmoid => float_go!(dt, a, out, R, |x| 1.0 / (1.0 + (-x).exp())),
-        Gelu(t) => float_go!(dt, a, out, R, |x| gelu_f64(x as f64, t) as R),
-        Silu => float_go!(dt, a, out, R, |x| x / (1.0 + (-x).exp())),
+        Tanh => float_go!(dt, a, out, R, |x| x.vtanh()),
+        Sigmoid => float_go!(dt, a, out, R, |x| x.vsigmoid()),
+        // PyTorch's formulas, in the compute type
+        Gelu(false) => float_go!(dt, a, out, R, |x| x
+            * 0.5
+            * (1.0 + (x * std::f64::consts::FRAC_1_SQRT_2 as R).verf())),
+        Gelu(true) => float_go!(dt, a, out, R, |x| {
+            let inner = GELU_BETA as R * (x + 0.044715 * (x * x * x));
+            0.5 * x * (1.0 + inner.vtanh())
+        }),
+        Silu => float_go!(dt, a, out, R, |x| x / (1.0 + (-x).vexp())),
         Softplus(beta, thr) => float_go!(dt, a, out, R, |x| if x * (beta as R) > (thr as R) {
             x
         } else {
-            (x * (beta as R)).exp().ln_1p() / (beta as R)
+            (x * (beta as R)).vexp().vln_1p() / (beta as R)
         }),
         Elu(alpha) => float_go!(dt, a, out, R, |x| if x > 0.0 {
             x
@@ -358,7 +370,7 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Ceil => float_go!(dt, a, out, R, |x| x.ceil()),
         Round => float_go!(dt, a, out, R, |x| x.round_ties_even()),
         Trunc => float_go!(dt, a, out, R, |x| x.trunc()),
-        Erf => float_go!(dt, a, out, R, |x| erf(x as f64) as R),
+        Erf => float_go!(dt, a, out, R, |x| x.verf()),
         Frac => float_go!(dt, a, out, R, |x| x - x.trunc()),
         // in the compute type, as PyTorch's kernel (10^|d| rounded to it once)
         RoundDecimals(0) => float_go!(dt, a, out, R, |x| x.round_ties_even()),

@@ -1,4 +1,4 @@
-//! The f32 lane functions: `exp`, `expm1` (internal, for `tanh`), `log`, `tanh`, `sigmoid`,
+//! The f32 lane functions: `exp`, `expm1` (internal, for `tanh`), `log`, `log1p`, `tanh`, `sigmoid`,
 //! `erf`. Each is branch-free straight-line code (range reduction, a polynomial in Horner form
 //! with `mul_add`, integer exponent arithmetic, selects) so a loop over slices of them
 //! vectorises; the algorithms and measured bounds are in the parent module's header.
@@ -79,6 +79,16 @@ pub(crate) fn log(x: f32) -> f32 {
     let r = if x == f32::INFINITY { x } else { r };
     let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
     if x < 0.0 || x.is_nan() { f32::NAN } else { r }
+}
+
+/// `ln(1 + x)`: `ln(u) x / (u - 1)` with `u = 1 + x` rounded (the quotient corrects the
+/// rounding of `u`; Goldberg's trick), `x` itself where `u == 1`.
+#[inline(always)]
+pub(crate) fn log1p(x: f32) -> f32 {
+    let u = 1.0 + x;
+    let r = log(u) * (x / (u - 1.0));
+    let r = if u == f32::INFINITY { u } else { r };
+    if u == 1.0 { x } else { r }
 }
 
 /// `tanh x = sign(x) e / (e + 2)`, `e = expm1(2 |x|)`, `|x|` clamped to 10 (tanh is 1 in

@@ -1,4 +1,4 @@
-//! The f64 lane functions: `exp`, `expm1` (internal, for `tanh`), `log`, `tanh`, `sigmoid`
+//! The f64 lane functions: `exp`, `expm1` (internal, for `tanh`), `log`, `log1p`, `tanh`, `sigmoid`
 //! (branch-free, vectorisable as the f32 ones), and `erf` (a scalar series, not vectorised).
 //! The algorithms and measured bounds are in the parent module's header.
 
@@ -87,6 +87,16 @@ pub(crate) fn log(x: f64) -> f64 {
     let r = if x == f64::INFINITY { x } else { r };
     let r = if x == 0.0 { f64::NEG_INFINITY } else { r };
     if x < 0.0 || x.is_nan() { f64::NAN } else { r }
+}
+
+/// `ln(1 + x)`: `ln(u) x / (u - 1)` with `u = 1 + x` rounded (the quotient corrects the
+/// rounding of `u`; Goldberg's trick), `x` itself where `u == 1`.
+#[inline(always)]
+pub(crate) fn log1p(x: f64) -> f64 {
+    let u = 1.0 + x;
+    let r = log(u) * (x / (u - 1.0));
+    let r = if u == f64::INFINITY { u } else { r };
+    if u == 1.0 { x } else { r }
 }
 
 /// `tanh x = sign(x) e / (e + 2)`, `e = expm1(2 |x|)`, `|x|` clamped to 20 (tanh is 1 in f64

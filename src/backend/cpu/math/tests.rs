@@ -146,6 +146,7 @@ fn f32_ulp_bounds() {
     let got = [
         max32("exp", fp32::exp, |x| (x as f64).exp()),
         max32("log", fp32::log, |x| (x as f64).ln()),
+        max32("log1p", fp32::log1p, |x| (x as f64).ln_1p()),
         max32("tanh", fp32::tanh, |x| (x as f64).tanh()),
         max32("sigmoid", fp32::sigmoid, sig),
         max32("erf", fp32::erf, |x| fp64::erf(x as f64)),
@@ -159,16 +160,17 @@ fn f64_ulp_bounds() {
     let got = [
         max64("exp", fp64::exp, f64::exp),
         max64("log", fp64::log, f64::ln),
+        max64("log1p", fp64::log1p, f64::ln_1p),
         max64("tanh", fp64::tanh, f64::tanh),
         max64("sigmoid", fp64::sigmoid, |x| 1.0 / (1.0 + (-x).exp())),
     ];
     assert!(got.iter().zip(F64_BOUNDS).all(|(g, b)| *g <= b), "{got:?}");
 }
 
-/// The header's bounds: exp, log, tanh, sigmoid, erf.
-const F32_BOUNDS: [f64; 5] = [1.5, 1.0, 2.5, 2.0, 6.0];
-/// The header's bounds against std: exp, log, tanh, sigmoid.
-const F64_BOUNDS: [f64; 4] = [1.0, 1.0, 3.0, 2.0];
+/// The header's bounds: exp, log, log1p, tanh, sigmoid, erf.
+const F32_BOUNDS: [f64; 6] = [1.5, 1.0, 2.5, 2.5, 2.0, 6.0];
+/// The header's bounds against std: exp, log, log1p, tanh, sigmoid.
+const F64_BOUNDS: [f64; 5] = [1.0, 1.0, 2.0, 3.0, 2.0];
 
 #[test]
 fn edge_values_are_pytorchs() {
@@ -187,6 +189,12 @@ fn edge_values_are_pytorchs() {
     assert_eq!(log(inf), inf);
     assert_eq!(log(1.0).to_bits(), 0);
     assert_eq!(log(f32::from_bits(1)), -103.278_93);
+    assert_eq!(
+        (log1p(-1.0), log1p(inf), log1p(-0.0).to_bits()),
+        (-inf, inf, 0x8000_0000)
+    );
+    assert!(log1p(-2.0).is_nan() && log1p(f32::NAN).is_nan());
+    assert_eq!(log1p(1e-30), 1e-30);
     assert_eq!((tanh(inf), tanh(-inf)), (1.0, -1.0));
     assert_eq!(
         (tanh(0.0).to_bits(), tanh(-0.0).to_bits()),
@@ -220,9 +228,10 @@ fn slice_kernels_match_the_lanes_bitwise() {
     let x = inputs32();
     let mut out = vec![0f32; x.len()];
     type K32 = (fn(&[f32], &mut [f32]), fn(&mut [f32]), fn(f32) -> f32);
-    let ks: [K32; 5] = [
+    let ks: [K32; 6] = [
         (exp_slice_f32, exp_inplace_f32, fp32::exp),
         (log_slice_f32, log_inplace_f32, fp32::log),
+        (log1p_slice_f32, log1p_inplace_f32, fp32::log1p),
         (tanh_slice_f32, tanh_inplace_f32, fp32::tanh),
         (sigmoid_slice_f32, sigmoid_inplace_f32, fp32::sigmoid),
         (erf_slice_f32, erf_inplace_f32, fp32::erf),
@@ -246,9 +255,10 @@ fn slice_kernels_match_the_lanes_bitwise() {
     let x = inputs64();
     let mut out = vec![0f64; x.len()];
     type K64 = (fn(&[f64], &mut [f64]), fn(f64) -> f64);
-    let ks: [K64; 4] = [
+    let ks: [K64; 5] = [
         (exp_slice_f64, fp64::exp),
         (log_slice_f64, fp64::log),
+        (log1p_slice_f64, fp64::log1p),
         (tanh_slice_f64, fp64::tanh),
         (sigmoid_slice_f64, fp64::sigmoid),
     ];
