@@ -7,7 +7,7 @@ dim; ops suffixed ``_T`` take the transposed view ``x.t()`` (the strided variant
 elementwise op). The same definitions, by name, are in ``benches/op_speed.rs``, which times
 tapegrad and prints ``name<TAB>seconds``.
 
-This script times PyTorch (2 threads) in-process, runs the Rust side (``--rust BIN``, else
+This script times PyTorch (2 threads, ``--threads``) in-process, runs the Rust side (``--rust BIN``, else
 ``cargo bench --bench op_speed`` in the repository), and prints one line per op sorted worst
 first: ``op  tapegrad_ms  torch_ms  speed`` with ``speed = torch time / tapegrad time`` (below
 1.0: tapegrad is slower).
@@ -168,20 +168,21 @@ def ops():
     return d
 
 
-def torch_times(names, runs, min_run):
-    torch.set_num_threads(THREADS)
+def torch_times(names, runs, min_run, threads):
+    torch.set_num_threads(threads)
     table = ops()
     return {n: timeit(table[n], runs, min_run) for n in names}
 
 
-def rust_times(binary, names):
+def rust_times(binary, names, threads):
     if binary:
         cmd = [binary]
     else:
         repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         cmd = ["cargo", "bench", "--manifest-path", os.path.join(repo, "Cargo.toml"), "--bench",
                "op_speed", "--"]
-    res = subprocess.run(cmd + list(names), capture_output=True, text=True, check=True)
+    env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+    res = subprocess.run(cmd + list(names), capture_output=True, text=True, check=True, env=env)
     out = {}
     for line in res.stdout.splitlines():
         parts = line.split("\t")
@@ -197,6 +198,9 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--min-run", type=float, default=0.02)
     ap.add_argument("--torch-only", action="store_true")
+    ap.add_argument("--threads", type=int, default=THREADS,
+                    help="threads of both sides (torch.set_num_threads, RAYON_NUM_THREADS; "
+                         "default 2; 1 gives steadier ratios on a loaded machine)")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
     all_names = list(ops())
@@ -205,13 +209,13 @@ def main():
         return 0
     names = args.names or all_names
     print("# torch %s, %d threads; load average %.2f %.2f %.2f" % (
-        (torch.__version__, THREADS) + os.getloadavg()), file=sys.stderr)
-    tt = torch_times(names, args.runs, args.min_run)
+        (torch.__version__, args.threads) + os.getloadavg()), file=sys.stderr)
+    tt = torch_times(names, args.runs, args.min_run, args.threads)
     if args.torch_only:
         for n in names:
             print(f"{n}\t{tt[n]:.6g}")
         return 0
-    rt = rust_times(args.rust, names)
+    rt = rust_times(args.rust, names, args.threads)
     rows = []
     for n in names:
         if n not in rt:

@@ -15,6 +15,7 @@
 //! a tile of up to [`TILE`] neighbouring columns of one `[n, inner]` block, whose per-column
 //! maxima and sums are kept while the rows are walked in memory order.
 
+use super::math::Transcendental;
 use super::team::{self, SharedOut};
 use crate::backend::RowwiseOp;
 use crate::dtype::{Element, FloatCompute, cast};
@@ -29,7 +30,8 @@ pub(super) const L: usize = 16;
 /// Columns per unit of work of a row along a strided dim.
 const TILE: usize = 128;
 
-/// The arithmetic a row kernel computes in (f32 or f64).
+/// The arithmetic a row kernel computes in (f32 or f64); `exp` and `ln` are the vectorisable
+/// lane functions of [`math`](super::math) (1 ulp in f32, 2 in f64).
 pub(super) trait Real:
     Copy
     + Send
@@ -58,11 +60,11 @@ macro_rules! real {
             const NEG_INF: Self = <$t>::NEG_INFINITY;
             #[inline(always)]
             fn exp(self) -> Self {
-                <$t>::exp(self)
+                Transcendental::vexp(self)
             }
             #[inline(always)]
             fn ln(self) -> Self {
-                <$t>::ln(self)
+                Transcendental::vln(self)
             }
             #[inline(always)]
             fn sqrt(self) -> Self {
