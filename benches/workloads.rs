@@ -176,6 +176,21 @@ fn w_index_put_accumulate_1m() -> f64 {
     t * 1e3
 }
 
+fn w_max_pool2d_c64_56() -> f64 {
+    let x = Tensor::randn(&[8, 64, 56, 56], DType::F32).unwrap();
+    let t = median(21, || {
+        x.max_pool2d(&[2], &[], &[0], &[1], false).map(|_| ())
+    });
+    t * 1e3
+}
+
+fn w_batch_norm2d_train_c64_56() -> f64 {
+    let x = Tensor::randn(&[8, 64, 56, 56], DType::F32).unwrap();
+    let bn = tapegrad::nn::BatchNorm2d::new(64, 1e-5, Some(0.1), true, true, DType::F32).unwrap();
+    let t = median(21, || bn.forward(&x).map(|_| ()));
+    t * 1e3
+}
+
 /// A workload: its name, unit and one timed run.
 type Workload = (&'static str, &'static str, fn() -> f64);
 
@@ -207,6 +222,12 @@ const WORKLOADS: &[Workload] = &[
     ("sparse_slice_coo_1M_backward", "ms", || {
         sparse_workload("sparse_slice_coo_1M_backward")
     }),
+    ("max_pool2d_c64_56", "ms", w_max_pool2d_c64_56),
+    (
+        "batch_norm2d_train_c64_56",
+        "ms",
+        w_batch_norm2d_train_c64_56,
+    ),
 ];
 
 fn main() {

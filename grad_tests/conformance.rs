@@ -20,6 +20,8 @@ use tapegrad::{DType, Error, Operand, Scalar, Tensor};
 
 #[path = "conformance/index_arms.rs"]
 mod index_arms;
+#[path = "conformance/norm_pool_arms.rs"]
+mod norm_pool_arms;
 #[path = "op_names.rs"]
 mod op_names;
 #[path = "conformance/ops_arms.rs"]
@@ -465,6 +467,7 @@ fn dispatch(c: &Call) -> CallResult<Val> {
                 ops_arms::dispatch,
                 index_arms::dispatch,
                 sweep_arms::dispatch,
+                norm_pool_arms::dispatch,
             ] {
                 match family(c) {
                     Err(CallErr::Missing(m)) if m == op => continue,

@@ -96,8 +96,10 @@ macro_rules! case {
 }
 
 mod elementwise;
+mod norm_pool;
 mod structured;
 use elementwise::*;
+use norm_pool::*;
 use structured::*;
 
 fn cases() -> Vec<Case> {
@@ -115,6 +117,8 @@ fn cases() -> Vec<Case> {
     all.extend(copy_index_cases());
     all.extend(complex_cases());
     all.extend(compose_cases());
+    all.extend(norm_cases());
+    all.extend(pool_cases());
     all
 }
 

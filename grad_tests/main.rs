@@ -11,6 +11,7 @@ mod common;
 
 mod autograd_rules;
 mod checkpoint;
+mod cnn_state;
 mod data_model;
 mod double_backward;
 mod fast_paths;
@@ -22,7 +23,9 @@ mod matmul_kernel;
 mod nn;
 mod nn_modules;
 mod nn_state;
+mod norm;
 mod optim;
+mod pool;
 mod reduce;
 mod sched_checkpoint;
 mod set_resize;

@@ -32,6 +32,8 @@ macro_rules! on_device {
 }
 
 mod nn;
+pub(crate) mod norm;
+pub(crate) mod pool;
 pub(crate) mod reduce;
 pub(crate) use nn::{bmm, optim_step, read_at, rowwise};
 

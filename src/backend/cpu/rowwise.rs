@@ -66,7 +66,7 @@ real!(f32);
 real!(f64);
 
 /// `n` elements of `T` from element `off` of `buf`. Panics if the range lies outside.
-fn elems<T: Element>(buf: &CpuBuffer, off: usize, n: usize) -> &[T] {
+pub(super) fn elems<T: Element>(buf: &CpuBuffer, off: usize, n: usize) -> &[T] {
     let size = std::mem::size_of::<T>();
     assert!(
         off.checked_add(n)
@@ -81,7 +81,7 @@ fn elems<T: Element>(buf: &CpuBuffer, off: usize, n: usize) -> &[T] {
 }
 
 /// The first `n` elements of `T` of `buf`, mutably. Panics if they lie outside.
-fn elems_mut<T: Element>(buf: &mut CpuBuffer, n: usize) -> &mut [T] {
+pub(super) fn elems_mut<T: Element>(buf: &mut CpuBuffer, n: usize) -> &mut [T] {
     assert!(
         n.checked_mul(std::mem::size_of::<T>())
             .is_some_and(|b| b <= buf.len()),
