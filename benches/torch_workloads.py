@@ -215,6 +215,17 @@ def w_index_put():
     return (lambda: x.index_put_((idx,), vals, accumulate=True)), (lambda t: t * 1e3)
 
 
+def w_max_pool2d():
+    x = torch.randn(8, 64, 56, 56, generator=torch.Generator().manual_seed(0))
+    return (lambda: torch.nn.functional.max_pool2d(x, 2)), (lambda t: t * 1e3)
+
+
+def w_batch_norm2d_train():
+    x = torch.randn(8, 64, 56, 56, generator=torch.Generator().manual_seed(0))
+    bn = torch.nn.BatchNorm2d(64).train()
+    return (lambda: bn(x)), (lambda t: t * 1e3)
+
+
 SPARSE_N, SPARSE_NNZ = 10_000, 1_000_000
 
 
@@ -389,6 +400,8 @@ WORKLOADS = {
     "tanh_f32_4M": (w_unary("tanh"), "ms", ("torch",)),
     "gelu_f32_4M": (w_unary("gelu"), "ms", ("torch",)),
     "gelu_backward_f32_4M": (w_gelu_backward, "ms", ("torch",)),
+    "max_pool2d_c64_56": (w_max_pool2d, "ms", ("torch",)),
+    "batch_norm2d_train_c64_56": (w_batch_norm2d_train, "ms", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}

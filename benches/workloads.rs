@@ -333,7 +333,21 @@ fn w_transformer_layer_step_b16t64d128() -> f64 {
     t * 1e3
 }
 
-/// A workload: its name, unit and one timed run.
+fn w_max_pool2d_c64_56() -> f64 {
+    let x = Tensor::randn(&[8, 64, 56, 56], DType::F32).unwrap();
+    let t = median(21, || {
+        x.max_pool2d(&[2], &[], &[0], &[1], false).map(|_| ())
+    });
+    t * 1e3
+}
+
+fn w_batch_norm2d_train_c64_56() -> f64 {
+    let x = Tensor::randn(&[8, 64, 56, 56], DType::F32).unwrap();
+    let bn = tapegrad::nn::BatchNorm2d::new(64, 1e-5, Some(0.1), true, true, DType::F32).unwrap();
+    let t = median(21, || bn.forward(&x).map(|_| ()));
+    t * 1e3
+}
+
 // Transcendentals (issue 29): 2^22 f32 randn, fresh output, ms per call; gelu exact; the
 // backward is `autograd::grad(y = gelu(x), x, g)` with the graph retained: the GeluBackward
 // kernel given grad_output.
@@ -363,6 +377,7 @@ fn w_gelu_backward_f32_4m() -> f64 {
     }) * 1e3
 }
 
+/// A workload: its name, unit and one timed run.
 type Workload = (&'static str, &'static str, fn() -> f64);
 
 /// (name, unit, workload): the registration table, in output order.
@@ -416,6 +431,12 @@ const WORKLOADS: &[Workload] = &[
     ("tanh_f32_4M", "ms", w_tanh_f32_4m),
     ("gelu_f32_4M", "ms", w_gelu_f32_4m),
     ("gelu_backward_f32_4M", "ms", w_gelu_backward_f32_4m),
+    ("max_pool2d_c64_56", "ms", w_max_pool2d_c64_56),
+    (
+        "batch_norm2d_train_c64_56",
+        "ms",
+        w_batch_norm2d_train_c64_56,
+    ),
 ];
 
 fn main() {

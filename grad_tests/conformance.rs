@@ -18,12 +18,14 @@ use tapegrad::autograd::{GradModeGuard, set_grad_enabled};
 use tapegrad::dtype::C128;
 use tapegrad::{DType, Error, Operand, Scalar, Tensor};
 
-#[path = "conformance/conv_arms.rs"]
-mod conv_arms;
 #[path = "conformance/attention_arms.rs"]
 mod attention_arms;
+#[path = "conformance/conv_arms.rs"]
+mod conv_arms;
 #[path = "conformance/index_arms.rs"]
 mod index_arms;
+#[path = "conformance/norm_pool_arms.rs"]
+mod norm_pool_arms;
 #[path = "op_names.rs"]
 mod op_names;
 #[path = "conformance/ops_arms.rs"]
@@ -471,6 +473,7 @@ fn dispatch(c: &Call) -> CallResult<Val> {
                 sweep_arms::dispatch,
                 conv_arms::dispatch,
                 attention_arms::dispatch,
+                norm_pool_arms::dispatch,
             ] {
                 match family(c) {
                     Err(CallErr::Missing(m)) if m == op => continue,

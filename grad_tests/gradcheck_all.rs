@@ -99,10 +99,12 @@ mod attention;
 mod conv;
 mod custom;
 mod elementwise;
+mod norm_pool;
 mod structured;
 use attention::*;
 use conv::*;
 use elementwise::*;
+use norm_pool::*;
 use structured::*;
 
 fn cases() -> Vec<Case> {
@@ -123,6 +125,8 @@ fn cases() -> Vec<Case> {
     all.extend(conv_cases());
     all.extend(attention_cases());
     all.extend(custom::custom_cases());
+    all.extend(norm_cases());
+    all.extend(pool_cases());
     all
 }
 

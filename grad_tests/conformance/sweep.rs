@@ -76,6 +76,9 @@ const ALIASES: &[(&str, &str)] = &[
     ("to_dtype", "to"),
     ("unsafe_view", "_unsafe_view"),
     ("where_", "where"),
+    ("max_pool2d_with_indices", "max_pool2d"),
+    ("max_pool1d_with_indices", "max_pool1d"),
+    ("adaptive_max_pool2d_with_indices", "adaptive_max_pool2d"),
 ];
 
 /// Public names the sweep has no sample for, each with the reason.

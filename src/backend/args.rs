@@ -223,3 +223,33 @@ pub(crate) struct DimWalk<'a> {
     /// Op named by an error.
     pub(crate) op: &'static str,
 }
+
+/// The windows of a 2-D pooling ([`Backend::max_pool`](super::Backend::max_pool),
+/// [`Backend::avg_pool`](super::Backend::avg_pool),
+/// [`Backend::avg_pool_transpose`](super::Backend::avg_pool_transpose)) over `planes`
+/// contiguous `[h, w]` planes: output position `(i, j)` of a plane (`[oh, ow]`, `oh =
+/// rows.len()`, `ow = cols.len()`) reads the input rows `rows[i].0 + k * dh` for `k <
+/// rows[i].1` and the columns `cols[j].0 + k * dw` for `k < cols[j].1` (in range: padding is
+/// already clipped away).
+#[derive(Clone, Debug)]
+pub(crate) struct PoolWindows {
+    pub(crate) planes: usize,
+    pub(crate) h: usize,
+    pub(crate) w: usize,
+    pub(crate) rows: Vec<(usize, usize)>,
+    pub(crate) dh: usize,
+    pub(crate) cols: Vec<(usize, usize)>,
+    pub(crate) dw: usize,
+}
+
+impl PoolWindows {
+    /// Elements of one input plane.
+    pub(crate) fn in_plane(&self) -> usize {
+        self.h * self.w
+    }
+
+    /// Elements of one output plane.
+    pub(crate) fn out_plane(&self) -> usize {
+        self.rows.len() * self.cols.len()
+    }
+}

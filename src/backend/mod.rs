@@ -47,6 +47,12 @@
 //! - **convolution**: [`Backend::conv_forward`], [`Backend::conv_backward_input`],
 //!   [`Backend::conv_backward_weight`] (im2col + GEMM, parallel over batch and groups; front
 //!   door [`conv`], `dispatch/conv.rs`; CPU body `cpu/conv/`);
+//! - **normalization**: [`Backend::channel_stats`] (per-channel mean and squared deviations:
+//!   batch_norm, instance_norm, group_norm) and [`Backend::channel_affine`] (`x * scale[ch] +
+//!   shift[ch]`); front door [`norm`] (`dispatch/norm.rs`);
+//! - **pooling**: [`Backend::max_pool`] (values and plane indices), [`Backend::avg_pool`] and
+//!   its adjoint [`Backend::avg_pool_transpose`], over the windows of a [`PoolWindows`]
+//!   (max/avg/adaptive pooling); front door [`pool`] (`dispatch/pool.rs`);
 //! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW);
 //! - **sparse** (migrated: `sparse/`): pattern reads ([`Backend::sparse_positions`],
 //!   [`Backend::sparse_entry_rows`], [`Backend::csr_to_coo`], [`Backend::sparse_check`]),
@@ -93,6 +99,8 @@ mod staging;
 pub(crate) use dispatch::conv;
 pub(crate) use dispatch::conv::ConvGeom;
 pub(crate) use dispatch::movement;
+pub(crate) use dispatch::norm;
+pub(crate) use dispatch::pool;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
 pub(crate) use dispatch::sparse;
 pub(crate) use dispatch::{
@@ -105,6 +113,7 @@ pub(crate) use dispatch::{layer_norm, layer_norm_backward, rowwise_backward};
 pub(crate) use cpu::math::Transcendental;
 
 mod args;
+pub(crate) use args::PoolWindows;
 pub(crate) use args::{
     DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
     RowwiseOp, SKIP, ScalarArith, Source, Spmm,
@@ -360,6 +369,77 @@ pub(crate) trait Backend {
         dt: DType,
         at: &[usize],
     ) -> Result<Vec<T>>;
+
+    // ---- normalization (per-channel statistics and affine transform) ----
+
+    /// (mean, sum of squared deviations from it) of every channel of `src`: `outer * c *
+    /// inner` contiguous float elements of dtype `dt` from element offset `so`, seen as
+    /// `[outer, c, inner]` (channel `ch` = every `[o, ch, i]`), accumulated in f64 in two
+    /// passes; NaN for an empty channel. Panics (an internal invariant) if the range lies
+    /// outside the buffer.
+    fn channel_stats(
+        src: &Self::Buffer,
+        so: usize,
+        dims: (usize, usize, usize),
+        dt: DType,
+    ) -> Vec<(f64, f64)>;
+
+    /// `dst[o, ch, i] = src[o, ch, i] * scale[ch] + shift[ch]` over contiguous `[outer, c,
+    /// inner]` float elements (`src` from element `so`, `dst` from 0; distinct buffers),
+    /// computed in the compute type of `dt` (f32 for f32/f16/bf16) with `scale`/`shift` rounded
+    /// to it. Panics (an internal invariant) if a range lies outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn channel_affine(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        dims: (usize, usize, usize),
+        dt: DType,
+        scale: &[f64],
+        shift: &[f64],
+    );
+
+    // ---- pooling (windows over contiguous planes) ----
+
+    /// The maximum of every window of `win` over `src` (`planes * h * w` contiguous float
+    /// elements of dtype `dt` from element `so`) into `dst` (`planes * oh * ow`, from 0) and
+    /// its position in the plane (`row * w + col`, i64) into `idx`. NaN wins (the last NaN of
+    /// a window); an all `-inf` window picks its first element. Buffers are distinct. Panics
+    /// (an internal invariant) if a range lies outside its buffer.
+    fn max_pool(
+        dst: &mut Self::Buffer,
+        idx: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        win: &PoolWindows,
+        dt: DType,
+    );
+
+    /// The sum of every window of `win` over `src` (as in [`Backend::max_pool`]) divided by
+    /// `div[i * ow + j]`, into `dst` (`planes * oh * ow`, from 0; an empty window gives 0),
+    /// computed in the compute type of `dt`. Panics (an internal invariant) if a range lies
+    /// outside its buffer.
+    fn avg_pool(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        win: &PoolWindows,
+        div: &[f64],
+        dt: DType,
+    );
+
+    /// The adjoint of [`Backend::avg_pool`]: every element of every window of `win` in the
+    /// zero-filled `dst` (`planes * h * w`, from 0) receives `src[i, j] / div[i * ow + j]`
+    /// (`src`: `planes * oh * ow` elements from `so`). Buffers are distinct. Panics (an
+    /// internal invariant) if a range lies outside its buffer.
+    fn avg_pool_transpose(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        win: &PoolWindows,
+        div: &[f64],
+        dt: DType,
+    );
 
     // ---- fused optimizer step ----
 

@@ -15,6 +15,9 @@ impl Forward for Relu {
 
 impl Module for Relu {
     fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
+    fn type_name(&self) -> String {
+        "ReLU".to_string()
+    }
 }
 
 /// `tanh(x)` (`torch.nn.Tanh`).

@@ -9,9 +9,10 @@
 //! Forward passes are typed inherent methods, so a module can take a mask or targets beside its
 //! input (see [`Module`] for why); one-tensor modules implement [`Forward`], which
 //! [`Sequential`] chains. Containers: [`Sequential`], [`ModuleList`], [`ModuleDict`]. Layers
-//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`], [`Conv1d`], [`Conv2d`],
-//! [`ConvTranspose2d`]), attention ([`MultiheadAttention`], [`TransformerEncoderLayer`]),
-//! activations ([`Relu`], [`Tanh`],
+//! ([`Linear`], [`Embedding`], [`LayerNorm`], [`Dropout`]; [`Conv1d`], [`Conv2d`],
+//! [`ConvTranspose2d`] in `conv.rs`; [`BatchNorm1d`], [`BatchNorm2d`], [`GroupNorm`] in
+//! `norm.rs`; [`MaxPool2d`], [`AvgPool2d`], [`AdaptiveAvgPool2d`], [`Flatten`] in `pool.rs`),
+//! attention ([`MultiheadAttention`], [`TransformerEncoderLayer`]), activations ([`Relu`], [`Tanh`],
 //! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
 //! [`load_into`]).
 //!
@@ -50,6 +51,8 @@ mod conv;
 pub mod init;
 mod layers;
 mod module;
+mod norm;
+mod pool;
 mod sequential;
 mod state;
 mod transformer;
@@ -64,6 +67,8 @@ pub use layers::{Dropout, Embedding, LayerNorm, Linear};
 pub use module::{AsModule, Forward, IncompatibleKeys, Module, Visitor, VisitorMut};
 #[doc(hidden)]
 pub use module::{BufferMember, Member};
+pub use norm::{BatchNorm1d, BatchNorm2d, GroupNorm};
+pub use pool::{AdaptiveAvgPool2d, AvgPool2d, Flatten, MaxPool2d};
 pub use sequential::Sequential;
 /// `#[derive(Module)]` for a struct of parameters, buffers and submodules (see
 /// [`Module`](trait@Module)): a `Tensor` field is a parameter, a module field a child, an

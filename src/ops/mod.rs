@@ -13,6 +13,8 @@
 //! - [`conv`]: conv1d/2d/3d and the transposed convolutions.
 //! - [`attention`]: scaled_dot_product_attention.
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
+//! - [`norm`]: batch_norm, instance_norm, group_norm.
+//! - [`pool`]: max / average / adaptive pooling, max_unpool2d.
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
 //! - Shared plumbing: [`dense`] (the elementwise fast path for dense operands), [`util`]
@@ -27,6 +29,8 @@ pub(crate) mod grad;
 pub(crate) mod linalg;
 pub(crate) mod movement;
 pub(crate) mod nn;
+pub(crate) mod norm;
+pub(crate) mod pool;
 pub(crate) mod reduce;
 pub(crate) mod storage;
 pub(crate) mod util;

@@ -125,6 +125,8 @@ R.ERROR_KINDS.extend([
                       r"returned an invalid gradient at index \d+ - got \[[\d, ]*\] but expected shape|"
                       r"^Number of dimensions of repeat dims can not be smaller than number of dimensions|"
                       r"expected bias to be 1-dimensional with \d+ elements"),       # conv bias size
+    ("ShapeMismatch", r"^(running_mean|running_var|weight|bias) should contain \d+ elements not \d+$|"
+                      r"^Expected weight to be a vector of size equal to the number of channels"),
     ("IndexOutOfRange", r"^Class values must be smaller than num_classes"),
     ("NotImplemented", r"^derivative for aten::\w+ is not implemented$|"
                        r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad"),
@@ -142,6 +144,10 @@ R.ERROR_KINDS.extend([
                         r"^value cannot be converted to type \w+ without overflow$|"   # a scalar out of range
                         r"^all elements of target should be between 0 and 1$|"
                         r"^Can not infer total number of classes from empty tensor|"
+                        r"^Expected more than 1 spatial element when training|"   # instance_norm
+                        r"^Expected running_mean and running_var to be defined when use_input_stats|"
+                        r"^divisor must be not zero$|non-empty 3D or 4D \(batch mode\) tensor expected|"
+                        r"Expected 2D or 3D \(batch mode\) tensor with optional 0 dim batch size|"
                         r"cannot compute the -?inf norm on an empty tensor because the operation does not have an identity"),
 ])
 # argmin() of an empty tensor raises IndexError like argmax(), which the shared table maps to
@@ -1208,6 +1214,94 @@ def gen_conv(name, rng):
 for _n in ["F.conv1d", "F.conv2d", "F.conv3d", "F.conv_transpose1d", "F.conv_transpose2d",
            "F.conv_transpose3d"]:
     op(_n, "conv", gen=lambda rng, n=_n: gen_conv(n, rng))
+# ---- normalization family (issue 27): batch_norm (running statistics written in place),
+# group_norm, instance_norm
+def gen_norm(name, rng):
+    out = []
+    for dt in ["float32", "float64"]:
+        rm = lambda c=3: In([c], dt, vals="unit", grad=False)
+        rv = lambda c=3: In([c], dt, vals="pos", grad=False)
+        if name == "F.batch_norm":
+            out.append(Sample(name, [In([4, 3], dt), rm(), rv()], {"training": True}))
+            out.append(Sample(name, [In([2, 3, 4], dt), rm(), rv(), In([3], dt), In([3], dt)],
+                              {"training": True, "momentum": 0.3, "eps": 1e-3}))
+            out.append(Sample(name, [In([2, 3, 2, 3], dt, "T"), rm(), rv()], {"training": True}))
+            out.append(Sample(name, [In([2, 3, 4], dt), None, None, In([3], dt)], {"training": True}))
+            out.append(Sample(name, [In([2, 3, 4], dt), rm(), rv(), In([3], dt), In([3], dt)]))
+            out.append(Sample(name, [In([2, 3, 2, 2], dt, "step"), rm(), rv(), None, In([3], dt)]))
+            out.append(Sample(name, [In([1, 3], dt), rm(), rv()], {"training": True}))
+            out.append(Sample(name, [In([2, 3], dt), None, None]))
+            out.append(Sample(name, [In([2, 3], dt), rm(4), rv(4)], {"training": True}))
+        elif name == "F.group_norm":
+            out.append(Sample(name, [In([2, 4, 3], dt), 2]))
+            out.append(Sample(name, [In([2, 4, 3], dt), 2, In([4], dt), In([4], dt)]))
+            out.append(Sample(name, [In([2, 6, 2, 2], dt, "T"), 3, In([6], dt), None, 1e-3]))
+            out.append(Sample(name, [In([3, 2], dt), 1]))
+            out.append(Sample(name, [In([2, 4, 3], dt), 3]))
+        elif name == "F.instance_norm":
+            out.append(Sample(name, [In([2, 3, 4], dt)]))
+            out.append(Sample(name, [In([2, 3, 4], dt), rm(), rv(), In([3], dt), In([3], dt)],
+                              {"use_input_stats": True, "momentum": 0.2}))
+            out.append(Sample(name, [In([2, 3, 2, 2], dt), rm(), rv()], {"use_input_stats": False}))
+            out.append(Sample(name, [In([2, 3, 1], dt)]))
+            out.append(Sample(name, [In([2, 3, 4], dt)], {"use_input_stats": False}))
+    return out
+
+
+for _n in ["F.batch_norm", "F.group_norm", "F.instance_norm"]:
+    op(_n, "norm", gen=lambda rng, n=_n: gen_norm(n, rng))
+
+
+# ---- pooling family (issue 27)
+def gen_pool(name, rng):
+    out = []
+    for dt in ["float32", "float64"]:
+        img = lambda lay="contig", shape=(2, 2, 5, 6): In(list(shape), dt, lay)
+        if name == "F.max_pool2d":
+            out.append(Sample(name, [img(), 2]))
+            out.append(Sample(name, [img("T"), [3, 2], [2, 1], 1], {"ceil_mode": True}))
+            out.append(Sample(name, [img(), 2], {"stride": 1, "padding": 1, "dilation": 2}))
+            out.append(Sample(name, [img("step", (2, 5, 6)), 3], {"return_indices": True}))
+            out.append(Sample(name, [img(), 3, 2, 1, 1, True, True]))
+            out.append(Sample(name, [In([1, 1, 2, 3], dt, vals="edge"), 2], {"ceil_mode": True}))
+            out.append(Sample(name, [img(), 2, 1, 2]))
+            out.append(Sample(name, [img(), 7]))
+            out.append(Sample(name, [In([5, 6], dt), 2]))
+        elif name == "F.max_pool1d":
+            out.append(Sample(name, [In([2, 3, 7], dt), 3, 2, 1], {"ceil_mode": True}))
+            out.append(Sample(name, [In([3, 7], dt, "T"), 2], {"dilation": 2, "return_indices": True}))
+        elif name == "F.avg_pool2d":
+            out.append(Sample(name, [img(), 2]))
+            out.append(Sample(name, [img("T"), 3, 2, 1], {"ceil_mode": True}))
+            out.append(Sample(name, [img(), 3, 2, 1, True, False]))
+            out.append(Sample(name, [img("offset"), [2, 3], 1, [1, 1]], {"divisor_override": 4}))
+            out.append(Sample(name, [img(), 2], {"divisor_override": 0}))
+            out.append(Sample(name, [img(), 2, 1, 2]))
+        elif name == "F.avg_pool1d":
+            out.append(Sample(name, [In([2, 3, 7], dt), 3, 2, 1, True, False]))
+            out.append(Sample(name, [In([3, 7], dt, "step"), 2]))
+        elif name == "F.adaptive_avg_pool2d":
+            out.append(Sample(name, [img(), [3, 4]]))
+            out.append(Sample(name, [img("T"), 2]))
+            out.append(Sample(name, [img(), [7, 8]]))
+        elif name == "F.adaptive_avg_pool1d":
+            out.append(Sample(name, [In([2, 3, 7], dt), 3]))
+        elif name == "F.adaptive_max_pool2d":
+            out.append(Sample(name, [img(), [3, 4]]))
+            out.append(Sample(name, [img("T"), 2], {"return_indices": True}))
+        elif name == "F.max_unpool2d":
+            # the picks of a 2x2 max pooling of [.., 4, 6] planes: one position per window
+            picks = [(2 * i + (i + j) % 2) * 6 + 2 * j + j % 2 for i in range(2) for j in range(3)]
+            ix = lambda: In([2, 2, 2, 3], "int64", fixed=picks * 4, grad=False)
+            out.append(Sample(name, [In([2, 2, 2, 3], dt), ix(), 2]))
+            out.append(Sample(name, [In([2, 2, 2, 3], dt), ix(), 2], {"output_size": [5, 7]}))
+            out.append(Sample(name, [In([2, 2, 2, 3], dt), ix(), [2, 3], [2, 2]]))
+    return out
+
+
+for _n in ["F.max_pool2d", "F.max_pool1d", "F.avg_pool2d", "F.avg_pool1d", "F.adaptive_avg_pool2d",
+           "F.adaptive_avg_pool1d", "F.adaptive_max_pool2d", "F.max_unpool2d"]:
+    op(_n, "pool", gen=lambda rng, n=_n: gen_pool(n, rng))
 
 
 # ---- creation, filling, copying, casting

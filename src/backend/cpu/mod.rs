@@ -16,7 +16,9 @@ mod map;
 pub(crate) mod math;
 pub(crate) mod matmul;
 mod movement;
+mod norm;
 mod optim;
+mod pool;
 pub(crate) mod reduce;
 mod rowwise;
 mod scalar;
@@ -330,6 +332,60 @@ impl Backend for Cpu {
 
     fn read_at<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType, at: &[usize]) -> Result<Vec<T>> {
         rowwise::read_at(buf, l, dt, at)
+    }
+
+    fn channel_stats(
+        src: &CpuBuffer,
+        so: usize,
+        dims: (usize, usize, usize),
+        dt: DType,
+    ) -> Vec<(f64, f64)> {
+        norm::channel_stats(src, so, dims, dt)
+    }
+
+    fn channel_affine(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        dims: (usize, usize, usize),
+        dt: DType,
+        scale: &[f64],
+        shift: &[f64],
+    ) {
+        norm::channel_affine(dst, src, so, dims, dt, scale, shift)
+    }
+
+    fn max_pool(
+        dst: &mut CpuBuffer,
+        idx: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        win: &super::PoolWindows,
+        dt: DType,
+    ) {
+        pool::max_pool(dst, idx, src, so, win, dt)
+    }
+
+    fn avg_pool(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        win: &super::PoolWindows,
+        div: &[f64],
+        dt: DType,
+    ) {
+        pool::avg_pool(dst, src, so, win, div, dt)
+    }
+
+    fn avg_pool_transpose(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        win: &super::PoolWindows,
+        div: &[f64],
+        dt: DType,
+    ) {
+        pool::avg_pool_transpose(dst, src, so, win, div, dt)
     }
 
     fn optim_step(

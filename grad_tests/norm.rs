@@ -1,0 +1,212 @@
+//! batch_norm, instance_norm, group_norm (`ops/norm/`): values, gradients and running
+//! statistics against PyTorch 2.15 (numbers recorded with `torch.nn.functional`), version
+//! counters of the running statistics, and errors that change nothing.
+
+use crate::common::{R, assert_close, f64s, t64};
+use tapegrad::{DType, ErrorKind, Tensor};
+
+/// `sin(0..24)` as `[3, 2, 4]` f64.
+fn x_sin() -> Tensor {
+    let v: Vec<f64> = (0..24).map(|i| (i as f64).sin()).collect();
+    t64(&v, &[3, 2, 4])
+}
+
+fn cos24() -> Tensor {
+    let v: Vec<f64> = (0..24).map(|i| (i as f64).cos()).collect();
+    t64(&v, &[3, 2, 4])
+}
+
+#[test]
+fn batch_norm_training_matches_torch() -> R {
+    let x = x_sin().requires_grad_(true)?;
+    let w = t64(&[0.5, 1.5], &[2]).requires_grad_(true)?;
+    let b = t64(&[0.25, -1.0], &[2]).requires_grad_(true)?;
+    let (rm, rv) = (t64(&[0.25, -0.5], &[2]), t64(&[1.5, 0.75], &[2]));
+    let y = x.batch_norm(Some(&rm), Some(&rv), Some(&w), Some(&b), true, 0.3, 1e-5)?;
+    assert_close(
+        &f64s(&y.select(0, 0)?),
+        &[
+            0.25616808400568714,
+            0.8724851878441553,
+            0.9221631887054833,
+            0.3595283616996049,
+            -2.7930567114080516,
+            -3.2210018875200555,
+            -1.7823023869452617,
+            0.2003081043905457,
+        ],
+        1e-12,
+    );
+    assert_close(
+        &f64s(&rm),
+        &[0.17247357471162908, -0.3229784294743725],
+        1e-12,
+    );
+    assert_close(&f64s(&rv), &[1.2025142261002146, 0.6892606874445962], 1e-12);
+    // PyTorch's native batch_norm writes the running statistics without a version bump
+    assert_eq!((rm.version(), rv.version()), (0, 0));
+    y.mul(cos24())?.sum()?.backward()?;
+    assert_close(
+        &f64s(&x.grad().unwrap().select(0, 0)?),
+        &[
+            0.8142162873413362,
+            0.47196639568584364,
+            -0.22901166066836937,
+            -0.6442418894351729,
+            -1.4293475412775458,
+            0.5780263040645949,
+            1.9335537948245443,
+            1.3909692073329114,
+        ],
+        1e-12,
+    );
+    assert_close(
+        &f64s(&w.grad().unwrap()),
+        &[0.0738266411365435, 0.45393622359531655],
+        1e-12,
+    );
+    assert_close(
+        &f64s(&b.grad().unwrap()),
+        &[-1.3409146460053725, 0.8000001059860746],
+        1e-12,
+    );
+    Ok(())
+}
+
+#[test]
+fn batch_norm_eval_uses_running_stats() -> R {
+    let x = x_sin();
+    let (rm, rv) = (t64(&[0.25, -0.5], &[2]), t64(&[1.5, 0.75], &[2]));
+    let y = x.batch_norm(Some(&rm), Some(&rv), None, None, false, 0.3, 1e-5)?;
+    let xs = f64s(&x);
+    let ys = f64s(&y);
+    for (i, (&a, &b)) in xs.iter().zip(&ys).enumerate() {
+        let c = (i / 4) % 2;
+        let want = (a - [0.25, -0.5][c]) / ([1.5f64, 0.75][c] + 1e-5).sqrt();
+        assert!((b - want).abs() < 1e-14, "{b} vs {want}");
+    }
+    assert_eq!(f64s(&rm), vec![0.25, -0.5]);
+    Ok(())
+}
+
+#[test]
+fn batch_norm_f32_matches_f64() -> R {
+    let x = Tensor::randn(&[4, 3, 5, 6], DType::F32)?;
+    let (rm, rv) = (
+        Tensor::zeros(&[3], DType::F32)?,
+        Tensor::ones(&[3], DType::F32)?,
+    );
+    let y = x.batch_norm(Some(&rm), Some(&rv), None, None, true, 0.1, 1e-5)?;
+    let x64 = x.to_dtype(DType::F64)?;
+    let y64 = x64.batch_norm(None, None, None, None, true, 0.1, 1e-5)?;
+    assert_eq!(y.dtype(), DType::F32);
+    assert_close(&f64s(&y), &f64s(&y64), 1e-5);
+    let mean = x64.mean(&[0, 2, 3], false, None)?.mul(0.1)?;
+    assert_close(&f64s(&rm), &f64s(&mean), 1e-6);
+    Ok(())
+}
+
+#[test]
+fn instance_norm_bumps_running_stats_and_matches_torch() -> R {
+    let x = x_sin();
+    let (rm, rv) = (t64(&[0.25, -0.5], &[2]), t64(&[1.5, 0.75], &[2]));
+    let y = x.instance_norm(Some(&rm), Some(&rv), None, None, true, 0.3, 1e-5)?;
+    assert_close(
+        &f64s(&y.select(0, 1)?),
+        &[
+            1.3124828252126037,
+            0.5733381763577529,
+            -0.6509805787242093,
+            -1.2348404228461474,
+            -1.6174444421642198,
+            0.0688165776533917,
+            1.074221723520518,
+            0.47440614099030964,
+        ],
+        1e-12,
+    );
+    assert_close(
+        &f64s(&rm),
+        &[0.17247357471162914, -0.32297842947437255],
+        1e-12,
+    );
+    assert_close(&f64s(&rv), &[1.1779048261349296, 0.6880506521546593], 1e-12);
+    // instance_norm writes the running statistics back with copy_: one version bump each
+    assert_eq!((rm.version(), rv.version()), (1, 1));
+    // in evaluation the running statistics are only read: no write, no bump
+    x.instance_norm(Some(&rm), Some(&rv), None, None, false, 0.3, 1e-5)?;
+    assert_eq!((rm.version(), rv.version()), (1, 1));
+    Ok(())
+}
+
+#[test]
+fn group_norm_matches_torch() -> R {
+    let v: Vec<f64> = (0..24).map(|i| (i as f64).cos()).collect();
+    let x = t64(&v, &[2, 4, 3]);
+    let w = t64(&[0.5, 1.5, 0.5, 1.5], &[4]);
+    let b = t64(&[0.25, -1.0, 0.25, -1.0], &[4]);
+    let y = x.group_norm(2, Some(&w), Some(&b), 1e-5)?;
+    assert_close(
+        &f64s(&y.select(0, 1)?),
+        &[
+            0.8469472654252034,
+            0.891023727010315,
+            0.3568415818281837,
+            -2.543423708043753,
+            -2.955068567418751,
+            -1.5359454473286018,
+            0.7073477782605955,
+            0.9334588291463009,
+            0.5336719538850936,
+            -2.1233519143585267,
+            -3.057502212598927,
+            -2.092581556918517,
+        ],
+        1e-12,
+    );
+    Ok(())
+}
+
+#[test]
+fn norm_errors_change_nothing() -> R {
+    let x = x_sin();
+    let (rm, rv) = (t64(&[0.25, -0.5], &[2]), t64(&[1.5, 0.75], &[2]));
+    let bad = t64(&[1.0, 2.0, 3.0], &[3]);
+    let e = x
+        .batch_norm(Some(&rm), Some(&rv), Some(&bad), None, true, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
+    let e = x
+        .batch_norm(None, None, None, None, false, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let one = t64(&[1.0, 2.0], &[1, 2]);
+    let e = one
+        .batch_norm(Some(&rm), Some(&rv), None, None, true, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let f32s = Tensor::zeros(&[2], DType::F32)?;
+    let e = x
+        .batch_norm(Some(&f32s), Some(&rv), None, None, true, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
+    let ints = Tensor::from_vec(vec![1i64, 2, 3, 4], &[2, 2])?;
+    let e = ints
+        .batch_norm(None, None, None, None, true, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    let e = x.group_norm(3, None, None, 1e-5).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let e = x
+        .instance_norm(None, None, None, None, false, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    let e = x
+        .instance_norm(Some(&rm), Some(&bad), None, None, true, 0.1, 1e-5)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
+    assert_eq!(f64s(&rm), vec![0.25, -0.5]);
+    assert_eq!(f64s(&rv), vec![1.5, 0.75]);
+    assert_eq!((rm.version(), rv.version()), (0, 0));
+    Ok(())
+}

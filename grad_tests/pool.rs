@@ -1,0 +1,281 @@
+//! Pooling (`ops/pool/`): values and indices against PyTorch 2.15 (numbers recorded with
+//! `torch.nn.functional` on `sin(0.7 * arange(120)).reshape(2, 2, 5, 6)`), NaN propagation,
+//! shapes, errors.
+
+use crate::common::{R, assert_close, f64s, t64};
+use tapegrad::{DType, ErrorKind, Tensor};
+
+fn img() -> Tensor {
+    let v: Vec<f64> = (0..120).map(|i| (0.7 * i as f64).sin()).collect();
+    t64(&v, &[2, 2, 5, 6])
+}
+
+fn head(t: &Tensor) -> Vec<f64> {
+    f64s(t)[..12].to_vec()
+}
+
+fn head_i(t: &Tensor) -> Vec<i64> {
+    t.to_vec::<i64>().unwrap()[..12].to_vec()
+}
+
+#[test]
+fn max_pool2d_matches_torch() -> R {
+    let x = img();
+    let (y, i) = x.max_pool2d_with_indices(&[3, 2], &[2, 1], &[1], &[1], true)?;
+    assert_eq!(y.shape(), vec![2, 2, 3, 7]);
+    assert_close(
+        &head(&y),
+        &[
+            0.0,
+            0.644217687237691,
+            0.98544972998846,
+            0.98544972998846,
+            0.863209366648874,
+            0.988168233877,
+            0.988168233877,
+            0.854598908088281,
+            0.854598908088281,
+            0.99060735569487,
+            0.99060735569487,
+            0.845746831142934,
+        ],
+        1e-14,
+    );
+    assert_eq!(head_i(&i), vec![0, 1, 2, 2, 3, 11, 11, 12, 12, 20, 20, 21]);
+    let y = x.max_pool2d(&[2], &[1], &[1], &[2], false)?;
+    assert_eq!(y.shape(), vec![2, 2, 5, 6]);
+    assert_close(
+        &head(&y),
+        &[
+            -0.982452612624333,
+            -0.631266637872322,
+            0.01681390048435,
+            0.656986598718789,
+            0.988168233877,
+            0.656986598718789,
+            0.644217687237691,
+            0.98544972998846,
+            0.863209366648874,
+            0.98544972998846,
+            0.863209366648874,
+            0.334988150155905,
+        ],
+        1e-14,
+    );
+    let (y, i) = x.adaptive_max_pool2d_with_indices(&[3, 4])?;
+    assert_close(
+        &head(&y),
+        &[
+            0.644217687237691,
+            0.98544972998846,
+            0.863209366648874,
+            0.988168233877,
+            0.854598908088281,
+            0.99060735569487,
+            0.845746831142934,
+            0.988168233877,
+            0.669569762196601,
+            0.99060735569487,
+            0.845746831142934,
+            0.992766405835907,
+        ],
+        1e-14,
+    );
+    assert_eq!(
+        head_i(&i),
+        vec![1, 2, 3, 11, 12, 20, 21, 11, 19, 20, 21, 29]
+    );
+    Ok(())
+}
+
+#[test]
+fn max_pool2d_nan_and_inf_rules() -> R {
+    let x = img();
+    let mut v = f64s(&x);
+    v[1] = f64::NAN;
+    v[7] = f64::NAN;
+    let z = t64(&v, &[2, 2, 5, 6]);
+    let (y, i) = z.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
+    let y00 = f64s(&y.select(0, 0)?.select(0, 0)?);
+    assert!(y00[0].is_nan());
+    assert_close(
+        &y00[1..],
+        &[
+            0.98544972998846,
+            0.9881682338770003,
+            0.8545989080882814,
+            0.9906073556948704,
+            0.303118356745704,
+        ],
+        1e-14,
+    );
+    // the last NaN of the window wins
+    assert_eq!(
+        i.select(0, 0)?.select(0, 0)?.to_vec::<i64>()?,
+        vec![7, 2, 11, 12, 20, 22]
+    );
+    let inf = Tensor::full(&[1, 1, 2, 2], f64::NEG_INFINITY, DType::F32)?;
+    let (_, i) = inf.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
+    assert_eq!(i.to_vec::<i64>()?, vec![0]);
+    Ok(())
+}
+
+#[test]
+fn avg_pool2d_matches_torch() -> R {
+    let x = img();
+    let y = x.avg_pool2d(&[3], &[2], &[1], true, true, None)?;
+    assert_eq!(y.shape(), vec![2, 2, 3, 4]);
+    assert_close(
+        &head(&y),
+        &[
+            -0.134423410866692,
+            0.099552381540302,
+            0.278820335799478,
+            0.106230834364563,
+            0.00254018831305,
+            -0.002006436428016,
+            -0.005360899730583,
+            -0.002006715924007,
+            -0.128888914403547,
+            0.108431978774086,
+            0.276882942712831,
+            0.10178249810865,
+        ],
+        1e-13,
+    );
+    let y = x.avg_pool2d(&[3], &[2], &[1], true, false, None)?;
+    assert_close(
+        &head(&y),
+        &[
+            -0.302452674450057,
+            0.149328572310453,
+            0.418230503699216,
+            0.31869250309369,
+            0.003810282469575,
+            -0.002006436428016,
+            -0.005360899730583,
+            -0.004013431848013,
+            -0.290000057407981,
+            0.162647968161129,
+            0.415324414069247,
+            0.30534749432595,
+        ],
+        1e-13,
+    );
+    let y = x.avg_pool2d(&[2], &[1], &[1], false, true, Some(3))?;
+    assert_eq!(y.shape(), vec![2, 2, 6, 7]);
+    assert_close(
+        &head(&y),
+        &[
+            0.0,
+            0.21473922907923,
+            0.543222472408717,
+            0.616219698879111,
+            0.39939917226826,
+            -0.005265025844572,
+            -0.116927742563207,
+            -0.290525257471196,
+            -0.403270232600076,
+            0.005316055576499,
+            0.411402119749787,
+            0.623999338669306,
+        ],
+        1e-13,
+    );
+    let y = x.adaptive_avg_pool2d(&[3, 4])?;
+    assert_close(
+        &head(&y),
+        &[
+            -0.302452674450057,
+            0.003987041682374,
+            0.467999504001979,
+            0.407339938765519,
+            0.003810282469575,
+            -0.000153816584626,
+            -0.006034633671868,
+            -0.005185511538477,
+            -0.290000057407981,
+            0.019929572504257,
+            0.470312873940896,
+            0.398944241366434,
+        ],
+        1e-13,
+    );
+    Ok(())
+}
+
+#[test]
+fn one_d_pools_are_the_two_d_ones_on_a_row() -> R {
+    let v: Vec<f64> = (0..14).map(|i| (0.9 * i as f64).cos()).collect();
+    let x = t64(&v, &[2, 7]);
+    let a = x.max_pool1d(3, Some(2), 1, 1, true)?;
+    let b = x
+        .unsqueeze(0)?
+        .unsqueeze(2)?
+        .max_pool2d(&[1, 3], &[1, 2], &[0, 1], &[1], true)?;
+    assert_eq!(f64s(&a), f64s(&b));
+    let a = x.avg_pool1d(3, None, 1, false, false)?;
+    let b = x
+        .unsqueeze(1)?
+        .avg_pool2d(&[1, 3], &[1, 3], &[0, 1], false, false, None)?;
+    assert_eq!(f64s(&a), f64s(&b));
+    assert_eq!(x.adaptive_avg_pool1d(3)?.shape(), vec![2, 3]);
+    Ok(())
+}
+
+#[test]
+fn max_unpool2d_inverts_the_picks() -> R {
+    let x = img();
+    let (y, i) = x.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
+    let u = y.max_unpool2d(&i, &[2], &[], &[0], Some(&[5, 6]))?;
+    assert_eq!(u.shape(), vec![2, 2, 5, 6]);
+    let back = u.max_pool2d(&[2], &[], &[0], &[1], false)?;
+    assert_eq!(f64s(&back), f64s(&y));
+    let bad = Tensor::full(&[1, 1, 2, 2], 100i64, DType::I64)?;
+    let e = Tensor::ones(&[1, 1, 2, 2], DType::F32)?
+        .max_unpool2d(&bad, &[2], &[], &[0], None)
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+    Ok(())
+}
+
+#[test]
+fn pool_errors() -> R {
+    let x = img();
+    let kind = |r: tapegrad::Result<Tensor>| r.unwrap_err().kind();
+    assert_eq!(
+        kind(x.max_pool2d(&[2], &[0], &[0], &[1], false)),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.max_pool2d(&[2], &[], &[2], &[1], false)),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.max_pool2d(&[6], &[], &[0], &[1], false)),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.avg_pool2d(&[6], &[], &[0], false, true, None)),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(x.avg_pool2d(&[2], &[], &[0], false, true, Some(0))),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(t64(&[1.0; 4], &[2, 2]).max_pool2d(&[2], &[], &[0], &[1], false)),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        kind(t64(&[1.0; 4], &[4]).max_pool1d(2, None, 0, 1, false)),
+        ErrorKind::InvalidArgument
+    );
+    // an empty batch is allowed
+    let e = Tensor::zeros(&[0, 2, 4, 4], DType::F32)?;
+    assert_eq!(
+        e.max_pool2d(&[2], &[], &[0], &[1], false)?.shape(),
+        vec![0, 2, 2, 2]
+    );
+    Ok(())
+}

@@ -1,0 +1,310 @@
+//! `batch_norm`: per-channel normalization of `[N, C, *]` with the batch statistics (training;
+//! the running statistics updated in place, unbiased variance, without a version bump, as
+//! PyTorch's native kernel) or the running statistics (evaluation). Forward: the backend's
+//! `channel_stats` and `channel_affine` kernels; backward `BatchNormBackward` in differentiable
+//! ops (the rules are in `norm/mod.rs`).
+
+use super::{channel_shape, check_param};
+use crate::autograd::{Grads, SavedTensor, no_grad, record};
+use crate::layout::Layout;
+use crate::ops::grad::backward;
+use crate::ops::nn::{check_float, from_f64};
+use crate::{DType, Result, Tensor, bail};
+
+/// The arguments of one batch-norm call (the functional form's keywords).
+pub(super) struct BatchNormArgs<'a> {
+    pub(super) running_mean: Option<&'a Tensor>,
+    pub(super) running_var: Option<&'a Tensor>,
+    pub(super) weight: Option<&'a Tensor>,
+    pub(super) bias: Option<&'a Tensor>,
+    pub(super) training: bool,
+    pub(super) momentum: f64,
+    pub(super) eps: f64,
+}
+
+struct BatchNormBackward {
+    /// Training: statistics of the input (recomputed in the backward). Evaluation: the
+    /// running mean and `1/sqrt(running_var + eps)`, constants.
+    training: bool,
+    eval_stats: Option<(Vec<f64>, Vec<f64>)>,
+    eps: f64,
+    /// Input position of the weight among the recorded inputs; of the bias, with its shape
+    /// and dtype.
+    w: Option<usize>,
+    b: Option<(usize, Vec<i64>, DType)>,
+}
+
+backward!(
+    BatchNormBackward,
+    "NativeBatchNormBackward0",
+    |self, ctx, g: Tensor| {
+        let x = &ctx.saved[0];
+        let w = self.w.map(|_| &ctx.saved[1]);
+        let (nd, c) = (x.dim(), x.shape()[1]);
+        let dims: Vec<i64> = (0..nd as i64).filter(|&d| d != 1).collect();
+        let cs = channel_shape(c, nd);
+        let g = g.to_dtype(x.dtype())?;
+        let (xhat, invstd) = if self.training {
+            let mean = x.mean(&dims, true, None)?;
+            let xc = x.sub(&mean)?;
+            let invstd = xc
+                .mul(&xc)?
+                .mean(&dims, true, None)?
+                .add(self.eps)?
+                .rsqrt()?;
+            (xc.mul(&invstd)?, invstd)
+        } else {
+            let (mean, invstd) = self.eval_stats.as_ref().expect("evaluation statistics");
+            let mean = from_f64(mean.clone(), &[c], x.dtype())?.view(&cs)?;
+            let invstd = from_f64(invstd.clone(), &[c], x.dtype())?.view(&cs)?;
+            (x.sub(&mean)?.mul(&invstd)?, invstd)
+        };
+        let mut out: Grads =
+            smallvec::smallvec![None; 1 + self.w.is_some() as usize + self.b.is_some() as usize];
+        if ctx.needs(0) {
+            let mut gx = if self.training {
+                let gm = g.mean(&dims, true, None)?;
+                let gxm = g.mul(&xhat)?.mean(&dims, true, None)?;
+                g.sub(&gm)?.sub(&xhat.mul(&gxm)?)?.mul(&invstd)?
+            } else {
+                g.mul(&invstd)?
+            };
+            if let Some(w) = w {
+                gx = gx.mul(&w.to_dtype(x.dtype())?.reshape(&cs)?)?;
+            }
+            out[0] = Some(gx);
+        }
+        if let (Some(i), Some(w)) = (self.w, w)
+            && ctx.needs(i)
+        {
+            let gw = g.mul(&xhat)?.sum_dims(&dims, false)?;
+            out[i] = Some(gw.to_dtype(w.dtype())?.reshape(&dims_of(w))?);
+        }
+        if let Some((i, shape, dt)) = &self.b
+            && ctx.needs(*i)
+        {
+            out[*i] = Some(g.sum_dims(&dims, false)?.to_dtype(*dt)?.reshape(shape)?);
+        }
+        Ok(out)
+    }
+);
+
+fn dims_of(t: &Tensor) -> Vec<i64> {
+    t.shape().iter().map(|&d| d as i64).collect()
+}
+
+/// `v` rounded to the compute type of `dt` (f32 for every float dtype but f64).
+fn round_to(dt: DType, v: f64) -> f64 {
+    if dt == DType::F64 { v } else { v as f32 as f64 }
+}
+
+/// The values of an optional per-channel tensor, or `fill` per channel.
+fn values_or(t: Option<&Tensor>, c: usize, fill: f64) -> Result<Vec<f64>> {
+    match t {
+        Some(t) => {
+            let _g = no_grad();
+            t.to_vec::<f64>()
+        }
+        None => Ok(vec![fill; c]),
+    }
+}
+
+/// Batch norm of `x` (`[N, C, *]`); `check_single` refuses one value per channel in training
+/// (the functional form's check; group_norm and instance_norm check their own way).
+pub(super) fn batch_norm_impl(
+    x: &Tensor,
+    a: &BatchNormArgs<'_>,
+    check_single: bool,
+    op: &'static str,
+) -> Result<Tensor> {
+    check_float(x, op)?;
+    let sh = x.shape();
+    if sh.len() < 2 {
+        bail!(
+            DimOutOfRange,
+            op,
+            "Dimension out of range (expected to be in range of [-1, 0], but got 1): {} needs an input of at least 2 dims, got {:?}",
+            op,
+            sh
+        );
+    }
+    let dt = x.dtype();
+    let (outer, c) = (sh[0], sh[1]);
+    let inner: usize = sh[2..].iter().product();
+    for (t, what) in [
+        (a.running_mean, "running_mean"),
+        (a.running_var, "running_var"),
+    ] {
+        if let Some(t) = t {
+            check_param(t, what, c, dt, op)?;
+        }
+    }
+    if !a.training && (a.running_mean.is_none() || a.running_var.is_none()) {
+        let what = if a.running_mean.is_none() {
+            "running_mean"
+        } else {
+            "running_var"
+        };
+        bail!(
+            InvalidArgument,
+            op,
+            "{} must be defined in evaluation mode",
+            what
+        );
+    }
+    for (t, what) in [(a.weight, "weight"), (a.bias, "bias")] {
+        if let Some(t) = t {
+            check_param(t, what, c, dt, op)?;
+        }
+    }
+    if check_single && a.training && outer * inner == 1 {
+        bail!(
+            InvalidArgument,
+            op,
+            "Expected more than 1 value per channel when training, got input size {:?}",
+            sh
+        );
+    }
+    let n = outer * inner;
+    let (out, mean, invstd, updates) = {
+        let _g = no_grad();
+        let xc = if x.is_contiguous() {
+            x.clone()
+        } else {
+            x.contiguous()?
+        };
+        let dims = (outer, c, inner);
+        let (mean, invstd, updates) = if a.training {
+            let stats = if n == 0 {
+                vec![(f64::NAN, f64::NAN); c]
+            } else {
+                crate::backend::norm::channel_stats(&xc.data(), dt, dims)
+            };
+            let mean: Vec<f64> = stats.iter().map(|s| s.0).collect();
+            let invstd: Vec<f64> = stats
+                .iter()
+                .map(|s| 1.0 / (s.1 / n as f64 + a.eps).sqrt())
+                .collect();
+            // the new running statistics, computed before anything is written
+            let mut updates = Vec::new();
+            if n > 0 {
+                let m = a.momentum;
+                if let Some(rm) = a.running_mean {
+                    let old = rm.to_vec::<f64>()?;
+                    let new: Vec<f64> = old
+                        .iter()
+                        .zip(&mean)
+                        .map(|(o, v)| m * v + (1.0 - m) * o)
+                        .collect();
+                    updates.push((rm, from_f64(new, &rm.shape(), rm.dtype())?));
+                }
+                if let Some(rv) = a.running_var {
+                    let old = rv.to_vec::<f64>()?;
+                    let unbiased = |m2: f64| m2 / (n as f64 - 1.0);
+                    let new: Vec<f64> = old
+                        .iter()
+                        .zip(&stats)
+                        .map(|(o, s)| m * unbiased(s.1) + (1.0 - m) * o)
+                        .collect();
+                    updates.push((rv, from_f64(new, &rv.shape(), rv.dtype())?));
+                }
+            }
+            (mean, invstd, updates)
+        } else {
+            let rm = values_or(a.running_mean, c, 0.0)?;
+            let rv = values_or(a.running_var, c, 1.0)?;
+            let invstd = rv.iter().map(|v| 1.0 / (v + a.eps).sqrt()).collect();
+            (rm, invstd, Vec::new())
+        };
+        let w = values_or(a.weight, c, 1.0)?;
+        let b = values_or(a.bias, c, 0.0)?;
+        // PyTorch's alpha = invstd * w, beta = b - mean * invstd * w, in the compute type
+        let r = |v| round_to(dt, v);
+        let scale: Vec<f64> = (0..c).map(|k| r(r(invstd[k]) * r(w[k]))).collect();
+        let shift: Vec<f64> = (0..c)
+            .map(|k| r(r(b[k]) - r(r(r(mean[k]) * r(invstd[k])) * r(w[k]))))
+            .collect();
+        let out = Tensor::empty_strided(&sh, Layout::contiguous(&sh).strides(), dt)?;
+        crate::backend::norm::channel_affine(&out.data(), &xc.data(), dt, dims, &scale, &shift);
+        (out, mean, invstd, updates)
+    };
+    // the running statistics: written in place without a version bump (PyTorch's native
+    // batch_norm writes them through the kernel, not through an autograd-visible op)
+    for (t, new) in &updates {
+        crate::backend::copy_raw(&t.data(), &new.data(), t.dtype(), new.dtype());
+    }
+    let mut inputs: Vec<&Tensor> = vec![x];
+    let w_pos = a.weight.map(|w| {
+        inputs.push(w);
+        inputs.len() - 1
+    });
+    let b_pos = a.bias.map(|b| {
+        inputs.push(b);
+        (inputs.len() - 1, dims_of(b), b.dtype())
+    });
+    let bw = BatchNormBackward {
+        training: a.training,
+        eval_stats: (!a.training).then_some((mean, invstd)),
+        eps: a.eps,
+        w: w_pos,
+        b: b_pos,
+    };
+    record(
+        &[&out],
+        &inputs,
+        || {
+            let mut s = vec![SavedTensor::input(x)];
+            if let Some(w) = a.weight {
+                s.push(SavedTensor::input(w));
+            }
+            s
+        },
+        bw,
+    )?;
+    Ok(out)
+}
+
+impl Tensor {
+    /// Batch normalization of an `[N, C, *]` input over every dim but the channel dim `1`, as
+    /// `torch.nn.functional.batch_norm(input, running_mean, running_var, weight, bias,
+    /// training, momentum, eps)`.
+    ///
+    /// In training the batch's mean and biased variance normalize; `running_mean` and
+    /// `running_var` (when given) are updated in place (without a version bump, as PyTorch's
+    /// native kernel) to `(1 - momentum) * running + momentum * batch`, with the unbiased
+    /// batch variance. In evaluation the running statistics (required) normalize. `weight` and
+    /// `bias` (`C` elements each) scale and shift.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f64, 3.0, 2.0, 6.0], &[2, 2])?;
+    /// let (rm, rv) = (Tensor::zeros(&[2], x.dtype())?, Tensor::ones(&[2], x.dtype())?);
+    /// let y = x.batch_norm(Some(&rm), Some(&rv), None, None, true, 0.5, 0.0)?;
+    /// assert_eq!(y.to_vec::<f64>()?, vec![-1.0, -1.0, 1.0, 1.0]);
+    /// assert_eq!(rm.to_vec::<f64>()?, vec![0.75, 2.25]);
+    /// assert_eq!(rv.to_vec::<f64>()?, vec![0.75, 2.75]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    #[allow(clippy::too_many_arguments)]
+    pub fn batch_norm(
+        &self,
+        running_mean: Option<&Tensor>,
+        running_var: Option<&Tensor>,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        training: bool,
+        momentum: f64,
+        eps: f64,
+    ) -> Result<Tensor> {
+        let a = BatchNormArgs {
+            running_mean,
+            running_var,
+            weight,
+            bias,
+            training,
+            momentum,
+            eps,
+        };
+        batch_norm_impl(self, &a, true, "batch_norm")
+    }
+}

@@ -1,0 +1,77 @@
+//! `group_norm`: batch norm of every sample's channel groups (`[N, C, *]` reshaped to
+//! `[1, N*G, *]`, no affine, no running statistics), then the per-channel `* weight + bias`.
+
+use super::batch_norm::{BatchNormArgs, batch_norm_impl};
+use super::{channel_shape, check_param};
+use crate::ops::nn::check_float;
+use crate::{Result, Tensor, bail};
+
+impl Tensor {
+    /// Group normalization of an `[N, C, *]` input: the `C` channels split into `num_groups`
+    /// groups, every `(sample, group)` normalized over its elements (biased variance, `eps`
+    /// inside the square root), then scaled by `weight` and shifted by `bias` per channel, as
+    /// `torch.nn.functional.group_norm(input, num_groups, weight, bias, eps)`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f64, 3.0, 2.0, 6.0], &[1, 4])?;
+    /// let y = x.group_norm(2, None, None, 0.0)?;
+    /// assert_eq!(y.to_vec::<f64>()?, vec![-1.0, 1.0, -1.0, 1.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn group_norm(
+        &self,
+        num_groups: usize,
+        weight: Option<&Tensor>,
+        bias: Option<&Tensor>,
+        eps: f64,
+    ) -> Result<Tensor> {
+        let op = "group_norm";
+        check_float(self, op)?;
+        let sh = self.shape();
+        if sh.len() < 2 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected at least 2 dimensions for input tensor but received {}",
+                sh.len()
+            );
+        }
+        let (n, c) = (sh[0], sh[1]);
+        if num_groups == 0 || !c.is_multiple_of(num_groups) {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected number of channels in input to be divisible by num_groups, but got input of shape {:?} and num_groups={}",
+                sh,
+                num_groups
+            );
+        }
+        for (t, what) in [(weight, "weight"), (bias, "bias")] {
+            if let Some(t) = t {
+                check_param(t, what, c, self.dtype(), op)?;
+            }
+        }
+        let per_group = (c / num_groups) * sh[2..].iter().product::<usize>();
+        let flat = [1, (n * num_groups) as i64, per_group as i64];
+        let a = BatchNormArgs {
+            running_mean: None,
+            running_var: None,
+            weight: None,
+            bias: None,
+            training: true,
+            momentum: 0.0,
+            eps,
+        };
+        let full: Vec<i64> = sh.iter().map(|&d| d as i64).collect();
+        let mut y = batch_norm_impl(&self.reshape(&flat)?, &a, false, op)?.view(&full)?;
+        let cs = channel_shape(c, sh.len());
+        if let Some(w) = weight {
+            y = y.mul(&w.to_dtype(self.dtype())?.reshape(&cs)?)?;
+        }
+        if let Some(b) = bias {
+            y = y.add(&b.to_dtype(self.dtype())?.reshape(&cs)?)?;
+        }
+        Ok(y)
+    }
+}

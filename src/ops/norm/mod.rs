@@ -1,0 +1,63 @@
+//! Normalization over channels and groups, one file per concept: [`batch_norm`] (training and
+//! evaluation, the running statistics updated in place), [`instance_norm`] (batch norm of every
+//! sample's channels, composed) and [`group_norm`] (batch norm of every sample's channel groups,
+//! composed). `layer_norm` lives in `ops/nn/`.
+//!
+//! The forward is two backend kernels of the normalization family (`Backend::channel_stats`:
+//! per-channel mean and squared deviations in f64; `Backend::channel_affine`: `x * scale[ch] +
+//! shift[ch]` in the dtype's compute type); the backward is written with differentiable ops, so
+//! double backward is the backward of those ops.
+//!
+//! Derivative rules (`g` = output gradient; per channel: `mean`, `invstd = 1/sqrt(var + eps)`,
+//! `xhat = (x - mean) * invstd`; `E[.]` = mean over every dim but the channel's):
+//! - batch_norm, training: input `(g - E[g] - xhat E[g xhat]) invstd w` (mean and invstd
+//!   recomputed from the saved input with differentiable ops), weight `sum(g xhat)`, bias
+//!   `sum(g)`
+//! - batch_norm, evaluation: input `g invstd w` (running statistics: constants), weight
+//!   `sum(g xhat)`, bias `sum(g)`
+//! - instance_norm: composed (`reshape` to `[1, N*C, ..]`, batch_norm, `repeat` of the affine
+//!   parameters and running statistics)
+//! - group_norm: composed (`reshape` to `[1, N*G, ..]`, batch_norm without affine, then
+//!   `* w + b` per channel)
+
+mod batch_norm;
+mod group_norm;
+mod instance_norm;
+
+use crate::{DType, Result, Tensor, bail};
+
+/// Errors unless `t` (a weight, bias or running statistic of `op`) holds `c` elements of the
+/// input's dtype (or f32 beside an f16/bf16 input: PyTorch's mixed-precision parameters).
+fn check_param(t: &Tensor, what: &str, c: usize, input: DType, op: &'static str) -> Result<()> {
+    if t.numel() != c {
+        bail!(
+            ShapeMismatch,
+            op,
+            "{} should contain {} elements not {}",
+            what,
+            c,
+            t.numel()
+        );
+    }
+    let half = matches!(input, DType::F16 | DType::BF16);
+    if t.dtype() != input && !(half && t.dtype() == DType::F32) {
+        bail!(
+            DTypeMismatch,
+            op,
+            "mixed dtype: {} is {} but the input is {} (expected scalar type {})",
+            what,
+            t.dtype(),
+            input,
+            input
+        );
+    }
+    Ok(())
+}
+
+/// The sizes `[1, c, 1, ..]` of a per-channel parameter broadcast against an input of `ndim`
+/// dims.
+fn channel_shape(c: usize, ndim: usize) -> Vec<i64> {
+    (0..ndim)
+        .map(|d| if d == 1 { c as i64 } else { 1 })
+        .collect()
+}

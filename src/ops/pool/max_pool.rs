@@ -1,0 +1,187 @@
+//! Max pooling: `max_pool2d` / `max_pool1d` (kernel, stride, padding, dilation, ceil_mode;
+//! the `_with_indices` forms return the plane positions as PyTorch's `return_indices=True`)
+//! and `adaptive_max_pool2d`. Forward: the backend's `max_pool` kernel over the windows of
+//! `pool/mod.rs`; backward `MaxPoolBackward`: `g` summed into the picked positions
+//! (`scatter_add`, so double backward is its gather).
+
+use super::{Pool2d, adaptive, as_2d};
+use crate::autograd::{SavedTensor, no_grad, record};
+use crate::backend::PoolWindows;
+use crate::layout::Layout;
+use crate::ops::grad::{backward, input_grad};
+use crate::ops::nn::check_float;
+use crate::{DType, Result, Tensor};
+
+struct MaxPoolBackward {
+    name: &'static str,
+    /// The input's shape.
+    shape: Vec<usize>,
+}
+
+backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
+    let idx = &ctx.saved[0];
+    let n = self.shape.len();
+    let planes: usize = self.shape[..n - 2].iter().product();
+    let plane = self.shape[n - 2] * self.shape[n - 1];
+    let flat = [planes as i64, -1];
+    let zeros = Tensor::zeros(&[planes, plane], g.dtype())?;
+    let gx = zeros.scatter_add(1, &idx.reshape(&flat)?, &g.reshape(&flat)?)?;
+    let full: Vec<i64> = self.shape.iter().map(|&d| d as i64).collect();
+    input_grad(gx.view(&full)?)
+});
+
+/// The maxima of the windows `win` of `x` (shape `[.., h, w]`) as a tensor of `out_shape`,
+/// with the i64 plane positions.
+fn max_pool_windows(
+    x: &Tensor,
+    out_shape: &[usize],
+    win: &PoolWindows,
+    name: &'static str,
+) -> Result<(Tensor, Tensor)> {
+    let (out, idx) = {
+        let _g = no_grad();
+        let xc = if x.is_contiguous() {
+            x.clone()
+        } else {
+            x.contiguous()?
+        };
+        let strides = Layout::contiguous(out_shape).strides().to_vec();
+        let out = Tensor::empty_strided(out_shape, &strides, x.dtype())?;
+        let idx = Tensor::empty_strided(out_shape, &strides, DType::I64)?;
+        crate::backend::pool::max_pool(&out.data(), &idx.data(), &xc.data(), win, x.dtype());
+        (out, idx)
+    };
+    record(
+        &[&out],
+        &[x],
+        || vec![SavedTensor::private(idx.clone())],
+        MaxPoolBackward {
+            name,
+            shape: x.shape(),
+        },
+    )?;
+    Ok((out, idx))
+}
+
+impl Tensor {
+    /// [`Tensor::max_pool2d`] also returning the position of every maximum in its `[h, w]`
+    /// plane (`row * w + col`, i64), as `max_pool2d(..., return_indices=True)`.
+    pub fn max_pool2d_with_indices(
+        &self,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let op = "max_pool2d";
+        check_float(self, op)?;
+        let args = (kernel_size, stride, padding, dilation);
+        let (geo, oh, ow) = Pool2d::new(self, args, ceil_mode, op)?;
+        let sh = self.shape();
+        let n = sh.len();
+        let planes = sh[..n - 2].iter().product();
+        let win = geo.windows(planes, (sh[n - 2], sh[n - 1]), (oh, ow));
+        let mut out_shape = sh[..n - 2].to_vec();
+        out_shape.extend([oh, ow]);
+        max_pool_windows(self, &out_shape, &win, "MaxPool2DWithIndicesBackward0")
+    }
+
+    /// 2-d max pooling of a `[C, H, W]` or `[N, C, H, W]` input, as
+    /// `torch.nn.functional.max_pool2d(input, kernel_size, stride, padding, dilation,
+    /// ceil_mode)`: each size is one value (both dims) or two; an empty `stride` is the kernel
+    /// size. NaN propagates (a window holding NaN gives NaN).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec((0..16).map(|v| v as f32).collect(), &[1, 1, 4, 4])?;
+    /// let y = x.max_pool2d(&[2], &[], &[0], &[1], false)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn max_pool2d(
+        &self,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        Ok(self
+            .max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
+            .0)
+    }
+
+    /// [`Tensor::max_pool1d`] also returning the position of every maximum along the last
+    /// dim, as `max_pool1d(..., return_indices=True)`.
+    pub fn max_pool1d_with_indices(
+        &self,
+        kernel_size: usize,
+        stride: Option<usize>,
+        padding: usize,
+        dilation: usize,
+        ceil_mode: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let op = "max_pool1d";
+        check_float(self, op)?;
+        let x = as_2d(self, op)?;
+        let s = stride.unwrap_or(kernel_size);
+        let (y, i) = x.max_pool2d_with_indices(
+            &[1, kernel_size],
+            &[1, s],
+            &[0, padding],
+            &[1, dilation],
+            ceil_mode,
+        )?;
+        Ok((y.squeeze_dim(-2)?, i.squeeze_dim(-2)?))
+    }
+
+    /// 1-d max pooling of a `[C, L]` or `[N, C, L]` input, as
+    /// `torch.nn.functional.max_pool1d(input, kernel_size, stride, padding, dilation,
+    /// ceil_mode)` (`stride` `None`: the kernel size).
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 3.0, 2.0, 0.0, 5.0], &[1, 5])?;
+    /// let y = x.max_pool1d(2, None, 0, 1, true)?;
+    /// assert_eq!(y.to_vec::<f32>()?, vec![3.0, 2.0, 5.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn max_pool1d(
+        &self,
+        kernel_size: usize,
+        stride: Option<usize>,
+        padding: usize,
+        dilation: usize,
+        ceil_mode: bool,
+    ) -> Result<Tensor> {
+        Ok(self
+            .max_pool1d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
+            .0)
+    }
+
+    /// [`Tensor::adaptive_max_pool2d`] also returning the plane positions of the maxima.
+    pub fn adaptive_max_pool2d_with_indices(
+        &self,
+        output_size: &[usize],
+    ) -> Result<(Tensor, Tensor)> {
+        let op = "adaptive_max_pool2d";
+        check_float(self, op)?;
+        let (shape, win) = adaptive(self, output_size, op)?;
+        max_pool_windows(self, &shape, &win, "AdaptiveMaxPool2DBackward0")
+    }
+
+    /// Adaptive 2-d max pooling to `output_size` (one size or two): output `(i, j)` is the
+    /// maximum of rows `[floor(i H / oh), ceil((i + 1) H / oh))` and the same for columns, as
+    /// `torch.nn.functional.adaptive_max_pool2d`.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec((0..9).map(|v| v as f64).collect(), &[1, 3, 3])?;
+    /// assert_eq!(x.adaptive_max_pool2d(&[2])?.to_vec::<f64>()?, vec![4.0, 5.0, 7.0, 8.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn adaptive_max_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
+        Ok(self.adaptive_max_pool2d_with_indices(output_size)?.0)
+    }
+}

@@ -1,0 +1,256 @@
+//! Pooling, one file per concept: [`max_pool`] (`max_pool1d`/`max_pool2d` with kernel, stride,
+//! padding, dilation, ceil_mode and indices; `adaptive_max_pool2d`), [`avg_pool`]
+//! (`avg_pool1d`/`avg_pool2d` with ceil_mode, count_include_pad, divisor_override;
+//! `adaptive_avg_pool1d`/`adaptive_avg_pool2d`) and [`unpool`] (`max_unpool2d`). The 1-d forms
+//! are the 2-d ones on a unit height (`unsqueeze(-2)` … `squeeze(-2)`), as in PyTorch.
+//!
+//! Every pooling is a set of windows over contiguous `[h, w]` planes (`PoolWindows`: the
+//! padding clipped away, dilation as a step), computed here and run by the backend's pooling
+//! kernels (`Backend::max_pool`, `Backend::avg_pool`, `Backend::avg_pool_transpose`).
+//!
+//! Derivative rules (`g` = output gradient):
+//! - max_pool / adaptive_max_pool: `g` scattered (summed) to the picked positions:
+//!   `zeros.scatter_add(plane, indices, g)` (differentiable: double backward gathers)
+//! - avg_pool / adaptive_avg_pool: the adjoint pooling `avg_pool_transpose(g)` (every window
+//!   element receives `g / divisor`); its own derivative is the forward pooling again
+//! - max_unpool2d: composed (`zeros.scatter(plane, indices, x)`)
+
+mod avg_pool;
+mod max_pool;
+mod unpool;
+
+use crate::backend::PoolWindows;
+use crate::{Result, Tensor, bail};
+
+/// A size argument given as one value (both dims) or one per spatial dim (`n` of them).
+fn per_dim(v: &[usize], n: usize, what: &str, op: &'static str) -> Result<Vec<usize>> {
+    match v.len() {
+        1 => Ok(vec![v[0]; n]),
+        l if l == n => Ok(v.to_vec()),
+        _ => bail!(
+            InvalidArgument,
+            op,
+            "{}: {} must be a single int or a tuple of {} ints, got {:?}",
+            op,
+            what,
+            n,
+            v
+        ),
+    }
+}
+
+/// The pooling geometry of an input of `[.., h, w]` with 3 or 4 dims (`[C, H, W]` or `[N, C,
+/// H, W]`): the leading sizes and the plane sizes. `nonempty` refuses a zero size outside
+/// the batch dim.
+fn planes_of(x: &Tensor, op: &'static str) -> Result<(Vec<usize>, usize, usize)> {
+    let sh = x.shape();
+    if !(sh.len() == 3 || sh.len() == 4) || sh[sh.len() - 3..].contains(&0) {
+        bail!(
+            InvalidArgument,
+            op,
+            "{}: expected a 3-D or 4-D (batch mode) input with non-zero sizes except the batch, got {:?}",
+            op,
+            sh
+        );
+    }
+    let n = sh.len();
+    Ok((sh[..n - 2].to_vec(), sh[n - 2], sh[n - 1]))
+}
+
+/// PyTorch's `pooling_output_shape`: the number of windows along a dim of `size` (may be
+/// below 1: the caller refuses it).
+fn out_len(size: usize, k: usize, pad: usize, stride: usize, dil: usize, ceil: bool) -> i64 {
+    let (size, k, pad, stride, dil) =
+        (size as i64, k as i64, pad as i64, stride as i64, dil as i64);
+    let num = size + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
+    let mut out = num.div_euclid(stride) + 1;
+    // the last window must start inside the input or its left padding
+    if ceil && (out - 1) * stride >= size + pad {
+        out -= 1;
+    }
+    out
+}
+
+/// The windows along one dim: for every output position, the first in-range input position
+/// and the number of in-range positions (`k` taps `dil` apart from `o * stride - pad`).
+fn windows(
+    n_out: usize,
+    size: usize,
+    k: usize,
+    stride: usize,
+    pad: usize,
+    dil: usize,
+) -> Vec<(usize, usize)> {
+    (0..n_out)
+        .map(|o| {
+            let start = (o * stride) as i64 - pad as i64;
+            let (size, k, dil) = (size as i64, k as i64, dil as i64);
+            // first tap at or after 0, first tap at or after `size`
+            let k0 = if start < 0 {
+                (-start + dil - 1) / dil
+            } else {
+                0
+            };
+            let k1 = if start >= size {
+                0
+            } else {
+                ((size - start + dil - 1) / dil).min(k)
+            };
+            if k1 <= k0 {
+                (0, 0)
+            } else {
+                ((start + k0 * dil) as usize, (k1 - k0) as usize)
+            }
+        })
+        .collect()
+}
+
+/// The adaptive windows along one dim: `[floor(o * size / n), ceil((o + 1) * size / n))`.
+fn adaptive_windows(n_out: usize, size: usize) -> Vec<(usize, usize)> {
+    (0..n_out)
+        .map(|o| {
+            let s = o * size / n_out;
+            let e = ((o + 1) * size).div_ceil(n_out);
+            (s, e - s)
+        })
+        .collect()
+}
+
+/// Checked geometry of a (max or average) pooling over the last two dims.
+struct Pool2d {
+    k: Vec<usize>,
+    stride: Vec<usize>,
+    pad: Vec<usize>,
+    dil: Vec<usize>,
+}
+
+impl Pool2d {
+    /// Parses and checks the arguments (PyTorch's order of checks and messages), returning
+    /// the output sizes `(oh, ow)` too.
+    fn new(
+        x: &Tensor,
+        (kernel, stride, padding, dilation): (&[usize], &[usize], &[usize], &[usize]),
+        ceil: bool,
+        op: &'static str,
+    ) -> Result<(Pool2d, usize, usize)> {
+        let k = per_dim(kernel, 2, "kernel_size", op)?;
+        let stride = if stride.is_empty() {
+            k.clone()
+        } else {
+            per_dim(stride, 2, "stride", op)?
+        };
+        let pad = per_dim(padding, 2, "padding", op)?;
+        let dil = per_dim(dilation, 2, "dilation", op)?;
+        if k.contains(&0) {
+            bail!(
+                InvalidArgument,
+                op,
+                "kernel size should be greater than zero, but got kH: {} kW: {}",
+                k[0],
+                k[1]
+            );
+        }
+        if stride.contains(&0) {
+            bail!(InvalidArgument, op, "stride should not be zero");
+        }
+        if dil.contains(&0) {
+            bail!(
+                InvalidArgument,
+                op,
+                "dilation should be greater than zero, but got dilationH: {} dilationW: {}",
+                dil[0],
+                dil[1]
+            );
+        }
+        let (lead, h, w) = planes_of(x, op)?;
+        for d in 0..2 {
+            if pad[d] > k[d] / 2 {
+                bail!(
+                    InvalidArgument,
+                    op,
+                    "pad should be at most half of effective kernel size, but got pad={}, kernel_size={} and dilation={}",
+                    pad[d],
+                    k[d],
+                    dil[d]
+                );
+            }
+        }
+        let oh = out_len(h, k[0], pad[0], stride[0], dil[0], ceil);
+        let ow = out_len(w, k[1], pad[1], stride[1], dil[1], ceil);
+        if oh < 1 || ow < 1 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Given input size: ({}x{}x{}). Calculated output size: ({}x{}x{}). Output size is too small",
+                lead[lead.len() - 1],
+                h,
+                w,
+                lead[lead.len() - 1],
+                oh.max(0),
+                ow.max(0)
+            );
+        }
+        let geo = Pool2d {
+            k,
+            stride,
+            pad,
+            dil,
+        };
+        Ok((geo, oh as usize, ow as usize))
+    }
+
+    /// The windows over planes of `[h, w]` for an `[oh, ow]` output.
+    fn windows(
+        &self,
+        planes: usize,
+        (h, w): (usize, usize),
+        (oh, ow): (usize, usize),
+    ) -> PoolWindows {
+        PoolWindows {
+            planes,
+            h,
+            w,
+            rows: windows(oh, h, self.k[0], self.stride[0], self.pad[0], self.dil[0]),
+            dh: self.dil[0],
+            cols: windows(ow, w, self.k[1], self.stride[1], self.pad[1], self.dil[1]),
+            dw: self.dil[1],
+        }
+    }
+}
+
+/// The adaptive windows of an `[.., h, w]` input for `output_size` (one or two sizes).
+fn adaptive(
+    x: &Tensor,
+    output_size: &[usize],
+    op: &'static str,
+) -> Result<(Vec<usize>, PoolWindows)> {
+    let os = per_dim(output_size, 2, "output_size", op)?;
+    let (lead, h, w) = planes_of(x, op)?;
+    let win = PoolWindows {
+        planes: lead.iter().product(),
+        h,
+        w,
+        rows: adaptive_windows(os[0], h),
+        dh: 1,
+        cols: adaptive_windows(os[1], w),
+        dw: 1,
+    };
+    let mut shape = lead;
+    shape.extend([os[0], os[1]]);
+    Ok((shape, win))
+}
+
+/// `x` unsqueezed at `-2` (a 1-d pooling as a 2-d one), checking PyTorch's 2-or-3-dims rule.
+fn as_2d(x: &Tensor, op: &'static str) -> Result<Tensor> {
+    let sh = x.shape();
+    if !(sh.len() == 2 || sh.len() == 3) || sh[sh.len() - 2..].contains(&0) {
+        bail!(
+            InvalidArgument,
+            op,
+            "{}: Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but got:{:?}",
+            op,
+            sh
+        );
+    }
+    x.unsqueeze(-2)
+}

@@ -1,0 +1,98 @@
+//! `max_unpool2d`: the partial inverse of max pooling, composed: every input value written to
+//! its recorded plane position of a zero output (`scatter` over flattened planes, so the
+//! gradient is the gather of `g` at those positions).
+
+use super::{per_dim, planes_of};
+use crate::ops::nn::check_float;
+use crate::{DType, Result, Tensor, bail};
+
+impl Tensor {
+    /// Max unpooling of a `[C, H, W]` or `[N, C, H, W]` input with the `indices` of
+    /// [`Tensor::max_pool2d_with_indices`], as `torch.nn.functional.max_unpool2d(input, indices,
+    /// kernel_size, stride, padding, output_size)`: the output plane is `output_size` (its last
+    /// two sizes) or `(in - 1) * stride - 2 * padding + kernel_size` per dim, zero except at
+    /// the indexed positions.
+    ///
+    /// ```
+    /// # use tapegrad::Tensor;
+    /// let x = Tensor::from_vec(vec![1.0f32, 5.0, 2.0, 4.0], &[1, 1, 2, 2])?;
+    /// let (y, i) = x.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
+    /// let u = y.max_unpool2d(&i, &[2], &[], &[0], None)?;
+    /// assert_eq!(u.to_vec::<f32>()?, vec![0.0, 5.0, 0.0, 0.0]);
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn max_unpool2d(
+        &self,
+        indices: &Tensor,
+        kernel_size: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        output_size: Option<&[usize]>,
+    ) -> Result<Tensor> {
+        let op = "max_unpool2d";
+        check_float(self, op)?;
+        if indices.dtype() != DType::I64 {
+            bail!(
+                DTypeMismatch,
+                op,
+                "elements in indices should be type int64 but got: {}",
+                indices.dtype()
+            );
+        }
+        if indices.shape() != self.shape() {
+            bail!(
+                ShapeMismatch,
+                op,
+                "Expected shape of indices to be same as that of the input tensor ({:?}) but got indices tensor with shape: {:?}",
+                self.shape(),
+                indices.shape()
+            );
+        }
+        let k = per_dim(kernel_size, 2, "kernel_size", op)?;
+        let s = if stride.is_empty() {
+            k.clone()
+        } else {
+            per_dim(stride, 2, "stride", op)?
+        };
+        let p = per_dim(padding, 2, "padding", op)?;
+        let (lead, h, w) = planes_of(self, op)?;
+        let default = |d: usize, size: usize| {
+            ((size as i64 - 1) * s[d] as i64 - 2 * p[d] as i64 + k[d] as i64).max(0) as usize
+        };
+        let (oh, ow) = match output_size {
+            Some(o) if o.len() >= 2 => (o[o.len() - 2], o[o.len() - 1]),
+            Some(o) => bail!(
+                InvalidArgument,
+                op,
+                "output_size must have at least 2 elements, got {:?}",
+                o
+            ),
+            None => (default(0, h), default(1, w)),
+        };
+        let planes: usize = lead.iter().product();
+        let flat = [planes as i64, (h * w) as i64];
+        let plane = oh * ow;
+        let zeros = Tensor::zeros(&[planes, plane], self.dtype())?;
+        let ix = indices.reshape(&flat)?;
+        if planes * h * w > 0 {
+            let _g = crate::autograd::no_grad();
+            let (lo, hi) = (ix.amin(&[], false)?, ix.amax(&[], false)?);
+            let (lo, hi) = (lo.item::<i64>()?, hi.item::<i64>()?);
+            if lo < 0 || hi >= plane as i64 {
+                let bad = if lo < 0 { lo } else { hi };
+                bail!(
+                    IndexOutOfRange,
+                    op,
+                    "Found an invalid max index: {} (output volumes are of size {}x{})",
+                    bad,
+                    oh,
+                    ow
+                );
+            }
+        }
+        let out = zeros.scatter(1, &ix, &self.reshape(&flat)?)?;
+        let mut shape: Vec<i64> = lead.iter().map(|&d| d as i64).collect();
+        shape.extend([oh as i64, ow as i64]);
+        out.view(&shape)
+    }
+}
