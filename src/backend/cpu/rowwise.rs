@@ -160,6 +160,33 @@ fn lane_max<T: FloatCompute<C = C>, C: Real>(x: &[T]) -> C {
     m
 }
 
+/// `e[i] = exp(x[i] - m)` and `sum_i e[i]` in one pass, in [`L`] lanes as [`lanes`].
+#[inline(always)]
+fn exp_sum<T: FloatCompute<C = C>, C: Real>(e: &mut [C], x: &[T], m: C) -> C {
+    let n = e.len().min(x.len());
+    let (e, x) = (&mut e[..n], &x[..n]);
+    let mut acc = [C::ZERO; L];
+    let mut ce = e.chunks_exact_mut(L);
+    let cx = x.chunks_exact(L);
+    let rx = cx.remainder();
+    for (e, x) in (&mut ce).zip(cx) {
+        for k in 0..L {
+            let v = (x[k].widen() - m).exp();
+            e[k] = v;
+            acc[k] += v;
+        }
+    }
+    let mut s = C::ZERO;
+    for (e, &x) in ce.into_remainder().iter_mut().zip(rx) {
+        *e = (x.widen() - m).exp();
+        s += *e;
+    }
+    for a in acc {
+        s += a;
+    }
+    s
+}
+
 /// Defines `$name` (generic, no return value) three times — for the baseline target, with
 /// AVX2+FMA and with AVX-512 — and dispatches on the running CPU (`elementwise::simd`). The
 /// body and everything it calls must be `#[inline(always)]` to be compiled with the features.
@@ -342,10 +369,7 @@ multiversion! {
         for (d, s) in d.chunks_exact_mut(n).zip(s.chunks_exact(n)) {
             // an infinite max makes every `x - max` NaN or -inf: the row is NaN, as PyTorch's
             let m = lane_max::<T, C>(s);
-            for (e, &x) in scratch.iter_mut().zip(s) {
-                *e = (x.widen() - m).exp();
-            }
-            let sum = lanes(&*scratch, &*scratch, |e: C, _: C| e);
+            let sum = exp_sum::<T, C>(scratch, s, m);
             if log {
                 let ls = sum.ln();
                 for (o, &x) in d.iter_mut().zip(s) {
