@@ -10,7 +10,7 @@
 //! - [`movement`]: copies and fills, cat/stack/flip/roll/repeat/tril, gather/scatter/take,
 //!   scatter_reduce, nonzero/masked_select.
 //! - [`linalg`]: the matmul family, einsum, baddbmm.
-//! - [`attention`]: scaled_dot_product_attention.
+//! - [`attention`]: scaled dot-product attention (`scaled_dot_product_attention`).
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
