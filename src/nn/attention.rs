@@ -109,7 +109,7 @@ impl MultiheadAttention {
         batch_first: bool,
         dtype: DType,
     ) -> Result<MultiheadAttention> {
-        if num_heads == 0 || embed_dim % num_heads != 0 {
+        if num_heads == 0 || !embed_dim.is_multiple_of(num_heads) {
             bail!(
                 InvalidArgument,
                 OP,

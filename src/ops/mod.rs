@@ -11,7 +11,7 @@
 //!   scatter_reduce, nonzero/masked_select.
 //! - [`linalg`]: the matmul family, einsum, baddbmm.
 //! - [`conv`]: conv1d/2d/3d and the transposed convolutions.
-//! - [`attention`]: scaled_dot_product_attention.
+//! - [`attention`]: scaled dot-product attention (`scaled_dot_product_attention`).
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
 //! - [`norm`]: batch_norm, instance_norm, group_norm.
 //! - [`pool`]: max / average / adaptive pooling, max_unpool2d.

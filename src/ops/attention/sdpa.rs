@@ -153,7 +153,7 @@ impl Tensor {
                 key.shape()[key.dim() - 3],
                 value.shape()[value.dim() - 3],
             );
-            if hk == 0 || hv == 0 || hq % hk != 0 || hq % hv != 0 {
+            if hk == 0 || hv == 0 || !hq.is_multiple_of(hk) || !hq.is_multiple_of(hv) {
                 bail!(
                     InvalidArgument,
                     OP,

@@ -403,9 +403,9 @@ fn sumproduct_pair(a: &Tensor, b: &Tensor, sum_dims: &[usize]) -> Result<Tensor>
             rest.push(d);
         }
     }
-    // with the right operand's free dims first in the aligned order, `b^T a^T` gives the
-    // result in that order (contiguous, as PyTorch's)
-    if ro.first().zip(lo.first()).is_some_and(|(r, l)| r < l) {
+    // when the right operand's free dims end before the left one's in the aligned order,
+    // PyTorch's result has them outer: `b^T a^T` gives that layout
+    if ro.last().zip(lo.last()).is_some_and(|(r, l)| r < l) {
         let r = sumproduct_pair_ordered(&b, &a, (&lro, &ro, &lo, &sm, &rest), (&sb, &sa))?;
         return Ok(r);
     }
