@@ -20,6 +20,7 @@ mod data_model;
 mod double_backward;
 mod fast_paths;
 mod indexing;
+mod interop;
 mod kernels;
 mod layouts;
 mod linalg;

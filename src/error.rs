@@ -45,6 +45,9 @@ pub enum ErrorKind {
     NotImplemented,
     /// A file could not be read or written (checkpoints).
     Io,
+    /// A file's bytes are malformed: truncated, oversized or lying headers, a corrupt archive or
+    /// pickle, a record that is missing (PyTorch checkpoints, NumPy files).
+    Malformed,
 }
 
 /// A tapegrad error: a kind, the op that raised it and a human-readable message.

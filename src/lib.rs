@@ -56,6 +56,7 @@ pub mod dtype;
 mod error;
 mod ids;
 mod index;
+pub mod interop;
 mod layout;
 pub mod nn;
 mod ops;
