@@ -2,7 +2,7 @@
 //! f16 and integer dtypes, gradients against the reference's adjoint, errors (kinds, nothing
 //! changed) and node names. PyTorch-recorded values are in the sweep (`conv.json.gz`).
 
-use crate::common::R;
+use crate::common::{R, f64s};
 use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions, DType, ErrorKind, Tensor};
 
 /// Builder spellings of the option structs (test shorthand).
@@ -285,7 +285,7 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
         let w = t(&f.w, 20 + fi as u64).requires_grad_(true)?;
         let b = t(&[f.w[0]], 30 + fi as u64).requires_grad_(true)?;
         let y = conv(&x, &w, f.bias.then_some(&b), &opts(f))?;
-        let (xv, wv, bv) = (x.to_vec::<f64>()?, w.to_vec::<f64>()?, b.to_vec::<f64>()?);
+        let (xv, wv, bv) = (f64s(&x), f64s(&w), f64s(&b));
         let onum = r.n * r.co * r.o.iter().product::<usize>();
         let per = r.o.iter().product::<usize>();
         let mut want = vec![0.0; onum];
@@ -298,29 +298,24 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
         let mut shape = vec![r.n, r.co];
         shape.extend(&r.o[3 - (f.x.len() - 2)..]);
         assert_eq!(y.shape(), shape, "form {fi}");
-        close(
-            &y.to_vec::<f64>()?,
-            &want,
-            1e-12,
-            &format!("form {fi} value"),
-        );
+        close(&f64s(&y), &want, 1e-12, &format!("form {fi} value"));
         // gradients: the adjoint of the reference for a cotangent `gy`
         let gy = t(&shape, 40 + fi as u64);
         tapegrad::autograd::backward(std::slice::from_ref(&y), &[Some(gy.clone())], false, false)?;
-        let gv = gy.to_vec::<f64>()?;
+        let gv = f64s(&gy);
         let (mut gx, mut gw) = (vec![0.0; xv.len()], vec![0.0; wv.len()]);
         r.each(|ol, il, wl, _, _| {
             gx[il] += gv[ol] * wv[wl];
             gw[wl] += gv[ol] * xv[il];
         });
         close(
-            &x.grad().unwrap().to_vec::<f64>()?,
+            &f64s(&x.grad().unwrap()),
             &gx,
             1e-12,
             &format!("form {fi} grad x"),
         );
         close(
-            &w.grad().unwrap().to_vec::<f64>()?,
+            &f64s(&w.grad().unwrap()),
             &gw,
             1e-12,
             &format!("form {fi} grad w"),
@@ -331,7 +326,7 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
                 gb[(l / per) % r.co] += g;
             }
             close(
-                &b.grad().unwrap().to_vec::<f64>()?,
+                &f64s(&b.grad().unwrap()),
                 &gb,
                 1e-12,
                 &format!("form {fi} grad b"),
@@ -359,12 +354,7 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
                 gy.conv_transpose2d(&w.detach(), None, &topts)?
             };
             assert_eq!(ct.shape(), f.x, "form {fi} transposed shape");
-            close(
-                &ct.to_vec::<f64>()?,
-                &gx,
-                1e-12,
-                &format!("form {fi} transposed"),
-            );
+            close(&f64s(&ct), &gx, 1e-12, &format!("form {fi} transposed"));
         }
     }
     Ok(())
@@ -375,17 +365,20 @@ fn conv_dtypes_follow_pytorch() -> R {
     let x = t(&[2, 3, 5, 5], 1);
     let w = t(&[4, 3, 3, 3], 2);
     let o = ConvOptions::default().padding(1);
-    let y64 = x.conv2d(&w, None, &o)?.to_vec::<f64>()?;
+    let y64 = x
+        .conv2d(&w, None, &o)?
+        .to_dtype(DType::F64)?
+        .to_vec::<f64>()?;
     let y32 = x
         .to_dtype(DType::F32)?
         .conv2d(&w.to_dtype(DType::F32)?, None, &o)?;
     assert_eq!(y32.dtype(), DType::F32);
-    close(&y32.to_vec::<f64>()?, &y64, 1e-5, "f32");
+    close(&f64s(&y32), &y64, 1e-5, "f32");
     let y16 = x
         .to_dtype(DType::BF16)?
         .conv2d(&w.to_dtype(DType::BF16)?, None, &o)?;
     assert_eq!(y16.dtype(), DType::BF16);
-    close(&y16.to_vec::<f64>()?, &y64, 5e-2, "bf16");
+    close(&f64s(&y16), &y64, 5e-2, "bf16");
     // integers wrap like PyTorch's int64 kernel; bool is not implemented
     let xi = Tensor::from_vec((0..18i64).collect::<Vec<_>>(), &[1, 2, 3, 3])?;
     let wi = Tensor::from_vec(vec![1i64, -1, 2, 3, 0, 1, 1, 1], &[1, 2, 2, 2])?;
@@ -495,7 +488,7 @@ fn conv_nodes_and_unbatched_inputs() -> R {
     assert_eq!(y.shape(), vec![2, 4, 3]);
     let yb = x.unsqueeze(0)?.conv2d(&w, None, &ConvOptions::default())?;
     assert_eq!(yb.grad_fn().unwrap().name(), "ConvolutionBackward0");
-    assert_eq!(y.to_vec::<f64>()?, yb.to_vec::<f64>()?);
+    assert_eq!(f64s(&y), f64s(&yb));
     let xb = x.detach().unsqueeze(0)?.requires_grad_(true)?;
     let yb = xb.conv2d(&w, None, &ConvOptions::default())?;
     let g = tapegrad::autograd::grad(&[yb.sum()?], &[xb], &[None], false, true, false)?;
@@ -599,11 +592,6 @@ fn conv_modules_load_a_pytorch_state_dict_and_give_its_outputs() -> R {
         .seq
         .forward(&y.reshape(&[s[0] as i64, s[1] as i64, (s[2] * s[3]) as i64])?)?;
     assert_eq!(y.shape(), usizes(&e["output_shape"]));
-    close(
-        &y.to_vec::<f64>()?,
-        &floats(&e["output"]),
-        1e-5,
-        "module output",
-    );
+    close(&f64s(&y), &floats(&e["output"]), 1e-5, "module output");
     Ok(())
 }

@@ -51,12 +51,16 @@ fn json_values(t: &Tensor) -> Vec<J> {
                 .collect()
         }
         d if d.is_float() => t
+            .to_dtype(DType::F64)
+            .unwrap()
             .to_vec::<f64>()
             .unwrap()
             .into_iter()
             .map(J::from)
             .collect(),
         _ => t
+            .to_dtype(DType::I64)
+            .unwrap()
             .to_vec::<i64>()
             .unwrap()
             .into_iter()

@@ -31,7 +31,7 @@ struct BatchNormBackward {
     /// Input position of the weight among the recorded inputs; of the bias, with its shape
     /// and dtype.
     w: Option<usize>,
-    b: Option<(usize, Vec<i64>, DType)>,
+    b: Option<(usize, Vec<usize>, DType)>,
 }
 
 backward!(
@@ -78,19 +78,27 @@ backward!(
             && ctx.needs(i)
         {
             let gw = g.mul(&xhat)?.sum_dims(&dims, false)?;
-            out[i] = Some(gw.to_dtype(w.dtype())?.reshape(&dims_of(w))?);
+            out[i] = Some(fit(gw.to_dtype(w.dtype())?, w.shape())?);
         }
         if let Some((i, shape, dt)) = &self.b
             && ctx.needs(*i)
         {
-            out[*i] = Some(g.sum_dims(&dims, false)?.to_dtype(*dt)?.reshape(shape)?);
+            out[*i] = Some(fit(
+                g.sum_dims(&dims, false)?.to_dtype(*dt)?,
+                shape.clone(),
+            )?);
         }
         Ok(out)
     }
 );
 
-fn dims_of(t: &Tensor) -> Vec<i64> {
-    t.shape().iter().map(|&d| d as i64).collect()
+/// `t` (`[C]`) in a parameter's shape of `C` elements: itself when the shapes agree (no view).
+fn fit(t: Tensor, shape: Vec<usize>) -> Result<Tensor> {
+    if t.shape() == shape {
+        Ok(t)
+    } else {
+        t.reshape(&shape.iter().map(|&d| d as i64).collect::<Vec<_>>())
+    }
 }
 
 /// `v` rounded to the compute type of `dt` (f32 for every float dtype but f64).
@@ -103,7 +111,7 @@ fn values_or(t: Option<&Tensor>, c: usize, fill: f64) -> Result<Vec<f64>> {
     match t {
         Some(t) => {
             let _g = no_grad();
-            t.to_vec::<f64>()
+            t.read_as::<f64>()
         }
         None => Ok(vec![fill; c]),
     }
@@ -190,7 +198,7 @@ pub(super) fn batch_norm_impl(
             if n > 0 {
                 let m = a.momentum;
                 if let Some(rm) = a.running_mean {
-                    let old = rm.to_vec::<f64>()?;
+                    let old = rm.read_as::<f64>()?;
                     let new: Vec<f64> = old
                         .iter()
                         .zip(&mean)
@@ -199,7 +207,7 @@ pub(super) fn batch_norm_impl(
                     updates.push((rm, from_f64(new, &rm.shape(), rm.dtype())?));
                 }
                 if let Some(rv) = a.running_var {
-                    let old = rv.to_vec::<f64>()?;
+                    let old = rv.read_as::<f64>()?;
                     let unbiased = |m2: f64| m2 / (n as f64 - 1.0);
                     let new: Vec<f64> = old
                         .iter()
@@ -240,7 +248,7 @@ pub(super) fn batch_norm_impl(
     });
     let b_pos = a.bias.map(|b| {
         inputs.push(b);
-        (inputs.len() - 1, dims_of(b), b.dtype())
+        (inputs.len() - 1, b.shape(), b.dtype())
     });
     let bw = BatchNormBackward {
         training: a.training,

@@ -64,7 +64,7 @@ impl Tensor {
             eps,
         };
         let full: Vec<i64> = sh.iter().map(|&d| d as i64).collect();
-        let mut y = batch_norm_impl(&self.reshape(&flat)?, &a, false, op)?.view(&full)?;
+        let mut y = batch_norm_impl(&self.reshape(&flat)?, &a, false, op)?.unsafe_view(&full)?;
         let cs = channel_shape(c, sh.len());
         if let Some(w) = weight {
             y = y.mul(&w.to_dtype(self.dtype())?.reshape(&cs)?)?;

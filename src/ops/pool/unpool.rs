@@ -93,6 +93,7 @@ impl Tensor {
         let out = zeros.scatter(1, &ix, &self.reshape(&flat)?)?;
         let mut shape: Vec<i64> = lead.iter().map(|&d| d as i64).collect();
         shape.extend([oh as i64, ow as i64]);
-        out.view(&shape)
+        // a fresh tensor, not a view of the flat planes (as PyTorch's max_unpool2d)
+        out.unsafe_view(&shape)
     }
 }
