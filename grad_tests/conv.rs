@@ -2,68 +2,8 @@
 //! f16 and integer dtypes, gradients against the reference's adjoint, errors (kinds, nothing
 //! changed) and node names. PyTorch-recorded values are in the sweep (`conv.json.gz`).
 
-use crate::common::{R, f64s};
+use crate::common::{ConvBuild, ConvPad, ConvTPad, R, f64s};
 use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions, DType, ErrorKind, Tensor};
-
-/// Builder spellings of the option structs (test shorthand).
-pub trait ConvBuild: Sized {
-    fn stride(self, s: impl Into<tapegrad::Spatial>) -> Self;
-    fn dilation(self, s: impl Into<tapegrad::Spatial>) -> Self;
-    fn groups(self, g: i64) -> Self;
-}
-impl ConvBuild for tapegrad::ConvOptions {
-    fn stride(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
-        self.stride = s.into();
-        self
-    }
-    fn dilation(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
-        self.dilation = s.into();
-        self
-    }
-    fn groups(mut self, g: i64) -> Self {
-        self.groups = g;
-        self
-    }
-}
-impl ConvBuild for tapegrad::ConvTransposeOptions {
-    fn stride(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
-        self.stride = s.into();
-        self
-    }
-    fn dilation(mut self, s: impl Into<tapegrad::Spatial>) -> Self {
-        self.dilation = s.into();
-        self
-    }
-    fn groups(mut self, g: i64) -> Self {
-        self.groups = g;
-        self
-    }
-}
-/// `padding` of [`tapegrad::ConvOptions`] (ints, same, valid).
-pub trait ConvPad {
-    fn padding(self, p: impl Into<tapegrad::ConvPadding>) -> Self;
-}
-impl ConvPad for tapegrad::ConvOptions {
-    fn padding(mut self, p: impl Into<tapegrad::ConvPadding>) -> Self {
-        self.padding = p.into();
-        self
-    }
-}
-/// `padding` and `output_padding` of [`tapegrad::ConvTransposeOptions`].
-pub trait ConvTPad {
-    fn padding(self, p: impl Into<tapegrad::Spatial>) -> Self;
-    fn output_padding(self, p: impl Into<tapegrad::Spatial>) -> Self;
-}
-impl ConvTPad for tapegrad::ConvTransposeOptions {
-    fn padding(mut self, p: impl Into<tapegrad::Spatial>) -> Self {
-        self.padding = p.into();
-        self
-    }
-    fn output_padding(mut self, p: impl Into<tapegrad::Spatial>) -> Self {
-        self.output_padding = p.into();
-        self
-    }
-}
 
 /// Deterministic values in [-1, 1).
 fn vals(n: usize, seed: u64) -> Vec<f64> {
