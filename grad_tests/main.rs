@@ -9,6 +9,7 @@
 
 mod common;
 
+mod activation_checkpoint;
 mod attention;
 mod autograd_rules;
 mod checkpoint;
@@ -19,6 +20,7 @@ mod custom_function;
 mod data_model;
 mod double_backward;
 mod fast_paths;
+mod hook_handles;
 mod indexing;
 mod interop;
 mod kernels;

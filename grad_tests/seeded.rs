@@ -4,11 +4,15 @@
 //! seed, and gradcheck of `dropout` re-seeds before every evaluation so each draws the same mask.
 //! A draw from another test between a seed and its use would change the result, so these tests
 //! live in their own process (no test of the main crate can draw in between) and each holds
-//! [`serial`] while it runs (none of them can draw in between either).
+//! [`serial`] while it runs (none of them can draw in between either). The other process-wide
+//! switches live here for the same reason: anomaly mode (`anomaly`) and the live-bytes gauge
+//! behind the checkpoint memory figure (`checkpoint_seeded`).
 
 #[allow(dead_code)] // this crate uses a subset of the shared helpers
 mod common;
 
+mod anomaly;
+mod checkpoint_seeded;
 mod custom_fns;
 mod examples;
 mod gradcheck_all;

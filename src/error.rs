@@ -48,6 +48,12 @@ pub enum ErrorKind {
     /// A file's bytes are malformed: truncated, oversized or lying headers, a corrupt archive or
     /// pickle, a record that is missing (PyTorch checkpoints, NumPy files).
     Malformed,
+    /// An activation checkpoint's recomputation saved different tensors than its forward
+    /// (`autograd::checkpoint`).
+    CheckpointMismatch,
+    /// In anomaly mode, a backward node returned a gradient holding NaN or infinity
+    /// (`autograd::detect_anomaly`).
+    NonFiniteGradient,
 }
 
 /// A tapegrad error: a kind, the op that raised it and a human-readable message.
@@ -56,6 +62,8 @@ pub struct Error {
     kind: ErrorKind,
     op: &'static str,
     message: String,
+    /// Where it was raised, when that is not the caller's own op (see [`Error::context`]).
+    context: Option<Box<str>>,
 }
 
 impl Error {
@@ -65,6 +73,7 @@ impl Error {
             kind,
             op,
             message: message.into(),
+            context: None,
         }
     }
     /// The matchable kind.
@@ -79,11 +88,27 @@ impl Error {
     pub fn message(&self) -> &str {
         &self.message
     }
+    /// Where the error was raised when the failing op ran on behalf of another call: for an
+    /// error in a backward pass, the graph node and the forward op that created it (with the
+    /// backtrace of that forward call when it ran under `autograd::detect_anomaly`). Shown by
+    /// `Display` after the message.
+    pub fn context(&self) -> Option<&str> {
+        self.context.as_deref()
+    }
+    /// Sets [`Error::context`].
+    pub(crate) fn with_context(mut self, context: String) -> Self {
+        self.context = Some(context.into_boxed_str());
+        self
+    }
 }
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.op, self.message)
+        write!(f, "{}: {}", self.op, self.message)?;
+        match &self.context {
+            Some(c) => write!(f, "\n{c}"),
+            None => Ok(()),
+        }
     }
 }
 

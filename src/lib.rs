@@ -19,6 +19,23 @@
 //! (see [`Tensor`]); a differentiable op of your own is an [`autograd::Function`] (PyTorch's
 //! `autograd.Function`: `save_for_backward`, `mark_dirty`, double backward).
 //!
+//! Debugging: under [`autograd::detect_anomaly`] each node remembers the backtrace of the
+//! forward call that made it, and a backward pass fails on the first NaN or infinite gradient
+//! (`ErrorKind::NonFiniteGradient`) naming that node; every backward error names its node and
+//! forward op in [`Error::context`]. Memory: [`autograd::checkpoint`] recomputes a segment's
+//! saved tensors in the backward instead of keeping them ([`max_memory_allocated`] measures it).
+//!
+//! ```
+//! use tapegrad::{ErrorKind, Tensor, autograd};
+//! let x = Tensor::from_vec(vec![0.0f64, 4.0], &[2])?.requires_grad_(true)?;
+//! let _anomaly = autograd::detect_anomaly();
+//! let e = x.sqrt()?.mul(0.0)?.sum()?.backward().unwrap_err();
+//! assert_eq!(e.kind(), ErrorKind::NonFiniteGradient);
+//! assert_eq!(e.message(), "Function 'SqrtBackward0' returned nan values in its 0th output.");
+//! assert!(e.context().unwrap().contains("created by the forward op `sqrt`"));
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
+//!
 //! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
 //! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one folder
 //! per family: `elementwise`, `reduce`, `movement`, `linalg`, `nn`, `storage`; each op's method,
@@ -79,5 +96,7 @@ pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Red
 pub use ops::reduce::NormOrd;
 pub use ops::storage::ResizeFill;
 pub use sparse::LayoutKind;
-pub use storage::{Storage, release_cached_memory};
+pub use storage::{
+    Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
+};
 pub use tensor::{Nested, Tensor, manual_seed};

@@ -3,6 +3,7 @@
 //! for one node's inputs are summed in a buffer before the node runs. `grad()` captures the
 //! gradients flowing into given tensors instead of accumulating into leaves.
 
+use super::anomaly::{check_outputs, in_node, is_anomaly_enabled};
 use super::builtin::accumulate_into;
 use super::node::{Backward, BackwardCtx, Edge, Grads, Node, NodeParts};
 use super::set_grad_enabled;
@@ -260,64 +261,20 @@ fn execute(
             .map(|s| std::mem::take(&mut s.grads))
             .unwrap_or_default();
         pad(&mut inputs, node.outputs.len().max(1));
-        // tensor hooks and retain_grad of non-leaf outputs
-        if node.has_hooks.load(std::sync::atomic::Ordering::Acquire) {
-            let hooks = node
-                .state
-                .lock()
-                .hooks
-                .as_deref()
-                .cloned()
-                .unwrap_or_default();
-            for (nr, h) in hooks.pre {
-                if let Some(g) = inputs.get(nr).cloned().flatten()
-                    && let Some(ng) = h(&g)?
-                {
-                    inputs[nr] = Some(ng);
-                }
-            }
-            for (nr, w) in hooks.retained {
-                if let (Some(g), Some(imp)) = (inputs.get(nr).cloned().flatten(), w.upgrade()) {
-                    accumulate_into(&Tensor(imp), g, create_graph)?;
-                }
-            }
-        }
-        if let Some(caps) = capture {
-            for (i, c) in caps.iter().enumerate() {
-                if let Some(e) = c
-                    && key(&e.node) == k
-                    && let Some(g) = inputs.get(e.input_nr).cloned().flatten()
-                {
-                    add_grad(&mut captured[i], g)?;
-                }
-            }
-        }
-        let run = match &needed {
-            None => true,
-            Some(nd) => !node.is_accumulate() && nd.get(&k).copied().unwrap_or(false),
-        };
-        if !run {
-            continue;
-        }
-        let mut needs: SmallVec<[bool; 4]> = SmallVec::new();
-        for e in &node.next {
-            needs.push(match (e, &needed) {
-                (None, _) => false,
-                (Some(_), None) => true,
-                (Some(e), Some(nd)) => nd.get(&key(&e.node)).copied().unwrap_or(false),
-            });
-        }
-        // the engine hands over its gradient: the formula may reuse it if nobody else can see
-        // it (checked where it is reused: one look at the handle and storage counts; fast path
-        // F3 of `builtin/mod.rs`)
-        let owned = !create_graph && inputs.len() == 1;
-        let args = RunArgs {
-            needs: &needs,
+        let outs = run_node(
+            node,
+            inputs,
+            capture,
+            &needed,
+            &mut captured,
             create_graph,
             retain,
-            grad_owned: owned,
-        };
-        let outs = call_node(node, Some(node), inputs, args)?;
+        )
+        .map_err(|e| in_node(e, node))?;
+        let Some(outs) = outs else { continue };
+        if is_anomaly_enabled() {
+            check_outputs(node, &outs)?;
+        }
         for (e, g) in node.next.iter().zip(outs) {
             let Some(e) = e else { continue };
             let slot = slots
@@ -359,6 +316,79 @@ fn execute(
         SPARE_SLOTS.with(|c| c.set(Some(slots)));
     }
     Ok(captured)
+}
+
+/// One node's turn in [`execute`]: its tensor hooks and `retain_grad`, the capture points of
+/// `grad()`, then its formula (unless `grad()` does not need it: `None`).
+#[allow(clippy::too_many_arguments)]
+fn run_node(
+    node: &Arc<Node>,
+    mut inputs: Grads,
+    capture: Option<&[Option<Edge>]>,
+    needed: &Option<NodeMap<bool>>,
+    captured: &mut [Option<Tensor>],
+    create_graph: bool,
+    retain: bool,
+) -> Result<Option<Grads>> {
+    // tensor hooks and retain_grad of non-leaf outputs
+    if node.has_hooks.load(std::sync::atomic::Ordering::Acquire) {
+        let hooks = node
+            .state
+            .lock()
+            .hooks
+            .as_deref()
+            .cloned()
+            .unwrap_or_default();
+        for (nr, _, h) in hooks.pre {
+            if let Some(g) = inputs.get(nr).cloned().flatten()
+                && let Some(ng) = h(&g)?
+            {
+                inputs[nr] = Some(ng);
+            }
+        }
+        for (nr, w) in hooks.retained {
+            if let (Some(g), Some(imp)) = (inputs.get(nr).cloned().flatten(), w.upgrade()) {
+                accumulate_into(&Tensor(imp), g, create_graph)?;
+            }
+        }
+    }
+    let k = key(node);
+    if let Some(caps) = capture {
+        for (i, c) in caps.iter().enumerate() {
+            if let Some(e) = c
+                && key(&e.node) == k
+                && let Some(g) = inputs.get(e.input_nr).cloned().flatten()
+            {
+                add_grad(&mut captured[i], g)?;
+            }
+        }
+    }
+    let run = match &needed {
+        None => true,
+        Some(nd) => !node.is_accumulate() && nd.get(&k).copied().unwrap_or(false),
+    };
+    if !run {
+        return Ok(None);
+    }
+    let mut needs: SmallVec<[bool; 4]> = SmallVec::new();
+    for e in &node.next {
+        needs.push(match (e, &needed) {
+            (None, _) => false,
+            (Some(_), None) => true,
+            (Some(e), Some(nd)) => nd.get(&key(&e.node)).copied().unwrap_or(false),
+        });
+    }
+    // the engine hands over its gradient: the formula may reuse it if nobody else can see
+    // it (checked where it is reused: one look at the handle and storage counts; fast path
+    // F3 of `builtin/mod.rs`)
+    let owned = !create_graph && inputs.len() == 1;
+    let args = RunArgs {
+        needs: &needs,
+        create_graph,
+        retain,
+        grad_owned: owned,
+    };
+    call_node(node, Some(node), inputs, args).map(Some)
 }
 
 /// True if `g` has exactly `sizes` (read without the data lock when `g` is the only handle).

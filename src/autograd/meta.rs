@@ -55,8 +55,8 @@ pub(crate) struct AutogradMeta {
     pub(crate) output_nr: usize,
     pub(crate) grad_accumulator: Option<Weak<Node>>,
     pub(crate) retains_grad: bool,
-    /// Hooks of a leaf (run before accumulation).
-    pub(crate) hooks: Vec<Hook>,
+    /// Hooks of a leaf (run before accumulation), with their ids (for `RemovableHandle`).
+    pub(crate) hooks: Vec<(u64, Hook)>,
     pub(crate) view: Option<Box<ViewMeta>>,
 }
 

@@ -9,10 +9,13 @@
 //! built-in functions that need kernels (AccumulateGrad, CopySlices, as_strided backward, view
 //! regeneration) live in `builtin/` and reach the kernels through the backend's front door.
 
+mod activation_checkpoint;
+mod anomaly;
 mod builtin;
 mod engine;
 mod function;
 mod grad_mode;
+mod hook_handle;
 mod meta;
 mod node;
 mod saved;
@@ -20,10 +23,14 @@ mod tensor_api;
 pub(crate) mod view;
 
 pub use crate::testing::gradcheck::{GradcheckOptions, gradcheck, gradgradcheck};
+pub use activation_checkpoint::checkpoint;
+pub use anomaly::{AnomalyGuard, detect_anomaly, is_anomaly_enabled, set_detect_anomaly};
 pub(crate) use builtin::{AsStridedBackward, MultiViewBackward, ScalarGrad};
 pub use engine::{backward, grad};
 pub use function::{Function, FunctionCtx, FunctionGradCtx};
 pub use grad_mode::{GradModeGuard, enable_grad, is_grad_enabled, no_grad, set_grad_enabled};
+pub use hook_handle::RemovableHandle;
+pub(crate) use hook_handle::next_hook_id;
 pub(crate) use meta::AutogradMeta;
 pub use node::NodeRef;
 pub(crate) use node::{Backward, BackwardCtx, Edge, Grads, Node, output_grad};

@@ -113,10 +113,13 @@ impl NodeState {
 /// Hooks keyed by forward-output number.
 #[derive(Default, Clone)]
 pub(crate) struct NodeHooks {
-    /// Tensor hooks (run before the node's formula; may replace the gradient).
-    pub(crate) pre: Vec<(usize, Hook)>,
+    /// Tensor hooks (run before the node's formula; may replace the gradient), with their
+    /// ids (for `RemovableHandle`).
+    pub(crate) pre: Vec<(usize, u64, Hook)>,
     /// Non-leaf outputs whose gradient accumulates into their `.grad` (`retain_grad`).
     pub(crate) retained: Vec<(usize, std::sync::Weak<crate::tensor::TensorImpl>)>,
+    /// Where the node was created (anomaly mode only; does not set `has_hooks`).
+    pub(crate) created: Option<Arc<super::anomaly::Creation>>,
 }
 
 /// One recorded operation in the graph. `Arc<Node<F>>` for a concrete formula `F` coerces to
@@ -280,7 +283,15 @@ impl<F: Backward> Node<F> {
             outputs,
             saves: !saved.is_empty(),
             has_hooks: AtomicBool::new(false),
-            state: Mutex::new(NodeState::new(saved)),
+            state: Mutex::new(NodeState {
+                hooks: super::anomaly::creation().map(|c| {
+                    Box::new(NodeHooks {
+                        created: Some(Arc::from(c)),
+                        ..NodeHooks::default()
+                    })
+                }),
+                ..NodeState::new(saved)
+            }),
             formula,
         }
     }
@@ -288,10 +299,17 @@ impl<F: Backward> Node<F> {
 
 impl Node {
     /// Adds a tensor hook on forward output `nr` (run before the node's formula).
-    pub(crate) fn add_pre_hook(&self, nr: usize, h: Hook) {
+    pub(crate) fn add_pre_hook(&self, nr: usize, id: u64, h: Hook) {
         let mut st = self.state.lock();
-        st.hooks.get_or_insert_default().pre.push((nr, h));
+        st.hooks.get_or_insert_default().pre.push((nr, id, h));
         self.has_hooks.store(true, Ordering::Release);
+    }
+
+    /// Removes tensor hook `id` (if still there).
+    pub(crate) fn remove_pre_hook(&self, id: u64) {
+        if let Some(h) = self.state.lock().hooks.as_mut() {
+            h.pre.retain(|(_, i, _)| *i != id);
+        }
     }
 
     /// Makes the gradient of forward output `nr` accumulate into `t.grad` (`retain_grad`).
@@ -299,6 +317,11 @@ impl Node {
         let mut st = self.state.lock();
         st.hooks.get_or_insert_default().retained.push((nr, t));
         self.has_hooks.store(true, Ordering::Release);
+    }
+
+    /// Where the node was created, if it was recorded in anomaly mode.
+    pub(crate) fn creation(&self) -> Option<Arc<super::anomaly::Creation>> {
+        self.state.lock().hooks.as_ref()?.created.clone()
     }
 
     pub(crate) fn is_accumulate(&self) -> bool {

@@ -1,5 +1,8 @@
 //! Saved tensors (PyTorch's SavedVariable): the tensor plus the version it had when saved. At
 //! unpack the version is compared; a mismatch is `SavedTensorModified` with PyTorch's message.
+//! Inside a checkpointed function (`activation_checkpoint.rs`) a saved tensor holds a
+//! placeholder (shape and dtype over no data, the same version counter) and reads the
+//! recomputed tensor at unpack.
 
 use crate::layout::Layout;
 use crate::{Result, Tensor, bail};
@@ -23,6 +26,9 @@ pub(crate) struct SavedTensor {
     /// `x.mul_(&x)`, `x.mul_(&(&x * &w))`) that is never freed — PyTorch leaks those. Unpack
     /// returns the original while it lives, else the alias with the saved edge.
     origin: Option<Origin>,
+    /// Set when saved inside a checkpointed function: `tensor` is then a placeholder and the
+    /// values come from the recomputation.
+    deferred: Option<Box<super::activation_checkpoint::Deferred>>,
 }
 
 struct Origin {
@@ -43,9 +49,34 @@ impl Drop for Origin {
     }
 }
 
+/// A tensor with `t`'s shape and dtype and version counter over a one-element buffer (zero
+/// strides): what a deferred saved tensor keeps for its checks and messages.
+fn placeholder(t: &Tensor) -> Tensor {
+    let dtype = t.dtype();
+    let storage = crate::Storage::zeroed(dtype.size())
+        .expect("internal: a one-element buffer is held inline");
+    let sizes = t.shape();
+    let layout = Layout::new(&sizes[..], &vec![0usize; sizes.len()][..], 0);
+    Tensor::from_parts_with_version(storage, layout, dtype, t.0.version.share())
+}
+
 impl SavedTensor {
+    /// Defers `self` to a running checkpoint (if any): keeps a placeholder instead of the data.
+    fn checkpointed(mut self) -> SavedTensor {
+        if let Some(d) = super::activation_checkpoint::on_save(&self.tensor) {
+            self.tensor = placeholder(&self.tensor);
+            self.deferred = Some(Box::new(d));
+        }
+        self
+    }
+
     /// Saves an input of the node being built.
     pub(crate) fn input(t: &Tensor) -> SavedTensor {
+        Self::input_kept(t).checkpointed()
+    }
+
+    /// [`SavedTensor::input`], never deferred to a checkpoint (a checkpoint's own inputs).
+    pub(crate) fn input_kept(t: &Tensor) -> SavedTensor {
         let grad_fn = t
             .grad_fn_checked()
             .ok()
@@ -63,6 +94,7 @@ impl SavedTensor {
                 grad_fn,
                 written_by_owner: false,
             }),
+            deferred: None,
         }
     }
     /// Saves output `output_nr` of the node being built.
@@ -74,7 +106,9 @@ impl SavedTensor {
             output_nr,
             inplace_view: None,
             origin: None,
+            deferred: None,
         }
+        .checkpointed()
     }
     /// Saves a tensor that no one else can reach (a private clone): never stale.
     pub(crate) fn private(t: Tensor) -> SavedTensor {
@@ -85,7 +119,9 @@ impl SavedTensor {
             output_nr: 0,
             inplace_view: None,
             origin: None,
+            deferred: None,
         }
+        .checkpointed()
     }
 
     /// Marks a saved output of an in-place op on a view (see `inplace_view`).
@@ -122,11 +158,11 @@ impl SavedTensor {
 
     /// The input tensor: the original while it lives, else the alias carrying the autograd
     /// state the original had when saved.
-    fn original(&self, o: &Origin) -> Tensor {
+    fn original(&self, o: &Origin, data: &Tensor) -> Tensor {
         if let Some(t) = o.tensor.upgrade() {
             return Tensor(t);
         }
-        let t = self.tensor.shallow();
+        let t = data.shallow();
         {
             let mut m = t.0.meta.lock();
             m.requires_grad = o.requires_grad;
@@ -183,9 +219,14 @@ impl SavedTensor {
                 self.version
             );
         }
+        // (the data: the saved alias, or the recomputed tensor of a checkpoint)
+        let data = match &self.deferred {
+            None => std::borrow::Cow::Borrowed(&self.tensor),
+            Some(d) => std::borrow::Cow::Owned(d.get(&self.tensor)?),
+        };
         if self.is_output && super::is_grad_enabled() {
             // create_graph: the saved output must lead back to the node that produced it.
-            let t = self.tensor.shallow();
+            let t = data.shallow();
             let regenerated = self.inplace_view.as_deref().and_then(|(cs, base, view)| {
                 let cs = cs.upgrade()?;
                 let bw = super::builtin::AsStridedBackward {
@@ -219,8 +260,8 @@ impl SavedTensor {
             return Ok(t);
         }
         Ok(match &self.origin {
-            Some(o) => self.original(o),
-            None => self.tensor.clone(),
+            Some(o) => self.original(o, &data),
+            None => data.into_owned(),
         })
     }
 }

@@ -1,6 +1,7 @@
 //! The autograd surface of `Tensor`: requires_grad, leaves, `.grad`, `grad_fn`, hooks,
 //! `retain_grad`, `detach` / `detach_` and `backward`.
 
+use super::hook_handle::{RemovableHandle, next_hook_id};
 use super::meta::CreationMeta;
 use super::node::{Hook, Node, NodeRef};
 use super::view::grad_fn_of;
@@ -215,20 +216,24 @@ impl Tensor {
     }
 
     /// Registers a hook run on this tensor's gradient during backward; returning `Some(g)`
-    /// replaces the gradient.
+    /// replaces the gradient. The returned handle removes the hook
+    /// ([`RemovableHandle::remove`]); dropping it keeps the hook, as in PyTorch.
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
     /// let x = Tensor::ones(&[2], DType::F64)?.requires_grad_(true)?;
-    /// x.register_hook(|g| Ok(Some(g.mul(10.0)?)))?;
+    /// let handle = x.register_hook(|g| Ok(Some(g.mul(10.0)?)))?;
     /// x.sum()?.backward()?;
     /// assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![10.0, 10.0]);
+    /// handle.remove();
+    /// x.sum()?.backward()?;
+    /// assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![11.0, 11.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn register_hook(
         &self,
         hook: impl Fn(&Tensor) -> Result<Option<Tensor>> + Send + Sync + 'static,
-    ) -> Result<()> {
+    ) -> Result<RemovableHandle> {
         if !self.requires_grad() {
             bail!(
                 InvalidArgument,
@@ -237,14 +242,28 @@ impl Tensor {
             );
         }
         let h: Hook = Arc::new(hook);
-        match self.grad_fn_checked()? {
-            None => self.0.meta.lock().hooks.push(h),
+        let id = next_hook_id();
+        Ok(match self.grad_fn_checked()? {
+            None => {
+                self.0.meta.lock().hooks.push((id, h));
+                let leaf = Arc::downgrade(&self.0);
+                RemovableHandle::new(id, move |id| {
+                    if let Some(t) = leaf.upgrade() {
+                        t.meta.lock().hooks.retain(|(i, _)| *i != id);
+                    }
+                })
+            }
             Some(node) => {
                 let nr = self.output_nr();
-                node.add_pre_hook(nr, h);
+                node.add_pre_hook(nr, id, h);
+                let node = Arc::downgrade(&node);
+                RemovableHandle::new(id, move |id| {
+                    if let Some(n) = node.upgrade() {
+                        n.remove_pre_hook(id);
+                    }
+                })
             }
-        }
-        Ok(())
+        })
     }
 
     /// A tensor sharing storage and version counter, cut from the graph (not a view).

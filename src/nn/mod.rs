@@ -14,7 +14,7 @@
 //! `norm.rs`; [`MaxPool2d`], [`AvgPool2d`], [`AdaptiveAvgPool2d`], [`Flatten`] in `pool.rs`),
 //! attention ([`MultiheadAttention`], [`TransformerEncoderLayer`]), activations ([`Relu`], [`Tanh`],
 //! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
-//! [`load_into`]).
+//! [`load_into`]). Forward (pre-)hooks: wrap a module in [`Hooked`] (`hooks.rs`).
 //!
 //! ```
 //! use tapegrad::nn::{Forward, LayerNorm, Linear, Module, ModuleList};
@@ -48,6 +48,7 @@ mod attention;
 mod checkpoint;
 mod containers;
 mod conv;
+mod hooks;
 pub mod init;
 mod layers;
 mod module;
@@ -63,6 +64,7 @@ pub use attention::{MhaOptions, MultiheadAttention};
 pub use checkpoint::{load_into, save};
 pub use containers::{ModuleDict, ModuleList};
 pub use conv::{Conv1d, Conv2d, ConvTranspose2d};
+pub use hooks::{ForwardHook, ForwardPreHook, Hooked};
 pub use layers::{Dropout, Embedding, LayerNorm, Linear};
 pub use module::{AsModule, Forward, IncompatibleKeys, Module, Visitor, VisitorMut};
 #[doc(hidden)]

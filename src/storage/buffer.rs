@@ -103,6 +103,7 @@ impl CpuBuffer {
     }
 
     fn heap(ptr: NonNull<u8>, len: usize, cap: usize) -> CpuBuffer {
+        super::gauge::add(cap);
         CpuBuffer {
             ptr,
             len,
@@ -165,6 +166,7 @@ impl CpuBuffer {
 impl Drop for CpuBuffer {
     fn drop(&mut self) {
         if self.cap > 0 {
+            super::gauge::sub(self.cap);
             // SAFETY: ptr was allocated (directly or via the pool) with Layout(cap,
             // align_for(cap)) and this buffer is its only owner.
             unsafe { pool::give(self.ptr, self.cap) };

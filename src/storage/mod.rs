@@ -12,15 +12,19 @@
 //! [`Storage::write`], hands out the CPU variant's [`CpuBuffer`] to the storage's own
 //! constructors.
 //!
+//! `gauge.rs` counts the bytes of live buffers ([`memory_allocated`], [`max_memory_allocated`]).
+//!
 //! Locking: the buffer sits behind a `parking_lot::RwLock`. Kernels take read locks on inputs and
 //! a write lock on the output, in ascending storage-id order, and read inputs that share the
 //! output's storage through the write guard (the front door's lock helpers in
 //! `backend/dispatch.rs`), so `x.add_(&x)` never deadlocks.
 
 mod buffer;
+mod gauge;
 mod pool;
 
 pub(crate) use buffer::CpuBuffer;
+pub use gauge::{max_memory_allocated, memory_allocated, reset_peak_memory_stats};
 pub use pool::release_cached_memory;
 
 use crate::{Device, Result};

@@ -21,6 +21,23 @@ pub(crate) fn with_rng<R>(f: impl FnOnce(&mut StdRng) -> R) -> R {
     f(g.get_or_insert_with(|| StdRng::seed_from_u64(0)))
 }
 
+// --- generator state snapshot (activation checkpointing replays the same draws) ---
+/// The state of the global generator at one moment (`autograd::checkpoint` restores it before
+/// recomputing, so dropout draws the same masks).
+#[derive(Clone)]
+pub(crate) struct RngState(Option<StdRng>);
+
+/// The global generator's current state.
+pub(crate) fn rng_state() -> RngState {
+    RngState(RNG.lock().clone())
+}
+
+/// Puts the global generator back to `state`.
+pub(crate) fn set_rng_state(state: RngState) {
+    *RNG.lock() = state.0;
+}
+// --- end of generator state snapshot ---
+
 /// Reads `src` (any geometry) into a fresh dense tensor of dtype `dtype` with `strides` (which
 /// keep `src`'s memory order): the materialising copy of `reshape`, `contiguous` and `clone`.
 pub(crate) fn materialize(src: &Tensor, dtype: DType, strides: &[usize]) -> Result<Tensor> {

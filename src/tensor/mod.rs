@@ -18,6 +18,7 @@ mod retype;
 pub(crate) mod version;
 
 pub use create::manual_seed;
+pub(crate) use create::{RngState, rng_state, set_rng_state};
 pub(crate) use create::{materialize, with_rng};
 pub use literal::Nested;
 use retype::AtomicDType;

@@ -37,7 +37,7 @@ impl Backward for AccumulateGrad {
             return Ok(Grads::new());
         };
         let hooks = self.leaf.0.meta.lock().hooks.clone();
-        for h in hooks {
+        for (_, h) in hooks {
             if let Some(ng) = h(&g)? {
                 g = ng;
             }
