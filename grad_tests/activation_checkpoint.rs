@@ -88,7 +88,14 @@ fn parameters_get_gradients_when_no_input_requires_grad() -> R {
     let w2 = w.clone();
     let y = checkpoint(move |i| Ok(vec![i[0].matmul(&w2)?.tanh()?.exp()?]), &[&x])?;
     assert!(y[0].requires_grad());
-    let g = autograd::grad(&[y[0].sum()?], &[w.clone()], &[None], false, false, false)?;
+    let g = autograd::grad(
+        &[y[0].sum()?],
+        std::slice::from_ref(&w),
+        &[None],
+        false,
+        false,
+        false,
+    )?;
     let wt = twin(&[&w]).remove(0);
     let want = autograd::grad(
         &[x.matmul(&wt)?.tanh()?.exp()?.sum()?],
@@ -111,12 +118,19 @@ fn double_backward_through_a_checkpoint() -> R {
     let f = |x: &Tensor| -> Result<Tensor> { x.sin()?.mul(x)?.exp() };
     let x = leaf64(&A, &[6]);
     let y = checkpoint(move |i| Ok(vec![f(&i[0])?]), &[&x])?;
-    let g = autograd::grad(&[y[0].sum()?], &[x.clone()], &[None], false, true, false)?;
+    let g = autograd::grad(
+        &[y[0].sum()?],
+        std::slice::from_ref(&x),
+        &[None],
+        false,
+        true,
+        false,
+    )?;
     g[0].as_ref().unwrap().pow(2.0)?.sum()?.backward()?;
     let xt = leaf64(&A, &[6]);
     let gt = autograd::grad(
         &[f(&xt)?.sum()?],
-        &[xt.clone()],
+        std::slice::from_ref(&xt),
         &[None],
         false,
         true,

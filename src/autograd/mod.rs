@@ -2,7 +2,10 @@
 //! ([`backward`], [`grad`]), saved tensors with version checks, grad modes, the view +
 //! in-place machinery (CopySlices, lazy view regeneration) that makes in-place ops through views
 //! differentiable like in PyTorch, and user-defined differentiable ops ([`Function`],
-//! `function.rs`: PyTorch's `autograd.Function`, recorded through the same rules).
+//! `function.rs`: PyTorch's `autograd.Function`, recorded through the same rules), activation
+//! checkpointing ([`checkpoint`], `activation_checkpoint.rs`: saves deferred and recomputed),
+//! anomaly mode ([`detect_anomaly`], `anomaly.rs`: creation backtraces, NaN/inf checks, the
+//! node context of backward errors) and the handles that remove hooks ([`RemovableHandle`]).
 //!
 //! Ops talk to this module through `record` (out-of-place ops), `check_inplace` +
 //! `record_inplace` (in-place ops) and `view.rs` (view ops). The engine knows no specific op: the
