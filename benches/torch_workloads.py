@@ -33,6 +33,10 @@ Workloads (figure and unit):
     sdpa_causal_b8h8t256d64   F.scaled_dot_product_attention(q, k, v, is_causal=True),
                               q, k, v: randn(8, 8, 256, 64) f32   ms
     sdpa_causal_fwdbwd        the same with q requiring grad, out.sum().backward()   ms
+    cnn_step_digits_b64       Conv2d(1,16,3,p=1) BN ReLU MaxPool2d(2) Conv2d(16,32,3,p=1) BN
+                              ReLU MaxPool2d(2) Flatten Linear(128,10), train mode, input
+                              randn(64, 1, 8, 8), F.cross_entropy, zero_grad, backward,
+                              Adam(lr=1e-3) step   ms
     transformer_layer_step_b16t64d128
                               nn.TransformerEncoderLayer(128, 4, 512, dropout=0),
                               input randn(16, 64, 128), loss out.pow(2).mean(),
@@ -346,6 +350,25 @@ def w_transformer_step():
         opt.step()
     return fn, (lambda t: t * 1e3)
 
+
+def w_cnn_step():
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(
+        nn.Conv2d(1, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Conv2d(16, 32, 3, padding=1), nn.BatchNorm2d(32), nn.ReLU(), nn.MaxPool2d(2),
+        nn.Flatten(), nn.Linear(128, 10),
+    ).train()
+    x = torch.randn(64, 1, 8, 8)
+    target = torch.randint(0, 10, (64,))
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+
+    def fn():
+        opt.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x), target).backward()
+        opt.step()
+    return fn, (lambda t: t * 1e3)
+
 # Transcendentals (issue 29): 2^22 f32 randn, ms per call; gelu exact; the backward is
 # autograd.grad(y = gelu(x), x, g, retain_graph=True): the GeluBackward kernel given grad_output.
 def w_unary(name):
@@ -402,6 +425,7 @@ WORKLOADS = {
     "gelu_backward_f32_4M": (w_gelu_backward, "ms", ("torch",)),
     "max_pool2d_c64_56": (w_max_pool2d, "ms", ("torch",)),
     "batch_norm2d_train_c64_56": (w_batch_norm2d_train, "ms", ("torch",)),
+    "cnn_step_digits_b64": (w_cnn_step, "ms", ("torch",)),
 }
 
 AVAILABLE = {"torch": torch is not None, "numpy": np is not None, "scipy": scipy is not None}

@@ -377,6 +377,46 @@ fn w_gelu_backward_f32_4m() -> f64 {
     }) * 1e3
 }
 
+// --- CNN step on digits-sized images (issue 27) ---
+
+fn w_cnn_step_digits_b64() -> f64 {
+    use tapegrad::nn::{BatchNorm2d, Conv2d, Flatten, MaxPool2d};
+    use tapegrad::optim::{Adam, AdamConfig, Optimizer};
+    tapegrad::manual_seed(0);
+    let conv = |cin, cout| {
+        let o = tapegrad::ConvOptions {
+            padding: 1.into(),
+            ..Default::default()
+        };
+        Conv2d::new(cin, cout, &[3], o, true, DType::F32).unwrap()
+    };
+    let bn = |c| BatchNorm2d::new(c, 1e-5, Some(0.1), true, true, DType::F32).unwrap();
+    let pool = || MaxPool2d::new(&[2], None, &[0], &[1], false);
+    let model = Sequential::new()
+        .push(conv(1, 16))
+        .push(bn(16))
+        .push(Relu)
+        .push(pool())
+        .push(conv(16, 32))
+        .push(bn(32))
+        .push(Relu)
+        .push(pool())
+        .push(Flatten::new(1, -1))
+        .push(Linear::new(128, 10, true, DType::F32).unwrap());
+    let x = Tensor::randn(&[64, 1, 8, 8], DType::F32).unwrap();
+    let target = Tensor::randint(0, 10, &[64]).unwrap();
+    let mut opt = Adam::new(model.parameters(), AdamConfig::adam(1e-3)).unwrap();
+    let t = median(51, || {
+        opt.zero_grad()?;
+        let loss = model
+            .forward(&x)?
+            .cross_entropy(&target, CrossEntropyOptions::default())?;
+        loss.backward()?;
+        opt.step()
+    });
+    t * 1e3
+}
+
 /// A workload: its name, unit and one timed run.
 type Workload = (&'static str, &'static str, fn() -> f64);
 
@@ -437,6 +477,7 @@ const WORKLOADS: &[Workload] = &[
         "ms",
         w_batch_norm2d_train_c64_56,
     ),
+    ("cnn_step_digits_b64", "ms", w_cnn_step_digits_b64),
 ];
 
 fn main() {
