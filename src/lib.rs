@@ -69,6 +69,8 @@
 pub mod autograd;
 mod backend;
 pub mod checkpoint;
+#[cfg(feature = "distributed")]
+pub mod distributed;
 pub mod dtype;
 mod error;
 mod ids;

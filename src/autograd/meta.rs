@@ -46,6 +46,9 @@ pub(crate) struct PendingView {
     pub(crate) formula: AsStridedBackward,
 }
 
+/// A hook run on a leaf after a gradient was accumulated into its `.grad`.
+pub(crate) type PostAccumulateHook = Arc<dyn Fn(&Tensor) -> crate::Result<()> + Send + Sync>;
+
 #[derive(Default)]
 pub(crate) struct AutogradMeta {
     /// The leaf flag set by `requires_grad_`.
@@ -57,6 +60,8 @@ pub(crate) struct AutogradMeta {
     pub(crate) retains_grad: bool,
     /// Hooks of a leaf (run before accumulation), with their ids (for `RemovableHandle`).
     pub(crate) hooks: Vec<(u64, Hook)>,
+    /// Hooks of a leaf run after its `.grad` was updated (`register_post_accumulate_grad_hook`).
+    pub(crate) post_accumulate_hooks: Vec<PostAccumulateHook>,
     pub(crate) view: Option<Box<ViewMeta>>,
 }
 

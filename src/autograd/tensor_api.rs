@@ -266,6 +266,46 @@ impl Tensor {
         })
     }
 
+    /// Registers a hook run on this leaf after each backward has accumulated a gradient into
+    /// its `.grad` (PyTorch's `register_post_accumulate_grad_hook`): the hook gets the leaf and
+    /// reads the updated `x.grad()`. Only leaves requiring grad accept one (`InvalidArgument`).
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType};
+    /// let x = Tensor::ones(&[2], DType::F64)?.requires_grad_(true)?;
+    /// x.register_post_accumulate_grad_hook(|p| {
+    ///     assert_eq!(p.grad().unwrap().to_vec::<f64>()?, vec![3.0, 3.0]);
+    ///     Ok(())
+    /// })?;
+    /// x.mul(3.0)?.sum()?.backward()?;
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn register_post_accumulate_grad_hook(
+        &self,
+        hook: impl Fn(&Tensor) -> Result<()> + Send + Sync + 'static,
+    ) -> Result<()> {
+        if !self.requires_grad() {
+            bail!(
+                InvalidArgument,
+                "register_post_accumulate_grad_hook",
+                "cannot register a hook on a tensor that doesn't require gradient"
+            );
+        }
+        if !self.try_is_leaf()? {
+            bail!(
+                InvalidArgument,
+                "register_post_accumulate_grad_hook",
+                "post accumulate grad hooks cannot be registered on non-leaf tensors"
+            );
+        }
+        self.0
+            .meta
+            .lock()
+            .post_accumulate_hooks
+            .push(Arc::new(hook));
+        Ok(())
+    }
+
     /// A tensor sharing storage and version counter, cut from the graph (not a view).
     ///
     /// ```

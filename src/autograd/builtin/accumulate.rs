@@ -43,6 +43,11 @@ impl Backward for AccumulateGrad {
             }
         }
         accumulate_into(&self.leaf, g, ctx.create_graph)?;
+        // post-accumulate-grad hooks see the updated `.grad` (DDP starts its reductions here)
+        let post = self.leaf.0.meta.lock().post_accumulate_hooks.clone();
+        for h in post {
+            h(&self.leaf)?;
+        }
         Ok(Grads::new())
     }
 }
