@@ -60,8 +60,9 @@ pub(crate) struct AutogradMeta {
     pub(crate) retains_grad: bool,
     /// Hooks of a leaf (run before accumulation), with their ids (for `RemovableHandle`).
     pub(crate) hooks: Vec<(u64, Hook)>,
-    /// Hooks of a leaf run after its `.grad` was updated (`register_post_accumulate_grad_hook`).
-    pub(crate) post_accumulate_hooks: Vec<PostAccumulateHook>,
+    /// Hooks of a leaf run after its `.grad` was updated (`register_post_accumulate_grad_hook`), with
+    /// their ids.
+    pub(crate) post_accumulate_hooks: Vec<(u64, PostAccumulateHook)>,
     pub(crate) view: Option<Box<ViewMeta>>,
 }
 

@@ -269,6 +269,7 @@ impl Tensor {
     /// Registers a hook run on this leaf after each backward has accumulated a gradient into
     /// its `.grad` (PyTorch's `register_post_accumulate_grad_hook`): the hook gets the leaf and
     /// reads the updated `x.grad()`. Only leaves requiring grad accept one (`InvalidArgument`).
+    /// The returned handle removes the hook ([`RemovableHandle::remove`]).
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -283,7 +284,7 @@ impl Tensor {
     pub fn register_post_accumulate_grad_hook(
         &self,
         hook: impl Fn(&Tensor) -> Result<()> + Send + Sync + 'static,
-    ) -> Result<()> {
+    ) -> Result<RemovableHandle> {
         if !self.requires_grad() {
             bail!(
                 InvalidArgument,
@@ -298,12 +299,18 @@ impl Tensor {
                 "post accumulate grad hooks cannot be registered on non-leaf tensors"
             );
         }
+        let id = next_hook_id();
         self.0
             .meta
             .lock()
             .post_accumulate_hooks
-            .push(Arc::new(hook));
-        Ok(())
+            .push((id, Arc::new(hook)));
+        let leaf = Arc::downgrade(&self.0);
+        Ok(RemovableHandle::new(id, move |id| {
+            if let Some(t) = leaf.upgrade() {
+                t.meta.lock().post_accumulate_hooks.retain(|(i, _)| *i != id);
+            }
+        }))
     }
 
     /// A tensor sharing storage and version counter, cut from the graph (not a view).

@@ -45,7 +45,7 @@ impl Backward for AccumulateGrad {
         accumulate_into(&self.leaf, g, ctx.create_graph)?;
         // post-accumulate-grad hooks see the updated `.grad` (DDP starts its reductions here)
         let post = self.leaf.0.meta.lock().post_accumulate_hooks.clone();
-        for h in post {
+        for (_, h) in post {
             h(&self.leaf)?;
         }
         Ok(Grads::new())
