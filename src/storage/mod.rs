@@ -18,9 +18,13 @@
 //! `backend/dispatch.rs`), so `x.add_(&x)` never deadlocks.
 
 mod buffer;
+#[cfg(feature = "ndarray")]
+mod pin;
 mod pool;
 
 pub(crate) use buffer::CpuBuffer;
+#[cfg(feature = "ndarray")]
+pub(crate) use pin::ReadPin;
 pub use pool::release_cached_memory;
 
 use crate::{Device, Result};
