@@ -68,3 +68,18 @@ fn interp() {
 fn sparse() {
     smoke("sparse");
 }
+
+#[test]
+fn pt() {
+    smoke("pt");
+}
+
+#[test]
+fn zip() {
+    smoke("zip");
+}
+
+#[test]
+fn npy() {
+    smoke("npy");
+}

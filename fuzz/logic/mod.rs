@@ -7,9 +7,12 @@ pub mod check;
 pub mod index;
 pub mod input;
 pub mod interp;
+pub mod npy;
+pub mod pt;
 pub mod set_resize;
 pub mod sparse;
 pub mod views;
+pub mod zip;
 
 /// A fuzz target: its name and entry point.
 pub type Target = (&'static str, fn(&[u8]));
@@ -21,4 +24,7 @@ pub const TARGETS: &[Target] = &[
     ("set_resize", set_resize::run),
     ("interp", interp::run),
     ("sparse", sparse::run),
+    ("pt", pt::run),
+    ("zip", zip::run),
+    ("npy", npy::run),
 ];

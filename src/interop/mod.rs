@@ -3,6 +3,8 @@
 //! - [`pt`]: `torch.save` checkpoints (`.pt`/`.pth`) read and written in pure Rust, keeping
 //!   storage sharing both ways (views of one storage load as views of one tapegrad storage).
 //! - [`npy`]: NumPy `.npy` arrays and `.npz` archives (stored or deflated), C and Fortran order.
+//! - `ndarray` (feature `ndarray`): zero-copy views of tensors as `ndarray::ArrayViewD` and
+//!   copies to and from `ndarray::ArrayD`.
 //!
 //! Every reader treats its bytes as untrusted: truncated, oversized or lying headers give an
 //! [`ErrorKind::Malformed`](crate::ErrorKind::Malformed) error (refused content
@@ -11,6 +13,8 @@
 //! bytes ↔ storages (`bytes.rs`).
 
 mod bytes;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
 pub mod npy;
 pub mod pt;
 mod zip;

@@ -21,10 +21,14 @@
 
 mod buffer;
 mod gauge;
+#[cfg(feature = "ndarray")]
+mod pin;
 mod pool;
 
 pub(crate) use buffer::CpuBuffer;
 pub use gauge::{max_memory_allocated, memory_allocated, reset_peak_memory_stats};
+#[cfg(feature = "ndarray")]
+pub(crate) use pin::ReadPin;
 pub use pool::release_cached_memory;
 
 use crate::{Device, Result};
