@@ -213,3 +213,34 @@ fn sdpa_errors() -> R {
     assert_eq!(kind(&q, &k, &v, o), ErrorKind::DTypeMismatch);
     Ok(())
 }
+
+#[test]
+fn sdpa_fused_forward_matches_the_recorded_path() -> R {
+    // without a graph, causal/unmasked f32/f64 attention runs the backend's fused forward
+    // (blocks of 64 queries: 130 queries make three, the last ones past the 100 keys)
+    let (q, k, v) = (r(&[2, 2, 130, 8]), r(&[2, 2, 100, 8]), r(&[2, 2, 100, 5]));
+    let qt = r(&[2, 2, 8, 130]).transpose(-2, -1)?;
+    for causal in [true, false] {
+        for scale in [None, Some(0.3)] {
+            let o = SdpaOptions {
+                is_causal: causal,
+                scale,
+                ..Default::default()
+            };
+            for q in [&q, &qt] {
+                let fused = Tensor::scaled_dot_product_attention(q, &k, &v, o)?;
+                let qg = q.detach().requires_grad_(true)?;
+                let composed = Tensor::scaled_dot_product_attention(&qg, &k, &v, o)?;
+                assert!(composed.grad_fn().is_some() && fused.grad_fn().is_none());
+                close(&fused, &composed);
+                let f32s = |t: &Tensor| t.to_dtype(DType::F32).unwrap();
+                let y32 = Tensor::scaled_dot_product_attention(&f32s(q), &f32s(&k), &f32s(&v), o)?;
+                assert_eq!(y32.dtype(), DType::F32);
+                for (x, y) in f64s(&y32).iter().zip(f64s(&composed)) {
+                    assert!((x - y).abs() <= 1e-5 * (1.0 + y.abs()), "{x} vs {y}");
+                }
+            }
+        }
+    }
+    Ok(())
+}

@@ -31,6 +31,7 @@ macro_rules! on_device {
     };
 }
 
+pub(crate) mod attention;
 pub(crate) mod conv;
 mod nn;
 pub(crate) mod norm;

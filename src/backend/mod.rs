@@ -47,6 +47,9 @@
 //! - **convolution**: [`Backend::conv_forward`], [`Backend::conv_backward_input`],
 //!   [`Backend::conv_backward_weight`] (im2col + GEMM, parallel over batch and groups; front
 //!   door [`conv`], `dispatch/conv.rs`; CPU body `cpu/conv/`);
+//! - **attention**: [`Backend::sdpa_forward`] (the fused forward of causal or unmasked
+//!   `scaled_dot_product_attention` without a graph; front door [`attention`],
+//!   `dispatch/attention.rs`; CPU body `cpu/attention.rs`);
 //! - **normalization**: [`Backend::channel_stats`] (per-channel mean and squared deviations:
 //!   batch_norm, instance_norm, group_norm) and [`Backend::channel_affine`] (`x * scale[ch] +
 //!   shift[ch]`); front door [`norm`] (`dispatch/norm.rs`);
@@ -96,6 +99,8 @@ mod dispatch;
 #[allow(dead_code)]
 mod staging;
 
+pub(crate) use dispatch::attention;
+pub(crate) use dispatch::attention::AttnGeom;
 pub(crate) use dispatch::conv;
 pub(crate) use dispatch::conv::ConvGeom;
 pub(crate) use dispatch::movement;
@@ -509,6 +514,23 @@ pub(crate) trait Backend {
         gy: &Self::Buffer,
         go: usize,
         g: &ConvGeom,
+        dt: DType,
+    );
+
+    // ---- attention ----
+
+    /// Scaled dot-product attention forward of an [`AttnGeom`] (f32 or f64, no mask, no
+    /// dropout): `out[b, i] = sum_j p[b, i, j] v[b, j]` with `p[b, i, :]` the softmax over the
+    /// keys `j < s` (causal: `j <= i`) of `(q[b, i] * scale) . k[b, j]`. `q` `[bh, l, e]`, `k`
+    /// `[bh, s, e]`, `v` `[bh, s, ev]` are contiguous from their element offsets; `out`
+    /// `[bh, l, ev]` is written from element 0. Panics (an internal invariant) if a range lies
+    /// outside its buffer.
+    fn sdpa_forward(
+        out: &mut Self::Buffer,
+        q: (&Self::Buffer, usize),
+        k: (&Self::Buffer, usize),
+        v: (&Self::Buffer, usize),
+        g: &AttnGeom,
         dt: DType,
     );
 

@@ -84,13 +84,48 @@ pub(crate) unsafe fn matmul<T: Element>(
     lhs: Mat<*const T>,
     rhs: Mat<*const T>,
 ) {
+    // SAFETY: forwarded contract.
+    unsafe { matmul_on(m, n, k, dst, lhs, rhs, true) }
+}
+
+/// [`matmul`] on the calling thread only: for products that are one part of a parallel
+/// kernel (the fused attention blocks), which would otherwise split into stripes that all
+/// run on this thread anyway.
+///
+/// # Safety
+/// As [`matmul`].
+pub(crate) unsafe fn matmul_serial<T: Element>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: Mat<*mut T>,
+    lhs: Mat<*const T>,
+    rhs: Mat<*const T>,
+) {
+    // SAFETY: forwarded contract.
+    unsafe { matmul_on(m, n, k, dst, lhs, rhs, false) }
+}
+
+/// [`matmul`], multithreaded for large products only when `parallel`.
+///
+/// # Safety
+/// As [`matmul`].
+unsafe fn matmul_on<T: Element>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: Mat<*mut T>,
+    lhs: Mat<*const T>,
+    rhs: Mat<*const T>,
+    parallel: bool,
+) {
     if m == 0 || n == 0 {
         return;
     }
     let id = TypeId::of::<T>();
     #[cfg(target_arch = "x86_64")]
     if (id == TypeId::of::<f32>() || id == TypeId::of::<f64>()) && super::gemm_x86::available() {
-        let threads = if m * n * k >= PACKED_PAR_THRESHOLD {
+        let threads = if parallel && m * n * k >= PACKED_PAR_THRESHOLD {
             super::team::size()
         } else {
             1
@@ -111,7 +146,7 @@ pub(crate) unsafe fn matmul<T: Element>(
         || id == TypeId::of::<gemm::c32>()
         || id == TypeId::of::<gemm::c64>();
     if gemmable && k > 0 {
-        let par = if m * n * k >= PAR_THRESHOLD {
+        let par = if parallel && m * n * k >= PAR_THRESHOLD {
             gemm::Parallelism::Rayon(0)
         } else {
             gemm::Parallelism::None

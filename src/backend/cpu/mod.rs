@@ -4,6 +4,7 @@
 //! `map` holds the elementwise map kernels (flat fast paths, strided maps with broadcasting).
 //! `team` is the persistent worker team of the parallel kernels.
 
+mod attention;
 mod conv;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
@@ -29,8 +30,8 @@ pub(crate) mod sum;
 pub(crate) mod team;
 
 use super::{
-    Backend, ConvGeom, DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut,
-    RowSel, Rows, RowwiseOp, ScalarArith, Source, Spmm,
+    AttnGeom, Backend, ConvGeom, DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp,
+    RowPut, RowSel, Rows, RowwiseOp, ScalarArith, Source, Spmm,
 };
 use crate::layout::Layout;
 use crate::storage::{CpuBuffer, DeviceBuffer, Storage};
@@ -218,6 +219,17 @@ impl Backend for Cpu {
     }
 
     // ---- convolution ----
+
+    fn sdpa_forward(
+        out: &mut CpuBuffer,
+        q: (&CpuBuffer, usize),
+        k: (&CpuBuffer, usize),
+        v: (&CpuBuffer, usize),
+        g: &AttnGeom,
+        dt: DType,
+    ) {
+        attention::sdpa_forward(out, q, k, v, g, dt)
+    }
 
     unsafe fn conv_forward(
         out: &mut CpuBuffer,

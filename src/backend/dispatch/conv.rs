@@ -47,7 +47,7 @@ impl ConvGeom {
 
 /// Write lock of `out` and read locks of the distinct storages of `ins`, taken in ascending
 /// storage id order; returns the write guard and, per input, the index of its read guard.
-fn lock_all<'a>(
+pub(super) fn lock_all<'a>(
     out: &'a Storage,
     ins: &[&'a Storage],
 ) -> (

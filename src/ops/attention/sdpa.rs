@@ -4,7 +4,8 @@
 //! `enable_gqa`). A row with every key masked out gives zeros (PyTorch's CPU kernel) rather
 //! than the NaN of a plain softmax, and passes no gradient back.
 
-use crate::autograd::no_grad;
+use crate::autograd::{is_grad_enabled, no_grad};
+use crate::backend::{AttnGeom, attention};
 use crate::{DType, Result, Tensor, bail};
 
 const OP: &str = "scaled_dot_product_attention";
@@ -121,6 +122,48 @@ fn check(q: &Tensor, k: &Tensor, v: &Tensor, o: &SdpaOptions<'_>) -> Result<()> 
     Ok(())
 }
 
+/// Fast path F13 (`sdpa_causal_b8h8t256d64`): without a graph to record, no mask (or the
+/// causal one) and no dropout, f32/f64 operands of equal batch dims run the backend's fused
+/// forward, which computes only the scores a causal row can see. `None`: take the composed
+/// path (which also builds the graph the backward and double backward differentiate).
+fn fused(
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    o: &SdpaOptions<'_>,
+    scale: f64,
+) -> Result<Option<Tensor>> {
+    let recording = is_grad_enabled() && [q, k, v].iter().any(|t| t.requires_grad());
+    let (qs, ks, vs) = (q.shape(), k.shape(), v.shape());
+    let d = qs.len();
+    let batch_equal =
+        ks.len() == d && vs.len() == d && qs[..d - 2] == ks[..d - 2] && qs[..d - 2] == vs[..d - 2];
+    if recording
+        || o.attn_mask.is_some()
+        || o.dropout_p > 0.0
+        || !matches!(q.dtype(), DType::F32 | DType::F64)
+        || !batch_equal
+        || [&qs, &ks, &vs].iter().any(|s| s.contains(&0))
+    {
+        return Ok(None);
+    }
+    let g = AttnGeom {
+        bh: qs[..d - 2].iter().product(),
+        l: qs[d - 2],
+        s: ks[d - 2],
+        e: qs[d - 1],
+        ev: vs[d - 1],
+        scale,
+        causal: o.is_causal,
+    };
+    let (q, k, v) = (q.contiguous()?, k.contiguous()?, v.contiguous()?);
+    let mut shape = qs;
+    shape[d - 1] = g.ev;
+    let out = Tensor::empty(&shape, q.dtype())?;
+    attention::sdpa_forward(&out.data(), &q.data(), &k.data(), &v.data(), &g, q.dtype());
+    Ok(Some(out))
+}
+
 impl Tensor {
     /// `torch.nn.functional.scaled_dot_product_attention(query, key, value, ...)`:
     /// `softmax(q k^T * scale + bias) v` for `q` `[..., L, E]`, `k` `[..., S, E]`, `v`
@@ -174,6 +217,9 @@ impl Tensor {
         let (l, e) = (qs[qs.len() - 2], qs[qs.len() - 1]);
         let s_len = k.shape()[k.dim() - 2];
         let scale = opts.scale.unwrap_or(1.0 / (e as f64).sqrt());
+        if let Some(y) = fused(query, &k, &v, &opts, scale)? {
+            return Ok(y);
+        }
         let scores = query.mul(scale)?.matmul(&k.transpose(-2, -1)?)?;
         let (scores, dead) = match opts.attn_mask {
             _ if opts.is_causal => {

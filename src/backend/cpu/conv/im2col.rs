@@ -1,9 +1,15 @@
 //! im2col and col2im over one (image, group) slice: the column matrix `[c * k_taps, out]` whose
 //! row `(c, tap)` holds, for every output position, the input element that tap reads (zero
-//! where it falls in the padding). The spatial dims are padded to three ([`G3`]); the
-//! innermost one runs as a contiguous copy when its stride is 1.
+//! where it falls in the padding), built for a chunk of output rows at a time. The spatial dims
+//! are padded to three ([`G3`]); the innermost one runs as a contiguous copy when its stride
+//! is 1.
 
 use crate::Element;
+
+/// Bytes of one column-matrix chunk: it is written by `im2col` and read back by the GEMM's
+/// packing while it sits in L2 (the whole matrix of `conv2d_3x3_c64_56`, 7 MB per image,
+/// went out to L3 and back).
+const CHUNK_BYTES: usize = 512 * 1024;
 
 /// A convolution geometry with its spatial dims padded to three (leading dims of size 1).
 #[derive(Clone, Copy)]
@@ -60,6 +66,12 @@ impl G3 {
         }
     }
 
+    /// Output rows (`(od, oh)` pairs) per column-matrix chunk: enough for about
+    /// [`CHUNK_BYTES`] of columns of `elem`-byte elements (at least one row).
+    pub(super) fn chunk_rows(&self, elem: usize) -> usize {
+        (CHUNK_BYTES / (self.ck * self.o[2] * elem).max(1)).clamp(1, self.o[0] * self.o[1])
+    }
+
     /// A 1x1 kernel with unit stride and no padding: the column matrix is the input itself.
     pub(super) fn pointwise(&self) -> bool {
         self.k == [1; 3] && self.s == [1; 3] && self.p == [0; 3] && self.i == self.o
@@ -81,13 +93,20 @@ fn valid_range(len: usize, s: usize, off: isize, o: usize) -> (usize, usize) {
     ((lo as usize).min(hi), hi)
 }
 
-/// Calls `f(col, src, lo, hi)` for every innermost run of the column matrix (the shared loop
-/// of [`im2col`] and [`col2im`]): the run of `g.o[2]` column elements from `col`, of which
-/// `[lo, hi)` read the input elements `src + ow * g.s[2]` (`None`: the run's row lies in the
-/// padding of an outer dim, every element reads zero).
+/// Calls `f(col, src, lo, hi)` for every innermost run of the column matrix of the output
+/// rows `rows` (the shared loop of [`im2col`] and [`col2im`]; a row is one `(od, oh)` pair, in
+/// row-major order, and the matrix holds `rows.len() * g.o[2]` columns): the run of `g.o[2]`
+/// column elements from `col`, of which `[lo, hi)` read the input elements `src + ow *
+/// g.s[2]` (`None`: the run's row lies in the padding of an outer dim, every element reads
+/// zero).
 #[inline(always)]
-fn for_runs(g: &G3, mut f: impl FnMut(usize, Option<isize>, usize, usize)) {
+fn for_runs(
+    g: &G3,
+    rows: std::ops::Range<usize>,
+    mut f: impl FnMut(usize, Option<isize>, usize, usize),
+) {
     let taps = g.k[0] * g.k[1] * g.k[2];
+    let width = rows.len() * g.o[2];
     for c in 0..g.cg {
         for kd in 0..g.k[0] {
             for kh in 0..g.k[1] {
@@ -95,20 +114,19 @@ fn for_runs(g: &G3, mut f: impl FnMut(usize, Option<isize>, usize, usize)) {
                     let row = c * taps + (kd * g.k[1] + kh) * g.k[2] + kw;
                     let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
                     let (lo, hi) = valid_range(g.i[2], g.s[2], off_w, g.o[2]);
-                    for od in 0..g.o[0] {
+                    for r in rows.clone() {
+                        let (od, oh) = (r / g.o[1], r % g.o[1]);
                         let id = (od * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
-                        for oh in 0..g.o[1] {
-                            let ih = (oh * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
-                            let col = row * g.lout + (od * g.o[1] + oh) * g.o[2];
-                            let inside = (0..g.i[0] as isize).contains(&id)
-                                && (0..g.i[1] as isize).contains(&ih);
-                            let src = inside.then(|| {
-                                ((c * g.i[0] + id as usize) * g.i[1] + ih as usize) as isize
-                                    * g.i[2] as isize
-                                    + off_w
-                            });
-                            f(col, src, lo, hi);
-                        }
+                        let ih = (oh * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
+                        let col = row * width + (r - rows.start) * g.o[2];
+                        let inside = (0..g.i[0] as isize).contains(&id)
+                            && (0..g.i[1] as isize).contains(&ih);
+                        let src = inside.then(|| {
+                            ((c * g.i[0] + id as usize) * g.i[1] + ih as usize) as isize
+                                * g.i[2] as isize
+                                + off_w
+                        });
+                        f(col, src, lo, hi);
                     }
                 }
             }
@@ -116,16 +134,21 @@ fn for_runs(g: &G3, mut f: impl FnMut(usize, Option<isize>, usize, usize)) {
     }
 }
 
-/// Fills the column matrix `cols` (`g.ck * g.lout` elements) from the input slice `x`
-/// (`g.cg` channels of `g.lin` elements).
+/// Fills the column matrix `cols` of the output rows `rows` (`g.ck * rows.len() * g.o[2]`
+/// elements, see [`for_runs`]) from the input slice `x` (`g.cg` channels of `g.lin` elements).
 ///
 /// # Safety
-/// `x` addresses `g.cg * g.lin` readable elements and `cols` `g.ck * g.lout` writable ones,
-/// not overlapping.
-pub(super) unsafe fn im2col<T: Element>(x: *const T, cols: *mut T, g: &G3) {
+/// `x` addresses `g.cg * g.lin` readable elements and `cols` `g.ck * rows.len() * g.o[2]`
+/// writable ones, not overlapping; `rows` lies in `0..g.o[0] * g.o[1]`.
+pub(super) unsafe fn im2col<T: Element>(
+    x: *const T,
+    cols: *mut T,
+    g: &G3,
+    rows: std::ops::Range<usize>,
+) {
     let (ow, sw) = (g.o[2], g.s[2]);
-    for_runs(g, |col, src, lo, hi| {
-        // SAFETY: the run `[col, col + ow)` lies inside `cols` (`col < g.ck * g.lout` by
+    for_runs(g, rows, |col, src, lo, hi| {
+        // SAFETY: the run `[col, col + ow)` lies inside `cols` (`col < g.ck * width` by
         // construction) and the input positions `src + o * sw` for `o` in `[lo, hi)` lie in
         // `[0, g.i[2])` of an in-range row (`valid_range`), inside `x`.
         unsafe {
@@ -152,14 +175,20 @@ pub(super) unsafe fn im2col<T: Element>(x: *const T, cols: *mut T, g: &G3) {
     });
 }
 
-/// Adds the column matrix `cols` back into the input slice `dx` (the adjoint of [`im2col`]):
-/// every column element is added to the input element it was read from.
+/// Adds the column matrix `cols` of the output rows `rows` back into the input slice `dx` (the
+/// adjoint of [`im2col`]): every column element is added to the input element it was read
+/// from.
 ///
 /// # Safety
 /// As [`im2col`], with `dx` writable and `cols` readable.
-pub(super) unsafe fn col2im<T: Element>(cols: *const T, dx: *mut T, g: &G3) {
+pub(super) unsafe fn col2im<T: Element>(
+    cols: *const T,
+    dx: *mut T,
+    g: &G3,
+    rows: std::ops::Range<usize>,
+) {
     let sw = g.s[2];
-    for_runs(g, |col, src, lo, hi| {
+    for_runs(g, rows, |col, src, lo, hi| {
         if let Some(base) = src {
             // SAFETY: as in `im2col`, the same positions, read and written the other way.
             unsafe {

@@ -1,7 +1,8 @@
 //! The convolution kernels of the CPU backend: im2col ([`im2col`]) then the GEMM of
-//! `cpu/matmul.rs` per (image, group), run in parallel over images and groups on the kernel
-//! team (the GEMM inside a part runs on that part's thread; a single part keeps the whole
-//! team for its GEMM).
+//! `cpu/matmul.rs`, one chunk of output rows at a time (a chunk's column matrix stays in L2
+//! between its build and the GEMM's packing), run in parallel over images and groups (and
+//! chunks, forward) on the kernel team (the GEMM inside a part runs on that part's thread; a
+//! single part keeps the whole team for its GEMM).
 //!
 //! - forward: `out[n, g] = w[g] @ cols(x[n, g])` (`[ocg, ck] @ [ck, out]`), plus the bias;
 //! - input gradient: `cols = w[g]^T @ gy[n, g]`, added back by `col2im`, plus the bias (the
@@ -13,7 +14,7 @@
 
 mod im2col;
 
-use super::matmul::{Mat, matmul};
+use super::matmul::{Mat, matmul, matmul_serial};
 use super::team;
 use crate::backend::ConvGeom;
 use crate::storage::CpuBuffer;
@@ -58,21 +59,56 @@ fn with_cols<T, R>(elems: usize, f: impl FnOnce(*mut T) -> R) -> R {
     r
 }
 
-/// `dst[c * len + l] += bias[c]` for `c < channels`, `l < len`.
+/// `dst[c * stride + l] += bias[c]` for `c < channels`, `l < len`.
 ///
 /// # Safety
-/// `dst` addresses `channels * len` writable elements, `bias` `channels` readable ones.
-unsafe fn add_bias<T: Element>(dst: *mut T, bias: *const T, channels: usize, len: usize) {
+/// `dst` addresses `(channels - 1) * stride + len` writable elements, `bias` `channels`
+/// readable ones.
+unsafe fn add_bias<T: Element>(
+    dst: *mut T,
+    bias: *const T,
+    channels: usize,
+    len: usize,
+    stride: usize,
+) {
     for c in 0..channels {
         // SAFETY: inside both ranges (contract).
         unsafe {
             let v = *bias.add(c);
-            let row = std::slice::from_raw_parts_mut(dst.add(c * len), len);
+            let row = std::slice::from_raw_parts_mut(dst.add(c * stride), len);
             for e in row {
                 *e = e.add(v);
             }
         }
     }
+}
+
+/// A GEMM entry of `matmul.rs`: [`matmul`] (on the whole team when large) or
+/// [`matmul_serial`] (for one of several parallel parts).
+type Gemm<T> = unsafe fn(usize, usize, usize, Mat<*mut T>, Mat<*const T>, Mat<*const T>);
+
+/// The GEMM for a kernel of `parts` parallel parts: a single part keeps the whole team.
+fn gemm_for<T: Element>(parts: usize) -> Gemm<T> {
+    if parts > 1 {
+        matmul_serial::<T>
+    } else {
+        matmul::<T>
+    }
+}
+
+/// The row-major matrix at `ptr` whose rows are `stride` elements apart (a column range of a
+/// wider row-major matrix).
+fn rs<P>(ptr: P, stride: usize) -> Mat<P> {
+    Mat {
+        ptr,
+        rs: stride as isize,
+        cs: 1,
+    }
+}
+
+/// Splits the output rows `0..rows` into chunks of `per`: the range of chunk `c`.
+fn chunk(c: usize, per: usize, rows: usize) -> std::ops::Range<usize> {
+    c * per..((c + 1) * per).min(rows)
 }
 
 /// A row-major matrix with `cols` columns.
@@ -93,7 +129,9 @@ fn tr<P>(ptr: P, cols: usize) -> Mat<P> {
     }
 }
 
-/// See [`Backend::conv_forward`](crate::backend::Backend::conv_forward).
+/// See [`Backend::conv_forward`](crate::backend::Backend::conv_forward). The parts are
+/// (image, group, chunk of output rows): each builds its chunk of the column matrix and
+/// multiplies it on its own thread (serves `conv2d_3x3_c64_56`).
 ///
 /// # Safety
 /// As there.
@@ -111,16 +149,28 @@ unsafe fn forward<T: Element>(
         bias.map(Shared::of),
     );
     let g = *g;
+    let rows = g.o[0] * g.o[1];
+    let per = if g.pointwise() {
+        rows
+    } else {
+        g.chunk_rows(std::mem::size_of::<T>())
+    };
+    let chunks = rows.div_ceil(per);
+    let parts = g.n * g.groups * chunks;
+    let mm = gemm_for::<T>(parts);
     let part = move |p: usize| {
-        let (n, gi) = (p / g.groups, p % g.groups);
+        let (ng, ch) = (p / chunks, p % chunks);
+        let (n, gi) = (ng / g.groups, ng % g.groups);
+        let r = chunk(ch, per, rows);
+        let (c0, cw) = (r.start * g.o[2], r.len() * g.o[2]);
         // SAFETY: (image n, group gi) addresses its own slices of the contiguous operands
-        // (caller contract); parts write disjoint slices of `out`.
+        // (caller contract); parts write disjoint column ranges of their slices of `out`.
         unsafe {
             let xp = x.get().add((n * g.c_in + gi * g.cg) * g.lin) as *const T;
-            let op = out.get().add((n * g.c_out + gi * g.ocg) * g.lout);
+            let op = out.get().add((n * g.c_out + gi * g.ocg) * g.lout + c0);
             let wp = w.get().add(gi * g.ocg * g.ck) as *const T;
             if g.pointwise() {
-                matmul(
+                mm(
                     g.ocg,
                     g.lout,
                     g.ck,
@@ -129,27 +179,28 @@ unsafe fn forward<T: Element>(
                     rm(xp, g.lout),
                 );
             } else {
-                with_cols::<T, _>(g.ck * g.lout, |cols| {
-                    im2col(xp, cols, &g);
-                    matmul(
+                with_cols::<T, _>(g.ck * cw, |cols| {
+                    im2col(xp, cols, &g, r);
+                    mm(
                         g.ocg,
-                        g.lout,
+                        cw,
                         g.ck,
-                        rm(op, g.lout),
+                        rs(op, g.lout),
                         rm(wp, g.ck),
-                        rm(cols as *const T, g.lout),
+                        rm(cols as *const T, cw),
                     );
                 });
             }
             if let Some(b) = bias {
-                add_bias(op, b.get().add(gi * g.ocg) as *const T, g.ocg, g.lout);
+                add_bias(op, b.get().add(gi * g.ocg) as *const T, g.ocg, cw, g.lout);
             }
         }
     };
-    team::run(g.n * g.groups, &part);
+    team::run(parts, &part);
 }
 
-/// See [`Backend::conv_backward_input`](crate::backend::Backend::conv_backward_input).
+/// See [`Backend::conv_backward_input`](crate::backend::Backend::conv_backward_input). The
+/// column matrix is built and added back one chunk of output rows at a time.
 ///
 /// # Safety
 /// As there.
@@ -167,6 +218,9 @@ unsafe fn backward_input<T: Element>(
         bias.map(Shared::of),
     );
     let g = *g;
+    let rows = g.o[0] * g.o[1];
+    let per = g.chunk_rows(std::mem::size_of::<T>());
+    let mm = gemm_for::<T>(g.n * g.groups);
     let part = move |p: usize| {
         let (n, gi) = (p / g.groups, p % g.groups);
         // SAFETY: as in `forward`, with the roles of input and output exchanged.
@@ -175,7 +229,7 @@ unsafe fn backward_input<T: Element>(
             let dp = out.get().add((n * g.c_in + gi * g.cg) * g.lin);
             let wp = w.get().add(gi * g.ocg * g.ck) as *const T;
             if g.pointwise() {
-                matmul(
+                mm(
                     g.ck,
                     g.lout,
                     g.ocg,
@@ -184,21 +238,25 @@ unsafe fn backward_input<T: Element>(
                     rm(gp, g.lout),
                 );
             } else {
-                with_cols::<T, _>(g.ck * g.lout, |cols| {
-                    matmul(
-                        g.ck,
-                        g.lout,
-                        g.ocg,
-                        rm(cols, g.lout),
-                        tr(wp, g.ck),
-                        rm(gp, g.lout),
-                    );
-                    std::ptr::write_bytes(dp, 0, g.cg * g.lin);
-                    col2im(cols as *const T, dp, &g);
-                });
+                std::ptr::write_bytes(dp, 0, g.cg * g.lin);
+                for ch in 0..rows.div_ceil(per) {
+                    let r = chunk(ch, per, rows);
+                    let (c0, cw) = (r.start * g.o[2], r.len() * g.o[2]);
+                    with_cols::<T, _>(g.ck * cw, |cols| {
+                        mm(
+                            g.ck,
+                            cw,
+                            g.ocg,
+                            rm(cols, cw),
+                            tr(wp, g.ck),
+                            rs(gp.add(c0), g.lout),
+                        );
+                        col2im(cols as *const T, dp, &g, r);
+                    });
+                }
             }
             if let Some(b) = bias {
-                add_bias(dp, b.get().add(gi * g.cg) as *const T, g.cg, g.lin);
+                add_bias(dp, b.get().add(gi * g.cg) as *const T, g.cg, g.lin, g.lin);
             }
         }
     };
@@ -214,6 +272,9 @@ unsafe fn backward_weight<T: Element>(out: *mut T, x: *const T, gy: *const T, g:
     let chunks = g.n.min(team::size()).max(1);
     let (x, gy) = (Shared::of(x), Shared::of(gy));
     let g = *g;
+    let rows = g.o[0] * g.o[1];
+    let per = g.chunk_rows(std::mem::size_of::<T>());
+    let mm = gemm_for::<T>(chunks);
     let part = move |c: usize| -> Vec<T> {
         let mut acc = vec![T::zero(); total];
         let mut tmp = vec![T::zero(); g.ocg * g.ck];
@@ -227,7 +288,7 @@ unsafe fn backward_weight<T: Element>(out: *mut T, x: *const T, gy: *const T, g:
                     let gp = gy.get().add((n * g.c_out + gi * g.ocg) * g.lout) as *const T;
                     let t = tmp.as_mut_ptr();
                     if g.pointwise() {
-                        matmul(
+                        mm(
                             g.ocg,
                             g.ck,
                             g.lout,
@@ -235,23 +296,31 @@ unsafe fn backward_weight<T: Element>(out: *mut T, x: *const T, gy: *const T, g:
                             rm(gp, g.lout),
                             tr(xp, g.lout),
                         );
+                        let a = &mut acc[gi * g.ocg * g.ck..(gi + 1) * g.ocg * g.ck];
+                        for (a, &t) in a.iter_mut().zip(&tmp) {
+                            *a = a.add(t);
+                        }
                     } else {
-                        with_cols::<T, _>(g.ck * g.lout, |cols| {
-                            im2col(xp, cols, &g);
-                            matmul(
-                                g.ocg,
-                                g.ck,
-                                g.lout,
-                                rm(t, g.ck),
-                                rm(gp, g.lout),
-                                tr(cols as *const T, g.lout),
-                            );
-                        });
+                        for ch in 0..rows.div_ceil(per) {
+                            let r = chunk(ch, per, rows);
+                            let (c0, cw) = (r.start * g.o[2], r.len() * g.o[2]);
+                            with_cols::<T, _>(g.ck * cw, |cols| {
+                                im2col(xp, cols, &g, r);
+                                mm(
+                                    g.ocg,
+                                    g.ck,
+                                    cw,
+                                    rm(t, g.ck),
+                                    rs(gp.add(c0), g.lout),
+                                    tr(cols as *const T, cw),
+                                );
+                            });
+                            let a = &mut acc[gi * g.ocg * g.ck..(gi + 1) * g.ocg * g.ck];
+                            for (a, &t) in a.iter_mut().zip(&tmp) {
+                                *a = a.add(t);
+                            }
+                        }
                     }
-                }
-                let a = &mut acc[gi * g.ocg * g.ck..(gi + 1) * g.ocg * g.ck];
-                for (a, &t) in a.iter_mut().zip(&tmp) {
-                    *a = a.add(t);
                 }
             }
         }
