@@ -25,6 +25,13 @@ use mpi::traits::Root;
 
 /// A reduction for [`ProcessGroup::all_reduce_`] and [`ProcessGroup::reduce_scatter`]
 /// (PyTorch's `ReduceOp`).
+///
+/// Every dtype takes every reduction with PyTorch's exceptions: `Avg` is refused for `bool`
+/// (where `Sum`/`Max` are logical or and `Product`/`Min` logical and, as NCCL maps them), and
+/// `Max`, `Min` and `Product` for complex dtypes (PyTorch's `supports_complex`); refused
+/// reductions are `Unsupported` errors raised before anything is sent. `Avg` divides the sum
+/// by the group size (integers truncating toward zero). `f16`/`bf16` reduce in `f32` and are
+/// rounded once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReduceOp {
     /// Elementwise sum.
@@ -63,7 +70,8 @@ fn write_back(dst: &Tensor, w: &Wire) -> Result<()> {
 
 impl ProcessGroup {
     /// Reduces `t` over the group with `op`, in place on every rank (PyTorch's
-    /// `all_reduce(t, op)`); see the [module docs](self) for dtypes and destinations.
+    /// `all_reduce(t, op)`); see [`ReduceOp`] for the dtypes each reduction applies to and
+    /// [`ProcessGroup`] for destinations.
     ///
     /// Errors: `InvalidArgument` for an expanded destination, `Unsupported` for a reduction the
     /// dtype does not support or a destination requiring grad in grad mode. Nothing is sent

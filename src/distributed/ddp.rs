@@ -1,26 +1,6 @@
 //! [`DistributedDataParallel`]: data-parallel training of any [`Module`], PyTorch's
-//! `DistributedDataParallel` design.
-//!
-//! At construction the parameters and buffers are broadcast from rank 0 (after checking that
-//! every rank has the same parameter count and sizes), the trainable parameters are packed in
-//! reverse registration order (about the order backward produces their gradients) into
-//! buckets of at most `bucket_cap_mb` (one dtype per bucket), and a post-accumulate-grad hook
-//! is registered on each. During backward, when every gradient of a bucket has been
-//! accumulated, the bucket is flattened and its all-reduce (`Avg`) starts on the communication
-//! thread while backward goes on; buckets are launched in index order so every rank issues the
-//! same sequence. When the last bucket is launched its hook waits for all of them and writes
-//! the averaged gradients back into each `.grad` (in place), so `loss.backward()` returns with
-//! synchronised gradients and any optimizer then takes identical steps on every rank.
-//!
-//! As in PyTorch the reduction is armed by the forward: run it through
-//! [`forward_with`](DistributedDataParallel::forward_with) (or [`Forward::forward`] for
-//! one-tensor modules), which also broadcasts rank 0's buffers first (PyTorch's
-//! `broadcast_buffers=True`: batch-norm running statistics stay identical). A forward under
-//! [`no_sync`](DistributedDataParallel::no_sync) or `no_grad` arms nothing, so gradients
-//! accumulate locally and the next synchronised backward all-reduces the accumulated sums.
-//! Every trainable parameter must get a gradient in each synchronised backward (PyTorch's
-//! default `find_unused_parameters=False`); otherwise the next forward reports the ones that
-//! did not.
+//! `DistributedDataParallel` design (described on the type): buckets, post-accumulate-grad
+//! hooks that start each bucket's all-reduce during backward, `no_sync`, buffer broadcast.
 
 use super::ReduceOp;
 use super::process_group::{ProcessGroup, Snapshot, Work, wait_all};
@@ -51,8 +31,28 @@ impl Default for DdpOptions {
     }
 }
 
-/// Wraps a [`Module`] for data-parallel training over a [`ProcessGroup`] (see the
-/// [module docs](self) for the design).
+/// Wraps a [`Module`] for data-parallel training over a [`ProcessGroup`].
+///
+/// At construction the parameters and buffers are broadcast from rank 0 (after checking that
+/// every rank has the same parameter count and sizes), the trainable parameters are packed in
+/// reverse registration order (about the order backward produces their gradients) into
+/// buckets of at most `bucket_cap_mb` (one dtype per bucket), and a post-accumulate-grad hook
+/// is registered on each. During backward, when every gradient of a bucket has been
+/// accumulated, the bucket is flattened and its all-reduce (`Avg`) starts on the communication
+/// thread while backward goes on; buckets are launched in index order so every rank issues the
+/// same sequence. When the last bucket is launched its hook waits for all of them and writes
+/// the averaged gradients back into each `.grad` (in place), so `loss.backward()` returns with
+/// synchronised gradients and any optimizer then takes identical steps on every rank.
+///
+/// As in PyTorch the reduction is armed by the forward: run it through
+/// [`forward_with`](DistributedDataParallel::forward_with) (or [`Forward::forward`] for
+/// one-tensor modules), which also broadcasts rank 0's buffers first (PyTorch's
+/// `broadcast_buffers=True`: batch-norm running statistics stay identical). A forward under
+/// [`no_sync`](DistributedDataParallel::no_sync) or `no_grad` arms nothing, so gradients
+/// accumulate locally and the next synchronised backward all-reduces the accumulated sums.
+/// Every trainable parameter must get a gradient in each synchronised backward (PyTorch's
+/// default `find_unused_parameters=False`); otherwise the next forward reports the ones that
+/// did not.
 ///
 /// ```no_run
 /// use tapegrad::distributed::{DistributedDataParallel, DdpOptions, ProcessGroup};

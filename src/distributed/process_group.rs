@@ -51,6 +51,14 @@ static ENGINE: Mutex<(Option<Weak<Engine>>, bool)> = Mutex::new((None, false));
 ///
 /// Launch the program with `mpirun -np N program` (see the [module docs](super)); run alone it
 /// is a world of one rank.
+///
+/// In-place collectives (`all_reduce_`, `broadcast_`) follow tapegrad's aliasing rules: the
+/// result is written with `copy_` when the [`Work`] is waited on, so a non-contiguous
+/// destination works, a view writes through to its base, the version is bumped once, and an
+/// expanded (self-overlapping) destination is refused (`InvalidArgument`) before anything is
+/// sent. They are not differentiable: a destination that requires grad is refused in grad mode
+/// (`Unsupported`; use the autograd-aware [`all_reduce`](super::all_reduce), or call them under
+/// `no_grad` as DDP does).
 #[derive(Clone)]
 pub struct ProcessGroup {
     engine: Arc<Engine>,
