@@ -32,6 +32,7 @@ mod norm;
 mod operators;
 mod optim;
 mod pool;
+mod random;
 mod reduce;
 mod sched_checkpoint;
 mod set_resize;
