@@ -31,6 +31,7 @@ mod nn_state;
 mod norm;
 mod operators;
 mod optim;
+mod optim_bitexact;
 mod pool;
 mod random;
 mod reduce;

@@ -13,7 +13,7 @@ mod sched_state;
 mod sgd;
 mod state;
 
-pub use adam::{Adam, AdamConfig};
+pub use adam::{Adam, AdamConfig, AdamW};
 pub use sched::{CosineAnnealingLr, LrScheduler, StepLr};
 pub use sched_state::{SchedulerKind, SchedulerState};
 pub use sgd::{Sgd, SgdConfig};
