@@ -12,6 +12,7 @@ mod common;
 mod attention;
 mod autograd_rules;
 mod checkpoint;
+mod clip_grad;
 mod cnn_state;
 mod conv;
 mod custom_fns;
