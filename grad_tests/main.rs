@@ -37,6 +37,7 @@ mod pool;
 mod random;
 mod reduce;
 mod sched_checkpoint;
+mod schedulers;
 mod set_resize;
 mod shape_ops;
 mod sparse;
