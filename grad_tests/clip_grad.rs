@@ -129,9 +129,9 @@ fn no_gradients_give_a_zero_norm() {
         .unwrap()
         .requires_grad_(true)
         .unwrap();
-    let t = clip_grad_norm_(&[p.clone()], 1.0, ClipGradNorm::default()).unwrap();
+    let t = clip_grad_norm_(std::slice::from_ref(&p), 1.0, ClipGradNorm::default()).unwrap();
     assert_eq!((t.dtype(), t.item::<f32>().unwrap()), (DType::F32, 0.0));
     assert!(p.grad().is_none());
-    clip_grad_value_(&[p.clone()], 1.0).unwrap();
+    clip_grad_value_(std::slice::from_ref(&p), 1.0).unwrap();
     assert!(p.grad().is_none());
 }
