@@ -70,25 +70,36 @@ fn run(name: &str) {
             )
             .unwrap(),
         ),
-        _ => Box::new(
-            Adam::new(
-                params,
-                AdamConfig {
-                    lr: h["lr"].as_f64().unwrap(),
-                    betas: (
-                        h["betas"][0].as_f64().unwrap(),
-                        h["betas"][1].as_f64().unwrap(),
-                    ),
-                    eps: h["eps"].as_f64().unwrap(),
-                    weight_decay: h["weight_decay"].as_f64().unwrap(),
-                    amsgrad: h["amsgrad"].as_bool().unwrap(),
-                    decoupled: h["decoupled_weight_decay"]
-                        .as_bool()
-                        .unwrap_or(class == "AdamW"),
-                },
-            )
-            .unwrap(),
-        ),
+        _ => {
+            let cfg = AdamConfig {
+                lr: h["lr"].as_f64().unwrap(),
+                betas: (
+                    h["betas"][0].as_f64().unwrap(),
+                    h["betas"][1].as_f64().unwrap(),
+                ),
+                eps: h["eps"].as_f64().unwrap(),
+                weight_decay: h["weight_decay"].as_f64().unwrap(),
+                amsgrad: h["amsgrad"].as_bool().unwrap(),
+                decoupled: h["decoupled_weight_decay"]
+                    .as_bool()
+                    .unwrap_or(class == "AdamW"),
+            };
+            if class == "AdamW" {
+                // the `AdamW` type (which forces decoupled decay)
+                Box::new(
+                    AdamW::new(
+                        params,
+                        AdamConfig {
+                            decoupled: false,
+                            ..cfg
+                        },
+                    )
+                    .unwrap(),
+                )
+            } else {
+                Box::new(Adam::new(params, cfg).unwrap())
+            }
+        }
     };
     let mut sched: Option<Box<dyn LrScheduler>> = match f["scheduler"]["class"].as_str() {
         Some("StepLR") => {
@@ -192,4 +203,23 @@ fn stale_activation_after_step_errors() {
     opt.step().unwrap();
     let e = y2.backward().unwrap_err();
     assert_eq!(e.kind(), tapegrad::ErrorKind::SavedTensorModified);
+}
+
+#[test]
+fn adamw_type_tags_and_loads_only_adamw_states() {
+    let p = Tensor::from_vec(vec![1.0f64, -2.0], &[2])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let adam = Adam::new(vec![p.clone()], AdamConfig::adam(0.1)).unwrap();
+    let mut w = AdamW::new(vec![p.clone()], AdamConfig::adamw(0.1)).unwrap();
+    let e = w.load_state_dict(&adam.state_dict().unwrap()).unwrap_err();
+    assert_eq!(e.kind(), tapegrad::ErrorKind::InvalidArgument);
+    p.mul(&p).unwrap().sum().unwrap().backward().unwrap();
+    w.step().unwrap();
+    let sd = w.state_dict().unwrap();
+    assert_eq!(sd.metadata("optimizer"), Some("AdamW"));
+    let mut w2 = AdamW::new(vec![p.clone()], AdamConfig::adamw(0.5)).unwrap();
+    w2.load_state_dict(&sd).unwrap();
+    assert_eq!((w2.lr(), w2.state(0).unwrap().0), (0.1, 1));
 }

@@ -17,6 +17,7 @@ mod custom_fns;
 mod examples;
 mod gradcheck_all;
 mod op_names;
+mod seeded_rng;
 mod train;
 
 use std::sync::{Mutex, MutexGuard};

@@ -80,6 +80,7 @@ mod layout;
 pub mod nn;
 mod ops;
 pub mod optim;
+pub mod random;
 pub mod sparse;
 mod storage;
 mod tensor;
@@ -97,8 +98,9 @@ pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce::NormOrd;
 pub use ops::storage::ResizeFill;
+pub use random::manual_seed;
 pub use sparse::LayoutKind;
 pub use storage::{
     Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
 };
-pub use tensor::{Nested, Tensor, manual_seed};
+pub use tensor::{Nested, Tensor};

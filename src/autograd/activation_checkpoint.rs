@@ -13,7 +13,7 @@
 
 use super::saved::SavedTensor;
 use super::{enable_grad, is_grad_enabled};
-use crate::tensor::{RngState, rng_state, set_rng_state};
+use crate::random::{RngState, get_rng_state, set_rng_state};
 use crate::{Result, Tensor, bail};
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
@@ -150,7 +150,7 @@ struct RestoreRng(Option<RngState>);
 impl Drop for RestoreRng {
     fn drop(&mut self) {
         if let Some(s) = self.0.take() {
-            set_rng_state(s);
+            set_rng_state(&s);
         }
     }
 }
@@ -171,8 +171,8 @@ impl Frame {
         }
         let list = Rc::new(RefCell::new(Vec::new()));
         {
-            let _rng = RestoreRng(Some(rng_state()));
-            set_rng_state(self.rng.clone());
+            let _rng = RestoreRng(Some(get_rng_state()));
+            set_rng_state(&self.rng);
             let _grad = enable_grad();
             let _mode = ModeGuard::push(Mode::Capture(list.clone()));
             drop((self.f)(&inputs)?);
@@ -238,7 +238,7 @@ where
             .map(|t| (SavedTensor::input_kept(t), t.requires_grad()))
             .collect(),
         f: Box::new(f),
-        rng: rng_state(),
+        rng: get_rng_state(),
         saves: AtomicUsize::new(0),
         recomputed: Mutex::new(None),
     });

@@ -308,7 +308,10 @@ impl Tensor {
         let leaf = Arc::downgrade(&self.0);
         Ok(RemovableHandle::new(id, move |id| {
             if let Some(t) = leaf.upgrade() {
-                t.meta.lock().post_accumulate_hooks.retain(|(i, _)| *i != id);
+                t.meta
+                    .lock()
+                    .post_accumulate_hooks
+                    .retain(|(i, _)| *i != id);
             }
         }))
     }

@@ -82,7 +82,7 @@ pub(crate) enum RowwiseOp {
 }
 
 /// One fused optimizer step over a parameter, its gradient and its state buffers, as PyTorch's
-/// single-tensor (foreach=False) update computed in f64 per element.
+/// single-tensor (foreach=False, its CPU default) update, rounded op by op in the dtype.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum OptimStep {
     /// SGD; buffers `[param, grad]` plus `[momentum_buffer]` when momentum is on. `first`: the

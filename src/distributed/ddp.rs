@@ -5,7 +5,7 @@
 use super::ReduceOp;
 use super::process_group::{ProcessGroup, Snapshot, Work, wait_all};
 use super::wire::Wire;
-use crate::autograd::{is_grad_enabled, no_grad};
+use crate::autograd::{RemovableHandle, is_grad_enabled, no_grad};
 use crate::nn::{Forward, Module, Visitor, VisitorMut};
 use crate::{DType, Result, Tensor, bail};
 use parking_lot::Mutex;
@@ -76,6 +76,8 @@ pub struct DistributedDataParallel<M: Module> {
     options: DdpOptions,
     reducer: Arc<Reducer>,
     sync: AtomicBool,
+    /// The parameters' post-accumulate hooks, removed when the wrapper is dropped.
+    hooks: Vec<RemovableHandle>,
 }
 
 impl<M: Module> std::fmt::Debug for DistributedDataParallel<M> {
@@ -172,12 +174,15 @@ impl<M: Module> DistributedDataParallel<M> {
             bucket_of,
             step: Mutex::new(Step::default()),
         });
+        let mut hooks = Vec::with_capacity(reducer.params.len());
         for (i, (_, p)) in reducer.params.iter().enumerate() {
             let weak: Weak<Reducer> = Arc::downgrade(&reducer);
-            p.register_post_accumulate_grad_hook(move |_| match weak.upgrade() {
-                Some(r) => r.mark_ready(i),
-                None => Ok(()),
-            })?;
+            hooks.push(
+                p.register_post_accumulate_grad_hook(move |_| match weak.upgrade() {
+                    Some(r) => r.mark_ready(i),
+                    None => Ok(()),
+                })?,
+            );
         }
         tracing::debug!(
             rank = group.rank(),
@@ -190,6 +195,7 @@ impl<M: Module> DistributedDataParallel<M> {
             options,
             reducer,
             sync: AtomicBool::new(true),
+            hooks,
         })
     }
 
@@ -250,6 +256,15 @@ impl<M: Module> DistributedDataParallel<M> {
 pub struct NoSync<'a> {
     flag: &'a AtomicBool,
     prev: bool,
+}
+
+impl<M: Module> Drop for DistributedDataParallel<M> {
+    /// Takes the gradient hooks off the parameters: the module goes on training alone.
+    fn drop(&mut self) {
+        for h in &self.hooks {
+            h.remove();
+        }
+    }
 }
 
 impl Drop for NoSync<'_> {

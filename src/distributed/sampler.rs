@@ -1,10 +1,8 @@
 //! [`DistributedSampler`]: each rank's share of a data set's indices per epoch, PyTorch's
 //! `DistributedSampler`.
 
+use crate::random::Generator;
 use crate::{Result, bail};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-use rand::seq::SliceRandom;
 
 /// Shards the indices `0..len` of a data set across `num_replicas` ranks, PyTorch's
 /// `DistributedSampler(dataset, num_replicas, rank, shuffle, seed, drop_last)`.
@@ -15,8 +13,8 @@ use rand::seq::SliceRandom;
 /// then padded by repeating its start to a multiple of `num_replicas` (or, with `drop_last`,
 /// its tail is dropped) and rank `r` takes every `num_replicas`-th index from position `r`, so
 /// every rank gets [`num_samples`](DistributedSampler::num_samples) indices and together they
-/// cover the data set. The permutation comes from tapegrad's generator (`StdRng`), not
-/// PyTorch's, so the shards differ from PyTorch's for the same seed.
+/// cover the data set. The permutation comes from tapegrad's stable generator
+/// ([`Generator`], the stream `Tensor::randperm` draws from), not PyTorch's, so the shards differ from PyTorch's for the same seed.
 ///
 /// ```
 /// # #[cfg(feature = "distributed")] {
@@ -91,8 +89,13 @@ impl DistributedSampler {
     pub fn indices(&self) -> Vec<usize> {
         let mut all: Vec<usize> = (0..self.len).collect();
         if self.shuffle {
-            let mut rng = StdRng::seed_from_u64(self.seed.wrapping_add(self.epoch));
-            all.shuffle(&mut rng);
+            // Fisher–Yates on the stream `Tensor::randperm` uses
+            Generator::new(self.seed.wrapping_add(self.epoch)).with(|r| {
+                for i in (1..all.len()).rev() {
+                    let j = r.int_in(0, i as i64 + 1) as usize;
+                    all.swap(i, j);
+                }
+            });
         }
         let total = self.num_samples() * self.num_replicas;
         if all.len() < total && !all.is_empty() {

@@ -13,8 +13,9 @@
 //! [`ConvTranspose2d`] in `conv.rs`; [`BatchNorm1d`], [`BatchNorm2d`], [`GroupNorm`] in
 //! `norm.rs`; [`MaxPool2d`], [`AvgPool2d`], [`AdaptiveAvgPool2d`], [`Flatten`] in `pool.rs`),
 //! attention ([`MultiheadAttention`], [`TransformerEncoderLayer`]), activations ([`Relu`], [`Tanh`],
-//! [`Sigmoid`], [`Gelu`]), initialisers in [`init`] and safetensors files ([`save`],
-//! [`load_into`]). Forward (pre-)hooks: wrap a module in [`Hooked`] (`hooks.rs`).
+//! [`Sigmoid`], [`Gelu`]), initialisers in [`init`], gradient clipping ([`clip_grad_norm_`],
+//! [`clip_grad_value_`]) and safetensors files ([`save`], [`load_into`]). Forward (pre-)hooks:
+//! wrap a module in [`Hooked`] (`hooks.rs`).
 //!
 //! ```
 //! use tapegrad::nn::{Forward, LayerNorm, Linear, Module, ModuleList};
@@ -46,6 +47,7 @@
 mod activation;
 mod attention;
 mod checkpoint;
+mod clip;
 mod containers;
 mod conv;
 mod hooks;
@@ -62,6 +64,7 @@ mod walk;
 pub use activation::{Gelu, Relu, Sigmoid, Tanh};
 pub use attention::{MhaOptions, MultiheadAttention};
 pub use checkpoint::{load_into, save};
+pub use clip::{ClipGradNorm, clip_grad_norm_, clip_grad_value_};
 pub use containers::{ModuleDict, ModuleList};
 pub use conv::{Conv1d, Conv2d, ConvTranspose2d};
 pub use hooks::{ForwardHook, ForwardPreHook, Hooked};

@@ -1,4 +1,4 @@
-//! `Adam` and AdamW (decoupled weight decay), with AMSGrad, as PyTorch's single-tensor code.
+//! `Adam` and `AdamW` (decoupled weight decay), with AMSGrad, as PyTorch's single-tensor code.
 
 use super::Optimizer;
 use super::fused::{OptimStep, run_fused};
@@ -248,5 +248,61 @@ impl Optimizer for Adam {
         self.cfg = cfg;
         self.state = states;
         Ok(())
+    }
+}
+
+/// AdamW (PyTorch's `torch.optim.AdamW`): [`Adam`] with decoupled weight decay, whatever the
+/// config's `decoupled` flag says. Build it from [`AdamConfig::adamw`] for PyTorch's defaults
+/// (weight decay 0.01). Its state dict is tagged `AdamW` and it loads only AdamW states.
+///
+/// ```
+/// # use tapegrad::{Tensor, optim::{AdamW, AdamConfig, Optimizer}};
+/// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
+/// let mut opt = AdamW::new(vec![p.clone()], AdamConfig::adamw(0.1))?;
+/// p.mul(&p)?.sum()?.backward()?;
+/// opt.step()?;
+/// // decay first (1 - 0.1 * 0.01), then the Adam step of 0.1
+/// assert!((p.item::<f64>()? - (0.999 - 0.1)).abs() < 1e-6);
+/// assert_eq!(opt.state_dict()?.metadata("optimizer"), Some("AdamW"));
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+pub struct AdamW(Adam);
+
+impl AdamW {
+    /// Creates the optimizer (`cfg.decoupled` is set).
+    pub fn new(params: Vec<Tensor>, cfg: AdamConfig) -> Result<Self> {
+        let cfg = AdamConfig {
+            decoupled: true,
+            ..cfg
+        };
+        validate(&cfg, "AdamW")?;
+        Adam::new(params, cfg).map(AdamW)
+    }
+    /// (step, exp_avg, exp_avg_sq, max_exp_avg_sq) of parameter `i`.
+    pub fn state(&self, i: usize) -> Option<(u64, &Tensor, &Tensor, Option<&Tensor>)> {
+        self.0.state(i)
+    }
+}
+
+impl Optimizer for AdamW {
+    fn step(&mut self) -> Result<()> {
+        self.0.step()
+    }
+    fn params(&self) -> &[Tensor] {
+        self.0.params()
+    }
+    fn lr(&self) -> f64 {
+        self.0.lr()
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.0.set_lr(lr)
+    }
+    fn state_dict(&self) -> Result<StateDict> {
+        self.0.state_dict()
+    }
+    fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
+        let op = "AdamW::load_state_dict";
+        state::check_layout(sd, &KINDS[1..], self.0.params(), &NAMES, op)?;
+        self.0.load_state_dict(sd)
     }
 }

@@ -1,6 +1,7 @@
 //! Optimizers and learning-rate schedulers with PyTorch's exact update formulas
-//! (single-tensor implementations of `torch.optim.SGD`, `Adam`, `AdamW`; `StepLR`,
-//! `CosineAnnealingLR`). Updates are fused per-parameter kernels that write the parameters in
+//! (single-tensor implementations of `torch.optim.SGD`, `Adam`, `AdamW`, PyTorch's CPU
+//! default; `StepLR`, `CosineAnnealingLR` in `sched.rs`, `LambdaLR`, `LinearLR` in
+//! `sched_factor.rs`). Updates are fused per-parameter kernels that write the parameters in
 //! place and bump their version counters, exactly like PyTorch's in-place updates under
 //! `no_grad`: a tensor saved for backward before `step()` is detected as modified afterwards.
 //! Optimizer state round-trips through safetensors files ([`save`], [`load_into`]), optionally
@@ -9,12 +10,14 @@
 mod adam;
 mod fused;
 mod sched;
+mod sched_factor;
 mod sched_state;
 mod sgd;
 mod state;
 
-pub use adam::{Adam, AdamConfig};
+pub use adam::{Adam, AdamConfig, AdamW};
 pub use sched::{CosineAnnealingLr, LrScheduler, StepLr};
+pub use sched_factor::{LambdaLr, LinearLr};
 pub use sched_state::{SchedulerKind, SchedulerState};
 pub use sgd::{Sgd, SgdConfig};
 pub use state::{load_into, load_with_scheduler, save, save_with_scheduler};

@@ -25,7 +25,7 @@ pub trait LrScheduler {
 const MAX_EPOCH: u64 = 1 << 62;
 
 /// Checks the parts of `state` shared by every kind.
-fn check_common(op: &'static str, state: &SchedulerState) -> Result<()> {
+pub(super) fn check_common(op: &'static str, state: &SchedulerState) -> Result<()> {
     if state.last_epoch >= MAX_EPOCH {
         bail!(
             InvalidArgument,
@@ -37,7 +37,7 @@ fn check_common(op: &'static str, state: &SchedulerState) -> Result<()> {
     Ok(())
 }
 
-fn wrong_kind(op: &'static str, expected: &str, state: &SchedulerState) -> crate::Error {
+pub(super) fn wrong_kind(op: &'static str, expected: &str, state: &SchedulerState) -> crate::Error {
     crate::err!(
         InvalidArgument,
         op,

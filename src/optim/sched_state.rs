@@ -25,10 +25,21 @@ pub enum SchedulerKind {
         /// Minimum lr.
         eta_min: f64,
     },
+    /// [`LambdaLr`](super::LambdaLr): `LambdaLR(lr_lambda)` (the function is not saved).
+    LambdaLr,
+    /// [`LinearLr`](super::LinearLr): `LinearLR(start_factor, end_factor, total_iters)`.
+    LinearLr {
+        /// Factor at epoch 0.
+        start_factor: f64,
+        /// Factor from `total_iters` on.
+        end_factor: f64,
+        /// Epochs of the ramp.
+        total_iters: u64,
+    },
 }
 
 impl SchedulerKind {
-    /// PyTorch's class name: `"StepLR"` or `"CosineAnnealingLR"`.
+    /// PyTorch's class name: `"StepLR"`, `"CosineAnnealingLR"`, `"LambdaLR"`, `"LinearLR"`.
     ///
     /// ```
     /// # use tapegrad::optim::SchedulerKind;
@@ -38,6 +49,8 @@ impl SchedulerKind {
         match self {
             SchedulerKind::StepLr { .. } => "StepLR",
             SchedulerKind::CosineAnnealingLr { .. } => "CosineAnnealingLR",
+            SchedulerKind::LambdaLr => "LambdaLR",
+            SchedulerKind::LinearLr { .. } => "LinearLR",
         }
     }
 }
@@ -76,7 +89,8 @@ impl SchedulerState {
     /// entries, such as an optimizer's `state_dict()`):
     /// `scheduler` (the kind's [name](SchedulerKind::name)), `scheduler.last_epoch`,
     /// `scheduler.base_lr` (when known) and the hyper-parameters under PyTorch's names
-    /// (`scheduler.step_size`, `scheduler.gamma`; `scheduler.T_max`, `scheduler.eta_min`).
+    /// (`scheduler.step_size`, `scheduler.gamma`; `scheduler.T_max`, `scheduler.eta_min`;
+    /// `scheduler.start_factor`, `scheduler.end_factor`, `scheduler.total_iters`).
     /// Floats are written in Rust's shortest round-trip form, so they read back exactly.
     ///
     /// ```
@@ -106,6 +120,16 @@ impl SchedulerState {
                 sd.set_metadata("scheduler.T_max", t_max.to_string());
                 sd.set_metadata("scheduler.eta_min", eta_min.to_string());
             }
+            SchedulerKind::LambdaLr => {}
+            SchedulerKind::LinearLr {
+                start_factor,
+                end_factor,
+                total_iters,
+            } => {
+                sd.set_metadata("scheduler.start_factor", start_factor.to_string());
+                sd.set_metadata("scheduler.end_factor", end_factor.to_string());
+                sd.set_metadata("scheduler.total_iters", total_iters.to_string());
+            }
         }
     }
 
@@ -129,10 +153,17 @@ impl SchedulerState {
                 t_max: sd.parse_meta("scheduler.T_max", op)?,
                 eta_min: sd.parse_meta("scheduler.eta_min", op)?,
             },
+            Some("LambdaLR") => SchedulerKind::LambdaLr,
+            Some("LinearLR") => SchedulerKind::LinearLr {
+                start_factor: sd.parse_meta("scheduler.start_factor", op)?,
+                end_factor: sd.parse_meta("scheduler.end_factor", op)?,
+                total_iters: sd.parse_meta("scheduler.total_iters", op)?,
+            },
             Some(other) => bail!(
                 InvalidArgument,
                 op,
-                "unknown scheduler \"{}\" in checkpoint, expected StepLR or CosineAnnealingLR",
+                "unknown scheduler \"{}\" in checkpoint, expected StepLR, CosineAnnealingLR, \
+                 LambdaLR or LinearLR",
                 other
             ),
             None => bail!(

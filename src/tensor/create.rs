@@ -2,41 +2,9 @@
 
 use super::Tensor;
 use crate::layout::{Layout, check_numel};
+use crate::random::{Generator, with_stream};
 use crate::storage::Storage;
 use crate::{DType, Element, Result, Scalar, bail};
-use parking_lot::Mutex;
-use rand::SeedableRng;
-use rand::rngs::StdRng;
-
-static RNG: Mutex<Option<StdRng>> = Mutex::new(None);
-
-/// Seeds the global generator used by `rand`, `randn`, `randint`, dropout and initialisers.
-pub fn manual_seed(seed: u64) {
-    *RNG.lock() = Some(StdRng::seed_from_u64(seed));
-}
-
-/// Runs `f` with the global generator (seeded with 0 on first use unless `manual_seed` ran).
-pub(crate) fn with_rng<R>(f: impl FnOnce(&mut StdRng) -> R) -> R {
-    let mut g = RNG.lock();
-    f(g.get_or_insert_with(|| StdRng::seed_from_u64(0)))
-}
-
-// --- generator state snapshot (activation checkpointing replays the same draws) ---
-/// The state of the global generator at one moment (`autograd::checkpoint` restores it before
-/// recomputing, so dropout draws the same masks).
-#[derive(Clone)]
-pub(crate) struct RngState(Option<StdRng>);
-
-/// The global generator's current state.
-pub(crate) fn rng_state() -> RngState {
-    RngState(RNG.lock().clone())
-}
-
-/// Puts the global generator back to `state`.
-pub(crate) fn set_rng_state(state: RngState) {
-    *RNG.lock() = state.0;
-}
-// --- end of generator state snapshot ---
 
 /// Reads `src` (any geometry) into a fresh dense tensor of dtype `dtype` with `strides` (which
 /// keep `src`'s memory order): the materialising copy of `reshape`, `contiguous` and `clone`.
@@ -312,9 +280,17 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        use rand::Rng;
+        Tensor::rand_with(shape, dtype, None)
+    }
+
+    /// `rand` drawing from `generator` (the global one when `None`; PyTorch's `generator=`).
+    pub fn rand_with(
+        shape: &[usize],
+        dtype: DType,
+        generator: Option<&Generator>,
+    ) -> Result<Tensor> {
         let n = check_numel(shape, "rand")?;
-        let v: Vec<f64> = with_rng(|r| (0..n).map(|_| r.r#gen::<f64>()).collect());
+        let v: Vec<f64> = with_stream(generator, |r| (0..n).map(|_| r.uniform()).collect());
         Tensor::from_vec(v, shape)?.to_dtype(dtype)
     }
 
@@ -327,9 +303,17 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
-        use rand_distr_normal as normal;
+        Tensor::randn_with(shape, dtype, None)
+    }
+
+    /// `randn` drawing from `generator` (the global one when `None`).
+    pub fn randn_with(
+        shape: &[usize],
+        dtype: DType,
+        generator: Option<&Generator>,
+    ) -> Result<Tensor> {
         let n = check_numel(shape, "randn")?;
-        let v: Vec<f64> = with_rng(|r| (0..n).map(|_| normal(r)).collect());
+        let v: Vec<f64> = with_stream(generator, |r| (0..n).map(|_| r.normal()).collect());
         Tensor::from_vec(v, shape)?.to_dtype(dtype)
     }
 
@@ -342,7 +326,16 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn randint(low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
-        use rand::Rng;
+        Tensor::randint_with(low, high, shape, None)
+    }
+
+    /// `randint` drawing from `generator` (the global one when `None`).
+    pub fn randint_with(
+        low: i64,
+        high: i64,
+        shape: &[usize],
+        generator: Option<&Generator>,
+    ) -> Result<Tensor> {
         if high <= low {
             bail!(
                 InvalidArgument,
@@ -353,7 +346,7 @@ impl Tensor {
             );
         }
         let n = check_numel(shape, "randint")?;
-        let v: Vec<i64> = with_rng(|r| (0..n).map(|_| r.gen_range(low..high)).collect());
+        let v: Vec<i64> = with_stream(generator, |r| (0..n).map(|_| r.int_in(low, high)).collect());
         Tensor::from_vec(v, shape)
     }
 
@@ -448,12 +441,4 @@ impl Tensor {
     pub fn empty_like(&self) -> Result<Tensor> {
         self.filled_like(Scalar::Int(0), self.dtype())
     }
-}
-
-/// Box–Muller standard normal (keeps the dependency list to `rand`).
-fn rand_distr_normal(r: &mut StdRng) -> f64 {
-    use rand::Rng;
-    let u1: f64 = 1.0 - r.r#gen::<f64>();
-    let u2: f64 = r.r#gen::<f64>();
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
 }

@@ -17,9 +17,7 @@ mod retype;
 
 pub(crate) mod version;
 
-pub use create::manual_seed;
-pub(crate) use create::{RngState, rng_state, set_rng_state};
-pub(crate) use create::{materialize, with_rng};
+pub(crate) use create::materialize;
 pub use literal::Nested;
 use retype::AtomicDType;
 use version::TensorVersion;

@@ -1,30 +1,83 @@
 //! Fused optimizer steps ([`OptimStep`]): one pass over a parameter, its gradient and its state
-//! buffers (contiguous, one float dtype), computing in f64 and rounding each stored value back,
-//! as PyTorch's single-tensor (foreach=False) code does per element.
+//! buffers (contiguous, one float dtype). SGD rounds as PyTorch's CPU ops do in the parameter's
+//! dtype (each `add(.., alpha)` a fused multiply-add with `alpha` rounded to the dtype), so its
+//! f32 and f64 steps are bit-identical to `torch.optim.SGD`; Adam/AdamW follow PyTorch's op
+//! order the same way, with a correctly rounded `sqrt` (PyTorch's CPU `sqrt` is not, so an
+//! element can differ in the last place where it rounds differently).
 
 use crate::backend::OptimStep;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element};
 
-/// A real float the fused kernels store (f32 or f64), computed in f64.
-trait Real: Element + Copy {
+/// A real float the fused kernels store (f32 or f64), with the arithmetic PyTorch's CPU kernels
+/// use in that dtype.
+trait Real:
+    Element
+    + Copy
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Add<Output = Self>
+{
     fn f(v: f64) -> Self;
-    fn v(self) -> f64;
+    /// `self * a + b` rounded once (PyTorch's `add(b, self, alpha=a)` on CPU).
+    fn fma(self, a: Self, b: Self) -> Self;
+    fn sqrt(self) -> Self;
+    /// PyTorch's CPU `lerp`: `a + w (b - a)` for `|w| < 0.5`, else `b - (b - a)(1 - w)`,
+    /// each a fused multiply-add.
+    fn lerp(a: Self, b: Self, w: Self) -> Self;
+    /// `torch.maximum`: NaN wins.
+    fn max_nan(a: Self, b: Self) -> Self;
 }
 impl Real for f32 {
     fn f(v: f64) -> Self {
         v as f32
     }
-    fn v(self) -> f64 {
-        self as f64
+    fn fma(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+    fn sqrt(self) -> Self {
+        f32::sqrt(self)
+    }
+    fn lerp(a: Self, b: Self, w: Self) -> Self {
+        let d = b - a;
+        if w.abs() < 0.5 {
+            w.mul_add(d, a)
+        } else {
+            (-d).mul_add(1.0 - w, b)
+        }
+    }
+    fn max_nan(a: Self, b: Self) -> Self {
+        if a.is_nan() || b.is_nan() {
+            f32::NAN
+        } else {
+            a.max(b)
+        }
     }
 }
 impl Real for f64 {
     fn f(v: f64) -> Self {
         v
     }
-    fn v(self) -> f64 {
-        self
+    fn fma(self, a: Self, b: Self) -> Self {
+        self.mul_add(a, b)
+    }
+    fn sqrt(self) -> Self {
+        f64::sqrt(self)
+    }
+    fn lerp(a: Self, b: Self, w: Self) -> Self {
+        let d = b - a;
+        if w.abs() < 0.5 {
+            w.mul_add(d, a)
+        } else {
+            (-d).mul_add(1.0 - w, b)
+        }
+    }
+    fn max_nan(a: Self, b: Self) -> Self {
+        if a.is_nan() || b.is_nan() {
+            f64::NAN
+        } else {
+            a.max(b)
+        }
     }
 }
 
@@ -81,6 +134,9 @@ fn run<T: Real>(bufs: &mut [&mut CpuBuffer], parts: &[(usize, usize)], step: Opt
     }
 }
 
+/// PyTorch's single-tensor SGD, op by op in `T`: `g = g.add(p, alpha=wd)`;
+/// `buf = g.clone()` on the first step, else `buf.mul_(momentum).add_(g, alpha=1 - dampening)`;
+/// `g = g.add(buf, alpha=momentum)` (Nesterov) or `g = buf`; `p.add_(g, alpha=-lr)`.
 fn sgd<T: Real>(
     s: &mut [&mut [T]],
     lr: f64,
@@ -94,25 +150,29 @@ fn sgd<T: Real>(
     let (p, g) = head.split_at_mut(1);
     let (p, g) = (&mut *p[0], &*g[0]);
     let mut buf = rest.first_mut();
+    let (neg_lr, mom_t, wd_t) = (T::f(-lr), T::f(mom), T::f(wd));
+    let keep = T::f(1.0 - damp);
     for i in 0..p.len() {
-        let pv = p[i].v();
-        let mut d = g[i].v();
+        let pv = p[i];
+        let mut d = g[i];
         if wd != 0.0 {
-            d += wd * pv;
+            d = pv.fma(wd_t, d);
         }
         if let Some(b) = buf.as_mut() {
-            let nb = if first {
-                d
-            } else {
-                mom * b[i].v() + (1.0 - damp) * d
-            };
-            b[i] = T::f(nb);
-            d = if nesterov { d + mom * nb } else { nb };
+            let nb = if first { d } else { d.fma(keep, b[i] * mom_t) };
+            b[i] = nb;
+            d = if nesterov { nb.fma(mom_t, d) } else { nb };
         }
-        p[i] = T::f(pv - lr * d);
+        p[i] = d.fma(neg_lr, pv);
     }
 }
 
+/// PyTorch's single-tensor Adam/AdamW, op by op in `T` (scalars rounded to `T` first):
+/// `p.mul_(1 - lr*wd)` (AdamW) or `g = g.add(p, alpha=wd)`; `m.lerp_(g, 1 - beta1)`;
+/// `v.mul_(beta2).addcmul_(g, g, value=1 - beta2)`; `vmax = max(vmax, v)` (AMSGrad);
+/// `denom = (sqrt(v) / sqrt(1 - beta2^t)).add_(eps)`; `p.addcdiv_(m, denom, value=-lr/(1 - beta1^t))`.
+/// `sqrt` is the correctly rounded one, where PyTorch's CPU `sqrt` is not always (see
+/// grad_tests/optim_bitexact.rs): the only source of difference.
 fn adam<T: Real>(s: &mut [&mut [T]], step: OptimStep) {
     let OptimStep::Adam {
         lr,
@@ -126,9 +186,15 @@ fn adam<T: Real>(s: &mut [&mut [T]], step: OptimStep) {
     else {
         unreachable!("internal: adam kernel on {:?}", step)
     };
-    let bc1 = 1.0 - b1.powi(t as i32);
-    let bc2_sqrt = (1.0 - b2.powi(t as i32)).sqrt();
-    let step_size = lr / bc1;
+    // the bias corrections in f64 as Python computes them (`beta ** step`, `** 0.5`)
+    let bc1 = 1.0 - b1.powf(t as f64);
+    let bc2_sqrt = (1.0 - b2.powf(t as f64)).powf(0.5);
+    let neg_step = T::f(-(lr / bc1));
+    let (bc2_sqrt, eps_t) = (T::f(bc2_sqrt), T::f(eps));
+    let decay = T::f(1.0 - lr * weight_decay);
+    let wd = T::f(weight_decay);
+    let w1 = T::f(1.0 - b1);
+    let (b2_t, k2) = (T::f(b2), T::f(1.0 - b2));
     let (head, rest) = s.split_at_mut(2);
     let (p, g) = head.split_at_mut(1);
     let (p, g) = (&mut *p[0], &*g[0]);
@@ -137,28 +203,28 @@ fn adam<T: Real>(s: &mut [&mut [T]], step: OptimStep) {
     let (m, v) = (&mut *m[0], &mut *v[0]);
     let mut vmax = rest.first_mut();
     for i in 0..p.len() {
-        let mut pv = p[i].v();
-        let mut gv = g[i].v();
+        let mut pv = p[i];
+        let mut gv = g[i];
         if weight_decay != 0.0 {
             if decoupled {
-                pv *= 1.0 - lr * weight_decay;
+                pv = pv * decay;
             } else {
-                gv += weight_decay * pv;
+                gv = pv.fma(wd, gv);
             }
         }
-        let mv = m[i].v() + (1.0 - b1) * (gv - m[i].v());
-        let vv = b2 * v[i].v() + (1.0 - b2) * gv * gv;
-        m[i] = T::f(mv);
-        v[i] = T::f(vv);
-        let denom_v = match vmax.as_mut() {
+        let mv = T::lerp(m[i], gv, w1);
+        let vv = (k2 * gv).fma(gv, v[i] * b2_t);
+        m[i] = mv;
+        v[i] = vv;
+        let dv = match vmax.as_mut() {
             Some(vm) => {
-                let x = vm[i].v().max(vv);
-                vm[i] = T::f(x);
+                let x = T::max_nan(vm[i], vv);
+                vm[i] = x;
                 x
             }
             None => vv,
         };
-        let denom = denom_v.sqrt() / bc2_sqrt + eps;
-        p[i] = T::f(pv - step_size * mv / denom);
+        let denom = dv.sqrt() / bc2_sqrt + eps_t;
+        p[i] = (neg_step * mv) / denom + pv;
     }
 }

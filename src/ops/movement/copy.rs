@@ -217,6 +217,23 @@ impl Tensor {
         self.fill_impl(Scalar::Int(0), "ZeroBackward0")
     }
 
+    /// Writes `values` (this shape, any dtype; drawn by a sampler such as `normal_`) into
+    /// `self` through its geometry, bumps the version once and records `name` as a node whose
+    /// gradient is zero (PyTorch's `NormalBackward0`, ...). The samplers of `crate::random` use it.
+    pub(crate) fn write_sampled_(
+        &self,
+        values: &Tensor,
+        op: &'static str,
+        name: &'static str,
+    ) -> Result<Tensor> {
+        let rec = check_inplace(self, &[])?;
+        check_no_internal_overlap(&self.data(), op)?;
+        copy_raw_broadcast(&self.data(), values, self.dtype());
+        self.0.version.bump();
+        record_inplace(rec, self, Vec::new, ZeroGradBackward { name })?;
+        Ok(self.clone())
+    }
+
     fn fill_impl(&self, v: Scalar, name: &'static str) -> Result<Tensor> {
         let rec = check_inplace(self, &[])?;
         fill(&self.data(), self.dtype(), v);

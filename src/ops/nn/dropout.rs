@@ -30,10 +30,9 @@ impl Tensor {
         }
         let n = self.numel();
         let scale = if p == 1.0 { 0.0 } else { 1.0 / (1.0 - p) };
-        let m: Vec<f64> = crate::tensor::with_rng(|r| {
-            use rand::Rng;
+        let m: Vec<f64> = crate::random::with_stream(None, |r| {
             (0..n)
-                .map(|_| if r.r#gen::<f64>() >= p { scale } else { 0.0 })
+                .map(|_| if r.uniform() >= p { scale } else { 0.0 })
                 .collect()
         });
         let mask = from_f64(m, &self.shape(), self.dtype())?;
