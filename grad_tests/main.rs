@@ -33,6 +33,7 @@ mod operators;
 mod optim;
 mod pool;
 mod reduce;
+mod resample;
 mod sched_checkpoint;
 mod set_resize;
 mod shape_ops;

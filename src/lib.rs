@@ -77,6 +77,7 @@ pub use ops::elementwise::RoundingMode;
 pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce::NormOrd;
+pub use ops::resample::{InterpolateMode, InterpolateOptions, PadMode};
 pub use ops::storage::ResizeFill;
 pub use sparse::LayoutKind;
 pub use storage::{Storage, release_cached_memory};
