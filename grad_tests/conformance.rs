@@ -30,6 +30,8 @@ mod norm_pool_arms;
 mod op_names;
 #[path = "conformance/ops_arms.rs"]
 mod ops_arms;
+#[path = "conformance/resample_arms.rs"]
+mod resample_arms;
 /// The sweep runner (the `sweep` test target's `main`); unused by the `conformance` target.
 #[allow(dead_code)]
 #[path = "conformance/sweep.rs"]
@@ -474,6 +476,7 @@ fn dispatch(c: &Call) -> CallResult<Val> {
                 conv_arms::dispatch,
                 attention_arms::dispatch,
                 norm_pool_arms::dispatch,
+                resample_arms::dispatch,
             ] {
                 match family(c) {
                     Err(CallErr::Missing(m)) if m == op => continue,

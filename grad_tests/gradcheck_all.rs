@@ -100,11 +100,13 @@ mod conv;
 mod custom;
 mod elementwise;
 mod norm_pool;
+mod resample;
 mod structured;
 use attention::*;
 use conv::*;
 use elementwise::*;
 use norm_pool::*;
+use resample::*;
 use structured::*;
 
 fn cases() -> Vec<Case> {
@@ -127,6 +129,7 @@ fn cases() -> Vec<Case> {
     all.extend(custom::custom_cases());
     all.extend(norm_cases());
     all.extend(pool_cases());
+    all.extend(resample_cases());
     all
 }
 

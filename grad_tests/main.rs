@@ -38,6 +38,7 @@ mod optim_bitexact;
 mod pool;
 mod random;
 mod reduce;
+mod resample;
 mod sched_checkpoint;
 mod schedulers;
 mod set_resize;

@@ -97,6 +97,7 @@ pub use ops::elementwise::RoundingMode;
 pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce::NormOrd;
+pub use ops::resample::{InterpolateMode, InterpolateOptions, PadMode};
 pub use ops::storage::ResizeFill;
 pub use random::manual_seed;
 pub use sparse::LayoutKind;

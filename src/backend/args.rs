@@ -253,3 +253,25 @@ impl PoolWindows {
         self.rows.len() * self.cols.len()
     }
 }
+
+/// The position plan of the resampling kernels ([`Backend::plane_gather`](super::Backend::plane_gather)
+/// and its adjoint [`Backend::plane_scatter`](super::Backend::plane_scatter)): `planes`
+/// contiguous input planes of `in_plane` elements map to as many output planes of `out_plane`
+/// elements; output position `o` of a plane reads the `taps` input positions `src[o * taps +
+/// t]` of the same plane (`NONE`: no input, the padding), each weighted by `weight[o * taps +
+/// t]` (all `1` when `weight` is `None`). Padding, im2col, pixel shuffle and nearest / linear
+/// interpolation are all such maps.
+#[derive(Clone, Debug)]
+pub(crate) struct PlaneMap {
+    pub(crate) planes: usize,
+    pub(crate) in_plane: usize,
+    pub(crate) out_plane: usize,
+    pub(crate) taps: usize,
+    pub(crate) src: Vec<usize>,
+    pub(crate) weight: Option<Vec<f64>>,
+}
+
+impl PlaneMap {
+    /// The `src` entry of a position with no input.
+    pub(crate) const NONE: usize = usize::MAX;
+}

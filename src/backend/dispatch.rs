@@ -37,6 +37,7 @@ mod nn;
 pub(crate) mod norm;
 pub(crate) mod pool;
 pub(crate) mod reduce;
+pub(crate) mod resample;
 pub(crate) use nn::{bmm, optim_step, read_at, rowwise};
 pub(crate) use nn::{layer_norm, layer_norm_backward, rowwise_backward};
 

@@ -56,6 +56,9 @@
 //! - **pooling**: [`Backend::max_pool`] (values and plane indices), [`Backend::avg_pool`] and
 //!   its adjoint [`Backend::avg_pool_transpose`], over the windows of a [`PoolWindows`]
 //!   (max/avg/adaptive pooling); front door [`pool`] (`dispatch/pool.rs`);
+//! - **resampling**: [`Backend::plane_gather`] and its adjoint [`Backend::plane_scatter`] over
+//!   the position plan of a [`PlaneMap`] (pad, unfold/fold, interpolate, pixel_shuffle); front
+//!   door [`resample`] (`dispatch/resample.rs`);
 //! - **fused optimizer step** (migrated): [`Backend::optim_step`] (SGD, Adam/AdamW);
 //! - **sparse** (migrated: `sparse/`): pattern reads ([`Backend::sparse_positions`],
 //!   [`Backend::sparse_entry_rows`], [`Backend::csr_to_coo`], [`Backend::sparse_check`]),
@@ -107,6 +110,7 @@ pub(crate) use dispatch::movement;
 pub(crate) use dispatch::norm;
 pub(crate) use dispatch::pool;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
+pub(crate) use dispatch::resample;
 pub(crate) use dispatch::sparse;
 pub(crate) use dispatch::{
     FlatArg, any, flat_fresh1, flat_fresh2, flat_into1, flat_into2, map1, map2, map3, update_owned,
@@ -118,6 +122,7 @@ pub(crate) use dispatch::{layer_norm, layer_norm_backward, rowwise_backward};
 pub(crate) use cpu::math::Transcendental;
 
 mod args;
+pub(crate) use args::PlaneMap;
 pub(crate) use args::PoolWindows;
 pub(crate) use args::{
     DimWalk, Flat, OptimStep, Pattern, Put, Reduce, ReduceOp, RowOp, RowPut, RowSel, Rows,
@@ -443,6 +448,34 @@ pub(crate) trait Backend {
         so: usize,
         win: &PoolWindows,
         div: &[f64],
+        dt: DType,
+    );
+
+    // ---- resampling (position plans over contiguous planes) ----
+
+    /// Every output position `o` of every plane of `map`: the weighted sum of its taps over
+    /// `src` (`planes * in_plane` contiguous elements of dtype `dt` from element `so`), or
+    /// `fill` when all its taps are `PlaneMap::NONE`, into `dst` (`planes * out_plane`, from
+    /// 0). A weighted map needs a float dtype; an unweighted one takes any (one tap: a copy).
+    /// Buffers are distinct. Panics (an internal invariant) if a range lies outside its buffer.
+    fn plane_gather(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        map: &PlaneMap,
+        fill: f64,
+        dt: DType,
+    );
+
+    /// The adjoint of [`Backend::plane_gather`]: the zero-filled `dst` (`planes * in_plane`,
+    /// from 0) receives `weight * src[o]` at every tap of every output position (`src`:
+    /// `planes * out_plane` elements from `so`). Buffers are distinct. Panics (an internal
+    /// invariant) if a range lies outside its buffer.
+    fn plane_scatter(
+        dst: &mut Self::Buffer,
+        src: &Self::Buffer,
+        so: usize,
+        map: &PlaneMap,
         dt: DType,
     );
 

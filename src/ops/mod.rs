@@ -15,6 +15,7 @@
 //! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
 //! - [`norm`]: batch_norm, instance_norm, group_norm.
 //! - [`pool`]: max / average / adaptive pooling, max_unpool2d.
+//! - [`resample`]: pad, unfold/fold, interpolate, pixel_shuffle / pixel_unshuffle.
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
 //! - Shared plumbing: [`dense`] (the elementwise fast path for dense operands), [`util`]
@@ -32,5 +33,6 @@ pub(crate) mod nn;
 pub(crate) mod norm;
 pub(crate) mod pool;
 pub(crate) mod reduce;
+pub(crate) mod resample;
 pub(crate) mod storage;
 pub(crate) mod util;

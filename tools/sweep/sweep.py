@@ -54,6 +54,7 @@ R.DTYPE_NAMES.update({torch.complex64: "complex64", torch.complex128: "complex12
 R.DEFAULT_TOL["complex64"] = R.DEFAULT_TOL["float32"]
 R.DEFAULT_TOL["complex128"] = R.DEFAULT_TOL["float64"]
 R.PLAIN_STRINGS.update({"prod", "amax", "amin", "fro"})
+R.PLAIN_STRINGS.update({"linear", "trilinear"})     # F.interpolate modes (resample family)
 _orig_scalar = R._scalar
 
 
@@ -149,6 +150,28 @@ R.ERROR_KINDS.extend([
                         r"^divisor must be not zero$|non-empty 3D or 4D \(batch mode\) tensor expected|"
                         r"Expected 2D or 3D \(batch mode\) tensor with optional 0 dim batch size|"
                         r"cannot compute the -?inf norm on an empty tensor because the operation does not have an identity"),
+])
+# resampling family (issue 27): argument errors of F.pad / F.unfold / F.fold / F.interpolate /
+# F.pixel_shuffle / F.pixel_unshuffle (dtype errors use the "not implemented for" pattern above)
+R.ERROR_KINDS.extend([
+    ("InvalidArgument", r"^Padding size \d+ is not supported for \d+D input tensor|"
+                        r"^Padding length must be divisible by 2|"
+                        r"^Padding length should be less than or equal to two times|"
+                        r"doesn't take in value argument|"
+                        r"^Expected \dD or \dD \(batch mode\) tensor (with|for input with) possibly 0 batch size|"
+                        r"^Given input with spatial size|"
+                        r"^Expected size of input's dimension \d+ to be divisible by the product of kernel_size|"
+                        r"^Given output_size=|^(kernel size|stride|dilation) should be greater than zero|"
+                        r"^Got \dD input, but \w+ mode needs \dD input|"
+                        r"^(only one|either) of size or scale_factor should be defined|"
+                        r"^either size or scale_factor should be defined|"
+                        r"^Input and (output|scale_factor) must have the same number of spatial dimensions|"
+                        r"^align_corners option can only be set with the interpolating modes|"
+                        r"^recompute_scale_factor is not meaningful|"
+                        r"^Input and output sizes should be greater than 0|"
+                        r"^Non-empty \dD data tensor expected|^pixel_(un)?shuffle expects|"
+                        r"is too small\. Calculated output|"
+                        r"^Negative padding value is resulting in an empty dimension"),
 ])
 # argmin() of an empty tensor raises IndexError like argmax(), which the shared table maps to
 # IndexOutOfRange; its argmin twin would fall through to the generic InvalidArgument pattern.
@@ -1302,6 +1325,84 @@ def gen_pool(name, rng):
 for _n in ["F.max_pool2d", "F.max_pool1d", "F.avg_pool2d", "F.avg_pool1d", "F.adaptive_avg_pool2d",
            "F.adaptive_avg_pool1d", "F.adaptive_max_pool2d", "F.max_unpool2d"]:
     op(_n, "pool", gen=lambda rng, n=_n: gen_pool(n, rng))
+
+
+# ---- resampling family (issue 27): F.pad, F.unfold / F.fold, F.interpolate, F.pixel_shuffle
+def gen_resample(name, rng):
+    out = []
+    for dt in ["float32", "float64"]:
+        img = lambda lay="contig", shape=(2, 2, 4, 5): In(list(shape), dt, lay)
+        if name == "F.pad":
+            out.append(Sample(name, [img(), [1, 2]]))
+            out.append(Sample(name, [img("T"), [1, 0, 2, 1]], {"value": 0.5}))
+            out.append(Sample(name, [img(), [-1, 2, 1, -1, 0, 1, 1, 0]]))
+            out.append(Sample(name, [img(), [2, 1, 3, 1]], {"mode": "reflect"}))
+            out.append(Sample(name, [In([2, 5], dt, "step"), [-1, 3]], {"mode": "reflect"}))
+            out.append(Sample(name, [In([1, 2, 2, 3, 3], dt), [1, 2, 2, 0, 1, 1]], {"mode": "replicate"}))
+            out.append(Sample(name, [img("offset"), [1, 1]], {"mode": "replicate"}))
+            out.append(Sample(name, [img(), [2, 1, -1, 3]], {"mode": "circular"}))
+            out.append(Sample(name, [In([2, 3, 4], dt), [-1, 2]], {"mode": "circular"}))
+            out.append(Sample(name, [img(), [5, 1]], {"mode": "reflect"}))
+            out.append(Sample(name, [img(), [6, 1]], {"mode": "circular"}))
+            out.append(Sample(name, [img(), [1, 1]], {"mode": "reflect", "value": 1.0}))
+            out.append(Sample(name, [img(), [1, 1, 1, 1, 1, 1, 1, 1]], {"mode": "replicate"}))
+            out.append(Sample(name, [img(), [1, 2, 3]]))
+            out.append(Sample(name, [img(), [-3, -3]]))
+        elif name == "F.unfold":
+            out.append(Sample(name, [img(), [2, 3]]))
+            out.append(Sample(name, [img("T"), 2], {"dilation": [2, 1], "padding": 1, "stride": [2, 1]}))
+            out.append(Sample(name, [In([3, 4, 4], dt), 3, 1, 1, 2]))
+            out.append(Sample(name, [img(), 6]))
+            out.append(Sample(name, [In([0, 2, 4, 5], dt), 2]))
+        elif name == "F.fold":
+            out.append(Sample(name, [In([2, 8, 12], dt), [4, 5], 2]))
+            out.append(Sample(name, [In([1, 12, 6], dt, "T"), [4, 5], 2, [2, 1], 1, 2]))
+            out.append(Sample(name, [In([8, 12], dt), [4, 5], 2]))
+            out.append(Sample(name, [In([1, 7, 12], dt), [4, 5], 2]))
+            out.append(Sample(name, [In([1, 8, 11], dt), [4, 5], 2]))
+        elif name == "F.interpolate":
+            out.append(Sample(name, [img()], {"scale_factor": 2}))
+            out.append(Sample(name, [In([2, 3, 5], dt)], {"size": 7}))
+            out.append(Sample(name, [In([1, 2, 3, 4, 5], dt)], {"size": [2, 5, 3]}))
+            out.append(Sample(name, [img("T")], {"scale_factor": [1.5, 1.7], "mode": "bilinear"}))
+            out.append(Sample(name, [img()], {"size": [7, 3], "mode": "bilinear", "align_corners": True}))
+            out.append(Sample(name, [img("step")], {"size": [3, 8], "mode": "bilinear", "align_corners": False}))
+            out.append(Sample(name, [In([2, 3, 5], dt)], {"size": 8, "mode": "linear"}))
+            out.append(Sample(name, [In([1, 1, 2, 3, 4], dt)], {"scale_factor": 2, "mode": "trilinear",
+                                                                 "align_corners": True}))
+            out.append(Sample(name, [img()], {"scale_factor": 0.6, "mode": "bilinear",
+                                              "recompute_scale_factor": True}))
+            out.append(Sample(name, [img()], {"scale_factor": 2.5}))
+            out.append(Sample(name, [img()], {"size": 3, "scale_factor": 2}))
+            out.append(Sample(name, [img()]))
+            out.append(Sample(name, [img()], {"size": 3, "align_corners": True}))
+            out.append(Sample(name, [In([2, 3, 5], dt)], {"size": 4, "mode": "bilinear"}))
+            out.append(Sample(name, [img()], {"size": [3, 4, 5]}))
+            out.append(Sample(name, [img()], {"scale_factor": 0.1}))
+        elif name == "F.pixel_shuffle":
+            out.append(Sample(name, [In([2, 8, 2, 3], dt), 2]))
+            out.append(Sample(name, [In([1, 2, 9, 2, 1], dt, "T"), 3]))
+            out.append(Sample(name, [In([5, 2, 2], dt), 2]))
+            out.append(Sample(name, [In([4, 2], dt), 2]))
+        elif name == "F.pixel_unshuffle":
+            out.append(Sample(name, [In([2, 2, 4, 6], dt), 2]))
+            out.append(Sample(name, [In([2, 3, 4], dt), 2]))
+    for dt in ["int64", "bool"]:
+        if name == "F.pad":
+            out.append(Sample(name, [In([2, 3], dt), [1, 2]], {"value": 1}))
+            out.append(Sample(name, [In([2, 3], dt), [1, 2]], {"mode": "reflect"}))
+            out.append(Sample(name, [In([2, 3], dt), [1, 2]], {"mode": "circular"}))
+        elif name == "F.unfold":
+            out.append(Sample(name, [In([1, 2, 3, 3], dt), 2]))
+        elif name == "F.interpolate":
+            out.append(Sample(name, [In([1, 2, 3, 3], dt)], {"scale_factor": 2}))
+        elif name == "F.pixel_shuffle":
+            out.append(Sample(name, [In([1, 4, 2, 2], dt), 2]))
+    return out
+
+
+for _n in ["F.pad", "F.unfold", "F.fold", "F.interpolate", "F.pixel_shuffle", "F.pixel_unshuffle"]:
+    op(_n, "resample", gen=lambda rng, n=_n: gen_resample(n, rng))
 
 
 # ---- creation, filling, copying, casting

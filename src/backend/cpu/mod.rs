@@ -21,6 +21,7 @@ mod norm;
 mod optim;
 mod pool;
 pub(crate) mod reduce;
+mod resample;
 mod rowwise;
 mod scalar;
 pub(crate) mod scan;
@@ -398,6 +399,27 @@ impl Backend for Cpu {
         dt: DType,
     ) {
         pool::avg_pool_transpose(dst, src, so, win, div, dt)
+    }
+
+    fn plane_gather(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        map: &super::PlaneMap,
+        fill: f64,
+        dt: DType,
+    ) {
+        resample::plane_gather(dst, src, so, map, fill, dt)
+    }
+
+    fn plane_scatter(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        map: &super::PlaneMap,
+        dt: DType,
+    ) {
+        resample::plane_scatter(dst, src, so, map, dt)
     }
 
     fn optim_step(
