@@ -652,6 +652,8 @@ impl Backward for IndexBackward {
             g
         };
         let gi = z.index_put(&self.indices, &g, true)?;
+        // PyTorch accumulates into its zero tensor in place (`_index_put_impl_`): version 1
+        gi.0.version.bump();
         Ok(smallvec::smallvec![Some(gi)])
     }
 }

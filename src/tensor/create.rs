@@ -191,6 +191,15 @@ impl Tensor {
             end.into().to_f64(),
             step.into().to_f64(),
         );
+        if dtype.is_complex() {
+            // PyTorch's CPU kernel lookup comes before every range check
+            bail!(
+                DTypeMismatch,
+                "arange",
+                "\"arange_cpu\" not implemented for '{}'",
+                dtype.torch_scalar_name()
+            );
+        }
         if st == 0.0 {
             bail!(InvalidArgument, "arange", "step must be nonzero");
         }
@@ -243,8 +252,9 @@ impl Tensor {
         let mut vals = crate::storage::try_vec(steps, "linspace")?;
         let half = steps / 2;
         // PyTorch fills the second half backwards from `end` for symmetry.
+        // (one step is `start`, as PyTorch's kernel fills it)
         vals.extend((0..steps).map(|i| {
-            if i < half {
+            if i < half || steps == 1 {
                 start + step * i as f64
             } else {
                 end - step * (steps - 1 - i) as f64

@@ -341,6 +341,12 @@ impl Tensor {
         }
         let (l, d) = dim_of(self, dim, "chunk")?;
         let size = l.sizes()[d];
+        if size == 0 {
+            // PyTorch keeps the number of chunks for an empty dim: `chunks` empty pieces
+            let mut sizes = crate::storage::try_vec(chunks, "chunk")?;
+            sizes.resize(chunks, 0);
+            return self.split_with_sizes(&sizes, dim);
+        }
         self.split(size.div_ceil(chunks), dim)
     }
 }

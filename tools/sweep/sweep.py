@@ -437,7 +437,40 @@ def record_sample(case_name, smp: Sample):
     js["op"] = smp.op
     if smp.unspecified:
         js["unspecified"] = smp.unspecified
+    elif smp.op == "topk" and _topk_has_ties(js):
+        js["unspecified"] = TOPK_TIES
     return js
+
+
+TOPK_TIES = "topk among ties: which of the equal elements (indices) is returned is unspecified"
+
+
+def _topk_has_ties(js):
+    """True when the recorded input of a `topk` case (dim -1) has, in some row, equal values
+    among the k picked or at the cut: which index PyTorch returns there is its partial sort's
+    (any sample, not only the generator's `ties`/`edge` ones: small random integers tie)."""
+    top = next(st for st in js["steps"] if st.get("op") == "topk")
+    src, k = top["args"][0]["t"], top["args"][1]
+    vals = next(st for st in js["steps"] if st.get("out") == src)["expect"]["values"]
+    largest = top["kwargs"].get("largest", True)
+
+    def key(v):   # NaN orders above every number, and all NaNs are equal
+        v = float(v) if isinstance(v, str) else v
+        return (1, 0.0) if v != v else (0, v)
+
+    def rows(v):
+        if isinstance(v, list) and v and isinstance(v[0], list):
+            for r in v:
+                yield from rows(r)
+        elif isinstance(v, list):
+            yield v
+
+    for r in rows(vals):
+        sr = sorted((key(v) for v in r), reverse=largest)
+        sel = sr[:k]
+        if len(set(sel)) < len(sel) or (0 < k < len(sr) and sr[k - 1] == sr[k]):
+            return True
+    return False
 
 
 # ----------------------------------------------------------------------------- the op table
@@ -789,8 +822,7 @@ def gen_sort(name, rng):
                     n = shape[-1] if r else 1
                     for k, kw in [(min(2, n), {}), (min(1, n), {"largest": False}), (n, {"sorted": True}),
                                   (n + 1, {})]:
-                        un = ("topk among ties: which of the equal elements (indices) is returned is unspecified"
-                              if ties else None)
+                        un = TOPK_TIES if ties else None
                         out.append(Sample(name, [i, k], dict(kw), unspecified=un))
             for lay in ["T", "step", "expand"]:
                 i = In([3, 4], dt, lay)

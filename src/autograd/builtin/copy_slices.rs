@@ -54,6 +54,16 @@ impl<G: Backward> Backward for CopySlices<G> {
     fn apply(&self, ctx: &BackwardCtx<'_>, grads: Grads) -> Result<Grads> {
         let n_in = self.fnode.n_in();
         let g = output_grad(grads);
+        // PyTorch writes the formula's result into the view's region of the base gradient
+        // (`grad_slice.copy_(res[0])`): a view whose elements share memory (an expanded view
+        // written by `zero_`/`fill_`) refuses that write
+        if self.view.has_internal_overlap() {
+            return Err(crate::err!(
+                InvalidArgument,
+                "backward",
+                "unsupported operation: more than one element of the written-to tensor refers to a single memory location. Please clone() the tensor before performing the operation. (CopySlices of an in-place op on an overlapping view)"
+            ));
+        }
         if ctx.create_graph {
             return self.apply_differentiable(ctx, g, n_in);
         }

@@ -189,6 +189,17 @@ impl Tensor {
         opts: SdpaOptions<'_>,
     ) -> Result<Tensor> {
         check(query, key, value, &opts)?;
+        if query.dim() == 3 && key.dim() == 3 && value.dim() == 3 {
+            // PyTorch runs 3-D inputs as one batch of heads (`unsqueeze(0)`) and squeezes that
+            // dim off again: its result is a view of the 4-D output
+            let out = Self::scaled_dot_product_attention(
+                &query.unsqueeze(0)?,
+                &key.unsqueeze(0)?,
+                &value.unsqueeze(0)?,
+                opts,
+            )?;
+            return out.squeeze_dim(0);
+        }
         let (mut k, mut v) = (key.clone(), value.clone());
         if opts.enable_gqa && query.dim() >= 3 && key.dim() >= 3 {
             let (hq, hk, hv) = (

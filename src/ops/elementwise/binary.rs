@@ -213,6 +213,46 @@ fn arith_run<T: Element>(
     }
 }
 
+/// PyTorch's `sub_check` for one bool operand (a Python bool is a bool operand too; two bool
+/// tensors are refused before, with their own message).
+fn sub_bool_check(op: Arith, a: &Tensor, b: &Operand, name: &'static str) -> Result<()> {
+    let b_bool = match b {
+        Operand::Tensor(t) => t.dtype() == DType::Bool,
+        Operand::Scalar(s) => matches!(s, Scalar::Bool(_)),
+    };
+    if op == Arith::Sub && (a.dtype() == DType::Bool || b_bool) {
+        bail!(
+            DTypeMismatch,
+            name,
+            "Subtraction, the `-` operator, with a bool tensor is not supported. If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        );
+    }
+    Ok(())
+}
+
+/// PyTorch's `alpha_check` of add/sub: an integral (or bool) result takes no float or
+/// complex `alpha`, a real result no complex one.
+fn alpha_check(op: Arith, dt: DType, alpha: Scalar, name: &'static str) -> Result<()> {
+    if !matches!(op, Arith::Add | Arith::Sub) {
+        return Ok(());
+    }
+    if dt.is_integral(true) && matches!(alpha, Scalar::Float(_) | Scalar::Complex(_)) {
+        bail!(
+            DTypeMismatch,
+            name,
+            "For integral input tensors, argument alpha must not be a floating point number."
+        );
+    }
+    if !dt.is_complex() && matches!(alpha, Scalar::Complex(_)) {
+        bail!(
+            DTypeMismatch,
+            name,
+            "For non-complex input tensors, argument alpha must not be a complex number."
+        );
+    }
+    Ok(())
+}
+
 fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
     if a.is_sparse() || matches!(&b, Operand::Tensor(t) if t.is_sparse()) {
         return crate::sparse::arith(a, &b, alpha, op);
@@ -225,6 +265,8 @@ fn arith(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Tensor> {
             "Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or `logical_xor()` operator instead."
         );
     }
+    sub_bool_check(op, a, &b, "sub")?;
+    alpha_check(op, dt, alpha, op.name())?;
     let fast = match &b {
         Operand::Scalar(v) if dt == a.dtype() && alpha == Scalar::Int(1) => {
             arith_scalar_dense(op, a, *v)
@@ -314,6 +356,10 @@ fn arith_inplace(a: &Tensor, b: Operand, alpha: Scalar, op: Arith) -> Result<Ten
         t.check_strided(name)?;
     }
     let dt = op.result_dtype_of(a, &b);
+    if dt != DType::Bool {
+        sub_bool_check(op, a, &b, name)?;
+    }
+    alpha_check(op, dt, alpha, name)?;
     let bt = match &b {
         Operand::Tensor(t) => Some(t.clone()),
         _ => None,

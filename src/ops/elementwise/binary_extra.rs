@@ -6,6 +6,7 @@
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor, scalar_tensor};
+use crate::ops::elementwise::div_round::RoundingMode;
 use crate::ops::grad::backward;
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Result, Scalar, Tensor, bail};
@@ -237,6 +238,8 @@ backward!(
         let (a, b) = (&s[0], &s[1]);
         let (ga, gb): (Tensor, Tensor) = match self.op {
             Bin::Maximum | Bin::Minimum => {
+                // PyTorch's `where(a == b, g / 2, g).masked_fill_(a < b, 0)` (`>` for `b`;
+                // flipped for minimum)
                 let half = Tensor::where_(&a.eq(b)?, &g.div(2.0)?, &g)?;
                 let (lt, gt) = if self.op == Bin::Maximum {
                     (a.lt(b)?, a.gt(b)?)
@@ -244,18 +247,27 @@ backward!(
                     (a.gt(b)?, a.lt(b)?)
                 };
                 (
-                    Tensor::where_(&lt, 0.0, &half)?,
-                    Tensor::where_(&gt, 0.0, &half)?,
+                    masked_zero_in_place(Tensor::where_(&lt, 0.0, &half)?),
+                    masked_zero_in_place(Tensor::where_(&gt, 0.0, &half)?),
                 )
             }
             Bin::Fmax | Bin::Fmin => {
-                let ka = if self.op == Bin::Fmax {
-                    a.ge(b)?
+                // as maximum (ties split the gradient), except that a NaN operand loses: `a`
+                // keeps its share where `a >= b` or `b` is NaN, `b` where `a < b` or `a` is
+                // NaN and `b` is not (`<=` / `>` for fmin)
+                let half = Tensor::where_(&a.eq(b)?, &g.div(2.0)?, &g)?;
+                let (ka, kb) = if self.op == Bin::Fmax {
+                    (a.ge(b)?, a.gt(b)?)
                 } else {
-                    a.le(b)?
+                    (a.le(b)?, a.lt(b)?)
                 };
-                let ka = ka.logical_or(&b.isnan()?)?;
-                (Tensor::where_(&ka, &g, 0.0)?, Tensor::where_(&ka, 0.0, &g)?)
+                let bnan = b.isnan()?;
+                let ka = ka.logical_or(&bnan)?;
+                let drop_b = kb.logical_or(&bnan)?;
+                (
+                    masked_zero_in_place(Tensor::where_(&ka, &half, 0.0)?),
+                    masked_zero_in_place(Tensor::where_(&drop_b, 0.0, &half)?),
+                )
             }
             Bin::FloorDivide => {
                 return Err(crate::err!(
@@ -264,8 +276,24 @@ backward!(
                     "derivative for floor_divide is not implemented"
                 ));
             }
-            Bin::Remainder => (g.clone(), g.mul(&a.div(b)?.floor()?)?.neg()?),
-            Bin::Fmod => (g.clone(), g.mul(&a.div(b)?.trunc()?)?.neg()?),
+            Bin::Remainder if !self.has[0] => {
+                // PyTorch has no derivative for `remainder(Scalar, Tensor)`
+                return Err(crate::err!(
+                    NotImplemented,
+                    "remainder",
+                    "derivative for remainder with a scalar self is not implemented"
+                ));
+            }
+            // PyTorch's `-g * a.div(b, rounding_mode="floor")` / `"trunc"` (the rounding
+            // division's own inf / NaN rules, not `floor(a / b)`)
+            Bin::Remainder => (
+                g.clone(),
+                g.mul(&a.div_rounding(b, RoundingMode::Floor)?)?.neg()?,
+            ),
+            Bin::Fmod => (
+                g.clone(),
+                g.mul(&a.div_rounding(b, RoundingMode::Trunc)?)?.neg()?,
+            ),
             Bin::Atan2 => {
                 let d = a.mul(a)?.add(&b.mul(b)?)?;
                 (g.mul(b)?.div(&d)?, g.mul(a)?.neg()?.div(&d)?)
@@ -287,6 +315,13 @@ backward!(
         Ok(out)
     }
 );
+
+/// A gradient PyTorch masks with `masked_fill_` on a fresh tensor: the write leaves it at
+/// version 1.
+fn masked_zero_in_place(t: Tensor) -> Tensor {
+    t.0.version.bump();
+    t
+}
 
 pub(crate) fn saved_operand(o: &Operand, dt: DType) -> Result<SavedTensor> {
     Ok(match o {

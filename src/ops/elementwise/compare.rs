@@ -354,7 +354,13 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn isfinite(&self) -> Result<Tensor> {
-        self.classify("isfinite", |x| x.is_finite())
+        let out = self.classify("isfinite", |x| x.is_finite())?;
+        // PyTorch's complex `isfinite` is `isfinite(real).__iand__(isfinite(imag))`: the
+        // in-place `&=` leaves its result at version 1
+        if self.dtype().is_complex() {
+            out.0.version.bump();
+        }
+        Ok(out)
     }
 
     fn classify(&self, _op: &'static str, f: impl Fn(f64) -> bool + Copy + Sync) -> Result<Tensor> {

@@ -7,6 +7,24 @@ use crate::{DType, Result, Scalar, Tensor, bail};
 /// `value * t1 / t2` for `addcdiv` in the dtype PyTorch computes it in (that of `self`, `t1`
 /// and `t2` together; `value` does not take part), multiplied before dividing as PyTorch's
 /// kernel does. Two integer (or bool) divisors are refused.
+/// `value` as PyTorch's `addcmul`/`addcdiv` kernels read it: converted to the result dtype of
+/// the three tensors (not promoting it) with the checked conversion (an out-of-range value is
+/// an error); an integral result truncates it toward zero.
+fn addc_value(
+    x: &Tensor,
+    t1: &Tensor,
+    t2: &Tensor,
+    value: Scalar,
+    op: &'static str,
+) -> Result<Scalar> {
+    let dt: DType = result_type(&[&x.into(), &t1.into(), &t2.into()]);
+    crate::ops::movement::copy::check_fits(value, dt, op)?;
+    Ok(match value {
+        Scalar::Float(f) if dt.is_integral(false) => Scalar::Int(f.trunc() as i64),
+        v => v,
+    })
+}
+
 fn addcdiv_term(x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> Result<Tensor> {
     if t1.dtype().is_integral(true) && t2.dtype().is_integral(true) {
         bail!(
@@ -61,7 +79,8 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn addcmul(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
-        self.add(&t1.mul(t2)?.mul(value.into())?)
+        let v = addc_value(self, t1, t2, value.into(), "addcmul")?;
+        self.add(&t1.mul(t2)?.mul(v)?)
     }
     /// In-place [`Tensor::addcmul`] (`self` may alias `t1`/`t2`).
     ///
@@ -73,7 +92,8 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn addcmul_(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
-        let p = t1.mul(t2)?.mul(value.into())?;
+        let v = addc_value(self, t1, t2, value.into(), "addcmul_")?;
+        let p = t1.mul(t2)?.mul(v)?;
         self.add_(&p)
     }
     /// `self + value * t1 / t2` (broadcasting; two integer divisors are an error).

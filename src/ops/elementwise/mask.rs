@@ -8,7 +8,7 @@ use crate::layout::{broadcast_shapes, iter_output_strides};
 use crate::ops::elementwise::binary::operand_tensor;
 use crate::ops::grad::{GradIf, backward};
 use crate::ops::util::{tensors, write_back};
-use crate::{DType, Element, Result, Tensor, bail};
+use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
 /// `f(c, a, b)` over the broadcast of three tensors (`c` Bool, `a`/`b` of type `T`).
 fn ternary_map<T: Element>(
@@ -93,8 +93,9 @@ pub(crate) fn check_mask(mask: &Tensor, value: &Operand, name: &'static str) -> 
 }
 
 /// Backward of masked_fill: self gets `g` with masked positions zeroed, value gets their sum.
+/// `value`: the dtype of a tensor `value` (`None` for a scalar).
 pub(crate) struct MaskedFillBackward {
-    pub(crate) value_tensor: bool,
+    pub(crate) value: Option<DType>,
 }
 
 backward!(
@@ -103,12 +104,56 @@ backward!(
     |self, ctx, g: Tensor| {
         let m = &ctx.saved[0];
         let mut out = smallvec::smallvec![ctx.grad_if(0, || Tensor::where_(m, 0.0, &g))?];
-        if self.value_tensor {
-            out.push(ctx.grad_if(1, || Tensor::where_(m, &g, 0.0)?.sum())?);
+        if let Some(vdt) = self.value {
+            out.push(ctx.grad_if(1, || {
+                // PyTorch's `where(mask, g, 0).sum()` has no real-to-complex step: a complex
+                // gradient for a real value tensor fails its engine's dtype check
+                if g.dtype().is_complex() && !vdt.is_complex() {
+                    bail!(
+                        DTypeMismatch,
+                        "backward",
+                        "Expected isFloatingType(grad.scalar_type()) || (input_is_complex == grad_is_complex) to be true, but got false. (MaskedFillBackward0: a {} gradient for a {} value)",
+                        g.dtype().name(),
+                        vdt.name()
+                    );
+                }
+                Tensor::where_(m, &g, 0.0)?.sum()
+            })?);
         }
         Ok(out)
     }
 );
+
+/// PyTorch's checks of a `masked_fill` value before the fill: a value tensor that requires
+/// grad needs a differentiable `self` (out of place: autograd refuses the integral result),
+/// and the value converts to `self`'s dtype without overflow.
+fn check_fill_value(x: &Tensor, value: &Operand, name: &'static str, inplace: bool) -> Result<()> {
+    let v = match value {
+        Operand::Scalar(s) => *s,
+        Operand::Tensor(t) => {
+            if !inplace
+                && t.requires_grad()
+                && crate::autograd::is_grad_enabled()
+                && !x.dtype().is_differentiable()
+            {
+                bail!(
+                    DTypeMismatch,
+                    name,
+                    "Autograd not support dtype: {}",
+                    x.dtype().torch_scalar_name()
+                );
+            }
+            let _g = crate::autograd::no_grad();
+            match t.dtype() {
+                d if d.is_complex() => return Ok(()),
+                d if d.is_float() => Scalar::Float(t.to_dtype(DType::F64)?.item::<f64>()?),
+                DType::Bool => Scalar::Bool(t.item::<bool>()?),
+                _ => Scalar::Int(t.to_dtype(DType::I64)?.item::<i64>()?),
+            }
+        }
+    };
+    crate::ops::movement::copy::check_fits(v, x.dtype(), name)
+}
 
 pub(crate) fn masked_fill_result(a: &Tensor, mask: &Tensor, value: &Operand) -> Result<Tensor> {
     let shape = broadcast_shapes(&a.shape(), &mask.shape(), "masked_fill")?;
@@ -263,6 +308,7 @@ impl Tensor {
     pub fn masked_fill(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         let value = value.into();
         check_mask(mask, &value, "masked_fill")?;
+        check_fill_value(self, &value, "masked_fill", false)?;
         let out = masked_fill_result(self, mask, &value)?;
         // PyTorch fills a row-major clone, whatever the input's memory order
         let out = if out.is_contiguous() {
@@ -276,7 +322,7 @@ impl Tensor {
             ins.extend(tensors(&[&value]));
             let refs: Vec<&Tensor> = ins.iter().collect();
             let bw = MaskedFillBackward {
-                value_tensor: ins.len() == 2,
+                value: ins.get(1).map(|v| v.dtype()),
             };
             record(&[&out], &refs, || vec![SavedTensor::input(mask)], bw)?;
         }
@@ -295,6 +341,7 @@ impl Tensor {
     pub fn masked_fill_(&self, mask: &Tensor, value: impl Into<Operand>) -> Result<Tensor> {
         let value = value.into();
         check_mask(mask, &value, "masked_fill_")?;
+        check_fill_value(self, &value, "masked_fill_", true)?;
         let vt = tensors(&[&value]);
         let refs: Vec<&Tensor> = vt.iter().collect();
         let m = mask.clone();
@@ -305,7 +352,7 @@ impl Tensor {
             || masked_fill_result(self, mask, &value),
             |_, _| vec![SavedTensor::input(&m)],
             MaskedFillBackward {
-                value_tensor: !vt.is_empty(),
+                value: vt.first().map(|v| v.dtype()),
             },
         )
     }

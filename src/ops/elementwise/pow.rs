@@ -115,8 +115,20 @@ fn complex_small_power(a: &Tensor, e: f64, dt: DType) -> Option<Result<Tensor>> 
     }
 }
 
+/// `e >= 0` as PyTorch's pow backward reads it: for a complex `e`, real (zero imaginary part)
+/// and with a real part >= 0.
+fn real_nonnegative(e: &Tensor) -> Result<Tensor> {
+    use crate::ops::elementwise::unary::unary_map;
+    let _g = crate::autograd::no_grad();
+    match e.dtype() {
+        DType::C64 => unary_map::<crate::dtype::C64, bool>(e, |z| z.im == 0.0 && z.re >= 0.0),
+        DType::C128 => unary_map::<crate::dtype::C128, bool>(e, |z| z.im == 0.0 && z.re >= 0.0),
+        _ => e.ge(0),
+    }
+}
+
 /// Backward of pow. `kind` 0: tensor ^ scalar (saved self), 1: tensor ^ tensor (saved self,
-/// exponent, result), 2: scalar ^ tensor (saved result).
+/// exponent, result), 2: scalar ^ tensor (saved result, exponent).
 pub(crate) struct PowBackward {
     pub(crate) kind: u8,
     pub(crate) scalar: Scalar,
@@ -135,22 +147,49 @@ backward!(
                 }
                 let em1 = match e {
                     Scalar::Int(i) => Scalar::Int(i - 1),
+                    Scalar::Complex(z) => Scalar::Complex(z - 1.0),
                     o => Scalar::Float(o.to_f64() - 1.0),
                 };
                 // PyTorch's `grad * (e * x^(e-1)).conj()` (the conjugate for complex x)
                 input_grad(g.mul(&s[0].pow(em1)?.mul(e)?.conj_if_complex()?)?)
             }
             1 => {
+                // PyTorch's `where(e == 0, 0, g * conj(e * x^(e-1)))` for the base and
+                // `g * where(x == 0 & e >= 0, 0, conj(y * ln x))` for the exponent (`e >= 0`:
+                // real and >= 0 for a complex exponent; `x` promoted to the result's dtype)
                 let (x, e, y) = (&s[0], &s[1], &s[2]);
-                let ga = ctx.grad_if(0, || g.mul(e)?.mul(&x.pow(&e.sub(1)?)?))?;
+                let ga = ctx.grad_if(0, || {
+                    let r = g.mul(&e.mul(&x.pow(&e.sub(1)?)?)?.conj_if_complex()?)?;
+                    Tensor::where_(&e.eq(0)?, 0.0, &r)
+                })?;
                 let gb = ctx.grad_if(1, || {
-                    let r = g.mul(&y.mul(&x.log()?)?)?;
-                    let m = x.eq(0)?.logical_and(&e.ge(0)?)?;
-                    Tensor::where_(&m, 0.0, &r)
+                    let xp = x.to_dtype(y.dtype())?;
+                    let r = y.mul(&xp.log()?)?.conj_if_complex()?;
+                    let m = x.eq(0)?.logical_and(&real_nonnegative(e)?)?;
+                    g.mul(&Tensor::where_(&m, 0.0, &r)?)
                 })?;
                 grads([ga, gb])
             }
-            _ => input_grad(g.mul(&s[0])?.mul(self.scalar.to_f64().ln())?),
+            _ => {
+                // PyTorch's `g * conj(y * ln(base))` (the base complex when the exponent is),
+                // zero where the base is 0 and the exponent (real and) >= 0
+                let (y, e) = (&s[0], &s[1]);
+                let r = if e.dtype().is_complex() {
+                    let b = match self.scalar {
+                        Scalar::Complex(z) => z,
+                        o => crate::dtype::C128::new(o.to_f64(), 0.0),
+                    };
+                    y.mul(Scalar::Complex(b.ln()))?.conj_if_complex()?
+                } else {
+                    y.mul(self.scalar.to_f64().ln())?
+                };
+                if self.scalar.is_zero() {
+                    g.mul(&Tensor::where_(&real_nonnegative(e)?, 0.0, &r)?)
+                        .and_then(input_grad)
+                } else {
+                    input_grad(g.mul(&r)?)
+                }
+            }
         }
     }
 );
@@ -253,7 +292,7 @@ impl Tensor {
             record(
                 &[&out],
                 &[exponent],
-                || vec![SavedTensor::output(&out, 0)],
+                || vec![SavedTensor::output(&out, 0), SavedTensor::input(exponent)],
                 bw,
             )?;
         }

@@ -6,7 +6,7 @@
 use crate::autograd::{SavedTensor, record};
 use crate::layout::broadcast_shapes;
 use crate::ops::grad::{backward, grads};
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, Result, Scalar, Tensor, bail};
 
 /// `out[b] = a[b] @ b[b]` for 3-D `a` `[B,m,k]`, `b` `[B,k,n]` of equal dtype; no autograd.
 fn bmm_raw(a: &Tensor, b: &Tensor) -> Result<Tensor> {
@@ -52,6 +52,21 @@ fn c10_name(d: DType) -> String {
         DType::I32 => "int".into(),
         _ => d.torch_scalar_name().to_lowercase(),
     }
+}
+
+/// PyTorch's CPU products have no bool kernel (`"addmm_impl_cpu_"`, `"bmm"`, `"dot"` not
+/// implemented for 'Bool'); checked after the shapes, where its kernel lookup happens (`mm`
+/// and `bmm` return before it for an empty result or an empty contraction: `work` false).
+fn no_bool(a: &Tensor, work: bool, kernel: &str, op: &'static str) -> Result<()> {
+    if a.dtype() == DType::Bool && work {
+        bail!(
+            DTypeMismatch,
+            op,
+            "\"{}\" not implemented for 'Bool'",
+            kernel
+        );
+    }
+    Ok(())
 }
 
 fn same_dtype(a: &Tensor, b: &Tensor, op: &'static str) -> Result<()> {
@@ -191,6 +206,12 @@ impl Tensor {
             );
         }
         same_dtype(self, other, "mm")?;
+        no_bool(
+            self,
+            sa[0] * sb[1] > 0 && sa[1] > 0,
+            "addmm_impl_cpu_",
+            "mm",
+        )?;
         let out = mm_raw(self, other)?;
         record_mm(&out, self, other, false)?;
         Ok(out)
@@ -226,6 +247,7 @@ impl Tensor {
             );
         }
         same_dtype(self, other, "bmm")?;
+        no_bool(self, sa[0] * sa[1] * sb[2] > 0 && sa[2] > 0, "bmm", "bmm")?;
         let out = bmm_raw(self, other)?;
         record_mm(&out, self, other, true)?;
         Ok(out)
@@ -270,6 +292,7 @@ impl Tensor {
                 m
             );
         }
+        no_bool(self, true, "dot", "dot")?;
         let out = {
             let _g = crate::autograd::no_grad();
             mm_raw(&self.unsqueeze(0)?, &other.unsqueeze(1)?)?
@@ -424,12 +447,37 @@ impl Tensor {
                 self.shape()
             );
         }
-        let p = if alpha != 1.0 { p.mul(alpha)? } else { p };
+        // an integral product reads `beta`/`alpha` in its own dtype (truncated toward zero,
+        // PyTorch's `to<scalar_t>()`), so the result keeps the integral dtype
+        let int = p.dtype().is_integral(true);
+        let (beta, alpha) = if int {
+            (beta.trunc(), alpha.trunc())
+        } else {
+            (beta, alpha)
+        };
+        let scalar = |v: f64| {
+            if int {
+                Scalar::Int(v as i64)
+            } else {
+                Scalar::Float(v)
+            }
+        };
+        let p = if alpha != 1.0 {
+            p.mul(scalar(alpha))?
+        } else {
+            p
+        };
         if beta == 0.0 {
-            return Ok(p);
+            if !(self.requires_grad() && crate::autograd::is_grad_enabled()) {
+                return Ok(p);
+            }
+            // `self`'s values (NaN/inf included) are ignored, but it still gets PyTorch's
+            // gradient `beta * g` (zeros): a zero term that keeps the edge
+            let zero = self.mul(0.0)?.nan_to_num(0.0, Some(0.0), Some(0.0))?;
+            return p.add(&zero);
         }
         let inp = if beta != 1.0 {
-            self.mul(beta)?
+            self.mul(scalar(beta))?
         } else {
             self.clone()
         };
@@ -473,7 +521,16 @@ impl Tensor {
         }
         let y = input.matmul(&weight.t()?)?;
         match bias {
-            Some(b) => y.add(b),
+            // PyTorch's fused paths (`addmm` for a 2-D input, the flattened `addmm` for a
+            // contiguous 3-D input or a 1-D bias): a fresh result
+            Some(b)
+                if input.dim() == 2
+                    || (input.is_contiguous() && (input.dim() == 3 || b.dim() == 1)) =>
+            {
+                y.add(b)
+            }
+            // otherwise `matmul` then `add_` in place (the result's version counts it)
+            Some(b) => y.add_(b),
             None => Ok(y),
         }
     }

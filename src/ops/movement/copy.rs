@@ -133,7 +133,13 @@ impl Tensor {
                 b
             );
         }
-        let rec = check_inplace(self, &[src])?;
+        // an integral or bool `self` cannot carry a gradient: nothing is recorded (PyTorch's
+        // result does not require grad even when `src` does)
+        let rec = if self.dtype().is_differentiable() {
+            check_inplace(self, &[src])?
+        } else {
+            None
+        };
         let sd = self.data();
         check_no_internal_overlap(&sd, "copy_")?;
         let ov = check_no_partial_overlap(self, src, "copy_")?;
@@ -244,9 +250,10 @@ impl Tensor {
 }
 
 /// PyTorch's checked scalar conversion (`c10::checked_convert`): an integer dtype refuses NaN,
-/// infinities and values beyond its range (uint8 wraps negatives down to -255); a floating dtype refuses finite values beyond its
+/// infinities and values beyond its range (uint8 wraps negative *integers* down to -255, a
+/// negative float is out of its range); a floating dtype refuses finite values beyond its
 /// range (infinities and NaN pass); bool and complex take anything.
-fn check_fits(v: Scalar, dt: DType, op: &'static str) -> Result<()> {
+pub(crate) fn check_fits(v: Scalar, dt: DType, op: &'static str) -> Result<()> {
     let (lo, hi) = match dt {
         DType::U8 => (0.0, u8::MAX as f64),
         DType::I8 => (i8::MIN as f64, i8::MAX as f64),
@@ -264,7 +271,6 @@ fn check_fits(v: Scalar, dt: DType, op: &'static str) -> Result<()> {
         Scalar::Int(i) if dt == DType::U8 => !(-hi..=hi).contains(&(i as f64)),
         Scalar::Int(i) => (i as f64) < lo || (i as f64) > hi,
         Scalar::Float(f) if dt.is_float() => f.is_finite() && (f < lo || f > hi),
-        Scalar::Float(f) if dt == DType::U8 => !f.is_finite() || !(-hi..=hi).contains(&f),
         Scalar::Float(f) => !f.is_finite() || f < lo || f > hi,
         _ => false,
     };

@@ -180,8 +180,24 @@ struct TakeBackward {
 }
 
 backward!(TakeBackward, self.name, |self, _, g: Tensor| {
-    input_grad(put_add(&g, self.idx.clone(), &self.in_shape)?)
+    let gi = put_add(&g, self.idx.clone(), &self.in_shape)?;
+    for _ in 0..inplace_writes(self.name) {
+        gi.0.version.bump();
+    }
+    input_grad(gi)
 });
+
+/// How many in-place writes PyTorch's backward of the op `name` makes on the fresh gradient
+/// it returns (its version; measured in torch 2.15): `value_selecting_reduction_backward`
+/// (`sort`, `topk`) is `zeros` then `scatter_` (2), `index_select` / `masked_select` /
+/// `take` fill a zero tensor in place once (1), `embedding`'s backward is out of place (0).
+fn inplace_writes(name: &str) -> usize {
+    match name {
+        "SortBackward0" | "TopkBackward0" => 2,
+        "IndexSelectBackward0" | "MaskedSelectBackward0" | "TakeBackward0" => 1,
+        _ => 0,
+    }
+}
 
 struct PutAddBackward {
     idx: Arc<Vec<usize>>,
@@ -225,7 +241,11 @@ backward!(
             }
             idx.push(f);
         });
-        input_grad(put_add(&g, Arc::new(idx), &self.in_shape)?)
+        let gi = put_add(&g, Arc::new(idx), &self.in_shape)?;
+        for _ in 0..inplace_writes("IndexSelectBackward0") {
+            gi.0.version.bump();
+        }
+        input_grad(gi)
     }
 );
 
@@ -238,7 +258,10 @@ struct GatherBackward {
 backward!(GatherBackward, "GatherBackward0", |self, ctx, g: Tensor| {
     let index = &ctx.saved[0];
     let z = Tensor::zeros(&self.in_shape, g.dtype())?;
-    input_grad(z.scatter_add(self.dim as i64, index, &g)?)
+    let gi = z.scatter_add(self.dim as i64, index, &g)?;
+    // PyTorch's `new_zeros(..).scatter_add_(..)`: one in-place write, version 1
+    gi.0.version.bump();
+    input_grad(gi)
 });
 
 /// The checks of `gather` / `scatter*` that need no index value, in PyTorch's order: an i64

@@ -15,9 +15,11 @@ use crate::ops::movement::gather::{cstrides, output, read_index};
 use crate::tensor::TensorData;
 use crate::{DType, Result, Tensor, bail};
 
+/// `legacy[i]`: input `i` was a skipped 1-D empty tensor (its size in `sizes` is 0).
 struct CatBackward {
     dim: usize,
     sizes: Vec<usize>,
+    legacy: Vec<bool>,
     name: &'static str,
 }
 
@@ -25,6 +27,10 @@ backward!(CatBackward, self.name, |self, ctx, g: Tensor| {
     let mut start = 0;
     let mut out = crate::autograd::Grads::with_capacity(self.sizes.len());
     for (i, &s) in self.sizes.iter().enumerate() {
+        if self.legacy[i] {
+            out.push(ctx.grad_if(i, || Tensor::zeros(&[0], g.dtype()))?);
+            continue;
+        }
         out.push(ctx.grad_if(i, || g.narrow(self.dim as i64, start as i64, s)?.copy())?);
         start += s;
     }
@@ -540,47 +546,22 @@ fn cat_impl(tensors: &[&Tensor], dim: i64, op: &'static str, name: &'static str)
             }
         })
         .collect();
-    // skipped legacy tensors get a zero-size grad slice of the right rank? keep them None
+    // skipped legacy tensors (1-D empty) get PyTorch's `zeros({0})` gradient
     let inputs: Vec<&Tensor> = conv.iter().collect();
-    let skipped: Vec<bool> = conv
+    let legacy: Vec<bool> = conv
         .iter()
         .map(|t| t.dim() == 1 && t.numel() == 0)
         .collect();
-    if skipped.iter().any(|&s| s) {
-        // record only the live inputs
-        let live_inputs: Vec<&Tensor> = inputs
-            .iter()
-            .zip(&skipped)
-            .filter(|(_, s)| !**s)
-            .map(|(t, _)| *t)
-            .collect();
-        let live_sizes = sizes
-            .iter()
-            .zip(&skipped)
-            .filter(|(_, s)| !**s)
-            .map(|(v, _)| *v)
-            .collect();
-        record(
-            &[&out],
-            &live_inputs,
-            Vec::new,
-            CatBackward {
-                dim: d,
-                sizes: live_sizes,
-                name,
-            },
-        )?;
-    } else {
-        record(
-            &[&out],
-            &inputs,
-            Vec::new,
-            CatBackward {
-                dim: d,
-                sizes,
-                name,
-            },
-        )?;
-    }
+    record(
+        &[&out],
+        &inputs,
+        Vec::new,
+        CatBackward {
+            dim: d,
+            sizes,
+            legacy,
+            name,
+        },
+    )?;
     Ok(out)
 }

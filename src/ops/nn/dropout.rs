@@ -6,7 +6,7 @@ use crate::{Result, Tensor, bail};
 
 impl Tensor {
     /// Dropout: in training, zeroes each element with probability `p` (global seeded RNG) and
-    /// scales the rest by `1/(1-p)`; identity when `train` is false.
+    /// scales the rest by `1/(1-p)`; `self` itself when `train` is false or `p` is 0.
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -26,7 +26,8 @@ impl Tensor {
             );
         }
         if !train || p == 0.0 {
-            return self.mul(1.0);
+            // PyTorch returns the input itself (no copy, no graph node)
+            return Ok(self.clone());
         }
         let n = self.numel();
         let scale = if p == 1.0 { 0.0 } else { 1.0 / (1.0 - p) };

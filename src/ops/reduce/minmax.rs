@@ -61,19 +61,25 @@ impl Ext {
     fn indices(&self, keepdim: bool) -> Result<Tensor> {
         crate::ops::util::fresh_output(&self.idx, self.rw.shape(keepdim))
     }
-    /// Weights 1/count (computed in f64) at elements equal to their row's extremum.
-    fn tie_weights(&self, x: &Tensor) -> Result<Tensor> {
+    /// Weights 1/count (computed in f64) at elements equal to their row's extremum. `evenly`
+    /// (full `max`/`min`, PyTorch's `evenly_distribute_backward`): a NaN extremum is shared by
+    /// the NaN elements. Otherwise (`amax`/`amin`, PyTorch's `mask / mask.sum()`): a row whose
+    /// extremum is NaN matches nothing and its weights are `0 / 0`, NaN.
+    fn tie_weights(&self, x: &Tensor, evenly: bool) -> Result<Tensor> {
         let _g = crate::autograd::no_grad();
         let x = x.detach();
-        let mask = x.eq(&self.vals)?;
+        let mut mask = x.eq(&self.vals)?;
+        if evenly {
+            mask = mask.logical_or(&x.isnan()?.logical_and(&self.vals.isnan()?)?)?;
+        }
         let dims: Vec<i64> = self.rw.dims.iter().map(|&d| d as i64).collect();
         let count = if dims.is_empty() {
             mask.to_dtype(DType::I64)?
         } else {
             mask.sum_dims(&dims, true)?
         };
-        let w = count.to_dtype(DType::F64)?.reciprocal()?;
-        Tensor::where_(&mask, &w, 0.0)?
+        mask.to_dtype(DType::F64)?
+            .div(&count.to_dtype(DType::F64)?)?
             .to_dtype(x.dtype())?
             .contiguous()
     }
@@ -94,7 +100,7 @@ fn full(x: &Tensor, max: bool, op: &'static str, name: &'static str) -> Result<T
     let e = extremum(x, norm_dims(None, x.dim(), op)?, max, op, true)?;
     let out = e.out(false)?;
     record_weighted(&out, x, name, &e.rw, false, Exact::None, || {
-        e.tie_weights(x)
+        e.tie_weights(x, true)
     })?;
     Ok(out)
 }
@@ -131,7 +137,7 @@ fn amax_impl(
         "AminBackward0"
     };
     record_weighted(&out, x, name, &e.rw, keepdim, Exact::None, || {
-        e.tie_weights(x)
+        e.tie_weights(x, false)
     })?;
     Ok(out)
 }

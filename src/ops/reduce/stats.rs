@@ -132,6 +132,22 @@ fn float_or_complex(x: &Tensor, op: &'static str) -> Result<()> {
     Ok(())
 }
 
+/// PyTorch's `mean_backward`: `g` re-expanded to the input's shape, divided by the count
+/// (a fresh tensor, not a view of `g`).
+struct MeanBackward {
+    name: &'static str,
+    dims: Vec<usize>,
+    keepdim: bool,
+    shape: Vec<usize>,
+    n: usize,
+}
+
+backward!(MeanBackward, self.name, |self, _, g: Tensor| {
+    let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+    let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
+    input_grad(g.expand(&shape)?.div(self.n as f64)?)
+});
+
 impl Tensor {
     /// Mean over `dims` (empty = all). Integer inputs need an explicit floating `dtype`.
     ///
@@ -163,17 +179,31 @@ impl Tensor {
             self.clone()
         };
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
-        let s = if self.dim() == 0 {
-            x
-        } else {
-            x.sum_dims(&dl, keepdim)?
+        let m = {
+            let _g = crate::autograd::no_grad();
+            let s = if self.dim() == 0 {
+                x
+            } else {
+                x.sum_dims(&dl, keepdim)?
+            };
+            let m = s.div(n as f64)?;
+            if m.dtype() != dt { m.to_dtype(dt)? } else { m }
         };
-        let m = s.div(n as f64)?;
-        if m.dtype() != dt {
-            m.to_dtype(dt)
-        } else {
-            Ok(m)
+        if dt.is_differentiable() {
+            let bw = MeanBackward {
+                name: if dims.is_empty() {
+                    "MeanBackward0"
+                } else {
+                    "MeanBackward1"
+                },
+                dims: ds,
+                keepdim,
+                shape: self.shape(),
+                n,
+            };
+            crate::autograd::record(&[&m], &[self], Vec::new, bw)?;
         }
+        Ok(m)
     }
 
     /// Variance over `dims` (empty = all) with `correction` (1 = unbiased). A complex input
@@ -295,9 +325,9 @@ impl Tensor {
         } else {
             DType::F32
         };
-        if !self.dtype().is_float() && dims.is_empty() && self.dim() > 0 && self.numel() > 0 {
-            // PyTorch's non-float path reduces `dims = []` to a 0-dim result that its
-            // keepdim-shaped intermediate cannot be written into
+        if !keepdim && dims.is_empty() && self.dim() > 0 && self.numel() > 0 {
+            // PyTorch reduces `dims = []` (all dims) to a 0-dim result, then adds its
+            // keepdim-shaped max in place into it (any dtype): that write fails
             bail!(
                 ShapeMismatch,
                 "logsumexp",

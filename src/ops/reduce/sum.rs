@@ -261,6 +261,10 @@ impl Tensor {
                 mine
             );
         }
+        if shape.is_empty() {
+            // PyTorch's `sum_to` of a 0-dim target is a plain `sum()` (not a view)
+            return self.sum();
+        }
         let lead = mine.len() - shape.len();
         let mut dims: Vec<i64> = (0..lead as i64).collect();
         for (i, &s) in shape.iter().enumerate() {

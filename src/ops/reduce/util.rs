@@ -172,8 +172,23 @@ backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
         };
         return input_grad(g.mul(&w)?);
     }
-    input_grad(g.mul(&self.w)?)
+    let gi = g.mul(&self.w)?;
+    for _ in 0..inplace_writes(self.name) {
+        gi.0.version.bump();
+    }
+    input_grad(gi)
 });
+
+/// How many in-place writes PyTorch's backward of `name` makes on the fresh gradient it
+/// returns (its version; measured in torch 2.15): full `max`/`min` fill `new_zeros` with
+/// `masked_fill_` (1), `max`/`min` along a dim are `zeros` then `scatter_` (2).
+fn inplace_writes(name: &str) -> usize {
+    match name {
+        "MaxBackward1" | "MinBackward1" => 1,
+        "MaxBackward0" | "MinBackward0" => 2,
+        _ => 0,
+    }
+}
 
 /// For each element, the product of the other elements of its row over `dims`, built from
 /// recorded ops (`[.., r, r]` with the diagonal set to 1, then `prod` over the last dim).

@@ -70,6 +70,7 @@ impl Tensor {
                 self.shape()
             );
         }
+        super::check_weight_no_grad(weight, op, "weight", op)?;
         if target.dtype() != self.dtype() {
             bail!(
                 DTypeMismatch,
@@ -85,13 +86,22 @@ impl Tensor {
             // back to the input dtype
             let x = self.to_dtype(DType::F64)?;
             let t = target.to_dtype(DType::F64)?;
-            // NaN fails the range check too
-            let inside = x.ge(0.0)?.logical_and(&x.le(1.0)?)?;
-            if !inside.all(&[], false)?.item::<bool>()? {
+            // PyTorch checks input then target element by element: the first element out of
+            // [0, 1] (NaN included) names the tensor
+            let outside = |v: &Tensor| -> Result<Vec<bool>> {
+                v.ge(0.0)?
+                    .logical_and(&v.le(1.0)?)?
+                    .logical_not()?
+                    .to_vec::<bool>()
+            };
+            let (bad_x, bad_t) = (outside(&x)?, outside(&t)?);
+            if let Some(i) = (0..bad_x.len()).find(|&i| bad_x[i] || bad_t[i]) {
+                let which = if bad_x[i] { "input" } else { "target" };
                 bail!(
                     InvalidArgument,
                     op,
-                    "all elements of input should be between 0 and 1"
+                    "all elements of {} should be between 0 and 1",
+                    which
                 );
             }
             let one_minus = |v: &Tensor| v.neg()?.add(1.0);

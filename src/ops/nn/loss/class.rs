@@ -175,6 +175,7 @@ impl Tensor {
     /// ```
     pub fn nll_loss(&self, target: &Tensor, opts: NllLossOptions<'_>) -> Result<Tensor> {
         check_float(self, "nll_loss")?;
+        super::check_weight_no_grad(opts.weight, "nll_loss_forward", "weight", "nll_loss")?;
         let p = class_picks(self, target, opts.weight, opts.ignore_index, "nll_loss")?;
         nll_impl(self, p, opts.reduction)
     }
@@ -254,6 +255,7 @@ impl Tensor {
                 }
             };
         }
+        super::check_weight_no_grad(opts.weight, "nll_loss_forward", "weight", op)?;
         let p = class_picks(self, target, opts.weight, opts.ignore_index, op)?;
         let lp = self.log_softmax(cd)?;
         let keep: Vec<f64> = p

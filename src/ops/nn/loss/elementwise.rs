@@ -131,6 +131,9 @@ impl Tensor {
                 self.shape()
             );
         }
+        for (w, arg) in [(opts.weight, "weight"), (opts.pos_weight, "pos_weight")] {
+            super::check_weight_no_grad(w, op, arg, op)?;
+        }
         let sh = self.shape();
         let dt = self.dtype();
         // composed in f64 (the values of the former f64 host loop, bit for bit):

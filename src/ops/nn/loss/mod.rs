@@ -87,3 +87,26 @@ pub(crate) fn reduce(l: Tensor, r: Reduction) -> Result<Tensor> {
         }
     }
 }
+
+/// PyTorch has no derivative for the loss weights (`weight`, `pos_weight`): a weight that
+/// requires grad (with grad mode on) is refused in the forward, naming the ATen function.
+pub(crate) fn check_weight_no_grad(
+    w: Option<&Tensor>,
+    func: &str,
+    arg: &str,
+    op: &'static str,
+) -> Result<()> {
+    if let Some(w) = w
+        && w.requires_grad()
+        && crate::autograd::is_grad_enabled()
+    {
+        crate::bail!(
+            NotImplemented,
+            op,
+            "The function '{}' is not differentiable with respect to argument '{}'. This input cannot have requires_grad True.",
+            func,
+            arg
+        );
+    }
+    Ok(())
+}
