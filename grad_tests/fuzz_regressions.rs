@@ -537,3 +537,72 @@ fn slice_of_an_empty_hybrid_coo_with_huge_dense_dims() {
     .unwrap();
     assert_eq!(g[0].clone().unwrap().shape(), vec![0, 1 << 20, big]);
 }
+
+/// `to_sparse_csr` of an empty batched shape allocated `crow_indices` (`batches * (rows + 1)`
+/// entries, multiplied unchecked) with `vec!`, which aborts when the allocation fails (issue 26).
+/// The length is now checked and the allocation fallible: an error, never an abort. (A shape
+/// whose product overflows is refused earlier, by the numel check.)
+#[test]
+fn csr_whose_crow_cannot_be_allocated_is_an_error() {
+    let (b, r) = (1usize << 30, 1usize << 28); // 2^58 crow entries: 2 EiB
+    let dense = Tensor::zeros(&[b, r, 0], DType::F32).unwrap();
+    assert_eq!(
+        dense.to_sparse_csr().unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let vals = Tensor::zeros(&[0], DType::F32).unwrap();
+    let idx = Tensor::zeros(&[3, 0], DType::I64).unwrap();
+    let coo = Tensor::sparse_coo(&idx, &vals, &[b, r, 0]).unwrap();
+    assert_eq!(
+        coo.to_sparse_csr().unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let big = 1usize << 40;
+    let crow = Tensor::zeros(&[1], DType::I64).unwrap();
+    let col = Tensor::zeros(&[0], DType::I64).unwrap();
+    assert_eq!(
+        Tensor::sparse_csr(&crow, &col, &vals, &[big, big, 0])
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+/// `to_dense` of a batched CSR walked every batch's rows even after the last entry (an empty CSR
+/// of 2^28 batches took 0.3 s; issue 26); it now stops at the last entry. Values stay exact for an
+/// empty CSR and for one whose entries all sit in the first batch.
+#[test]
+fn to_dense_of_a_batched_csr_stops_after_the_last_entry() {
+    let (b, r, c) = (1usize << 16, 2usize, 3usize);
+    let crow = Tensor::zeros(&[b * (r + 1)], DType::I64).unwrap();
+    let empty = Tensor::sparse_csr(
+        &crow,
+        &Tensor::zeros(&[0], DType::I64).unwrap(),
+        &Tensor::zeros(&[0], DType::F32).unwrap(),
+        &[b, r, c],
+    )
+    .unwrap();
+    let d = empty.to_dense().unwrap();
+    assert_eq!(d.shape(), vec![b, r, c]);
+    assert!(d.to_vec::<f32>().unwrap().iter().all(|&v| v == 0.0));
+
+    let mut cr = vec![0i64; b * (r + 1)];
+    cr[1] = 1; // batch 0: row 0 holds one entry, row 1 one more
+    cr[2] = 2;
+    let s = Tensor::sparse_csr(
+        &Tensor::from_vec(cr, &[b * (r + 1)]).unwrap(),
+        &Tensor::from_vec(vec![2i64, 0], &[2]).unwrap(),
+        &Tensor::from_vec(vec![5.0f32, 7.0], &[2]).unwrap(),
+        &[b, r, c],
+    )
+    .unwrap();
+    let d = s.to_dense().unwrap().to_vec::<f32>().unwrap();
+    assert_eq!(&d[..6], &[0.0, 0.0, 5.0, 7.0, 0.0, 0.0]);
+    assert!(d[6..].iter().all(|&v| v == 0.0));
+    // the round trip through the dense form rebuilds the same crow
+    let back = s.to_dense().unwrap().to_sparse_csr().unwrap();
+    assert_eq!(
+        back.crow_indices().unwrap().to_vec::<i64>().unwrap(),
+        s.crow_indices().unwrap().to_vec::<i64>().unwrap()
+    );
+}

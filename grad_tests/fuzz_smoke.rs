@@ -1,7 +1,8 @@
 //! CI smoke run of every fuzz target (`fuzz/`): replays the checked-in corpus of each target
-//! (`fuzz/corpus/<target>/`) and a few thousand pseudo-random inputs through the same logic the
-//! cargo-fuzz binaries run, so CI (`cargo test --release`) exercises every target without
-//! libFuzzer. Long campaigns run with `cargo fuzz run <target>` (see fuzz/README.md).
+//! (`fuzz/corpus/<target>/`; for the file readers also mutants of it) and a few thousand
+//! pseudo-random inputs through the same logic the cargo-fuzz binaries run, so CI (`cargo test
+//! --release`) exercises every target without libFuzzer. Long campaigns run with
+//! `cargo fuzz run <target>` (see fuzz/README.md).
 
 #[path = "../fuzz/logic/mod.rs"]
 mod fuzz_logic;
@@ -32,11 +33,52 @@ fn replay_corpus(name: &str, run: fn(&[u8])) -> usize {
     n
 }
 
+/// File-reader targets: besides random bytes (which rarely pass a magic number), their smoke run
+/// feeds mutants of every corpus file (truncated, bytes overwritten).
+const READERS: &[&str] = &["pt", "zip", "npy", "safetensors"];
+/// Mutants per corpus file of a reader target.
+const MUTANTS: u64 = 64;
+
+fn mutants(name: &str, run: fn(&[u8]), rng: &mut Rng) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fuzz/corpus")
+        .join(name);
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    for f in files {
+        let seed = std::fs::read(&f).unwrap();
+        for i in 0..MUTANTS {
+            let mut data = seed.clone();
+            if rng.next_u64().is_multiple_of(4) {
+                data.truncate((rng.next_u64() % (seed.len() as u64 + 1)) as usize);
+            }
+            for _ in 0..1 + rng.next_u64() % 4 {
+                if !data.is_empty() {
+                    let at = (rng.next_u64() % data.len() as u64) as usize;
+                    data[at] = rng.next_u64() as u8;
+                }
+            }
+            let r = std::panic::catch_unwind(|| run(&data));
+            assert!(
+                r.is_ok(),
+                "{name}: mutant #{i} of {} fails: {data:?}",
+                f.display()
+            );
+        }
+    }
+}
+
 fn smoke(name: &str) {
     let (_, run) = TARGETS.iter().find(|(n, _)| *n == name).unwrap();
     let replayed = replay_corpus(name, *run);
     assert!(replayed > 0, "{name}: empty corpus");
     let mut rng = Rng::new(0x7a9e_67ad ^ name.len() as u64);
+    if READERS.contains(&name) {
+        mutants(name, *run, &mut rng);
+    }
     for i in 0..RANDOM_INPUTS {
         let data = rng.bytes(160);
         let r = std::panic::catch_unwind(|| run(&data));
@@ -82,4 +124,9 @@ fn zip() {
 #[test]
 fn npy() {
     smoke("npy");
+}
+
+#[test]
+fn safetensors() {
+    smoke("safetensors");
 }

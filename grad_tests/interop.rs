@@ -399,6 +399,61 @@ fn ours_load_in_torch_and_numpy() {
     assert!(out.status.success(), "tools/check_interop.py failed");
 }
 
+/// The automatic round trip with a live PyTorch (skipped with a printed reason without one):
+/// a file tapegrad writes loads in `torch.load(weights_only=True)` exactly as tapegrad loads it
+/// (values, geometry, sharing, requires_grad); torch saves what it loaded again and tapegrad
+/// loads that identically; a tree torch builds on the spot (views with offsets, a diagonal, an
+/// expanded row, every dtype transposed, a storage shared across nesting, a Parameter) loads
+/// here as torch loads it. `tools/torch_round_trip.py` is the torch half.
+#[test]
+fn torch_round_trip_both_ways() {
+    if let Err(why) = torch_available() {
+        println!("torch_round_trip_both_ways: not run, python3 cannot import torch ({why})");
+        return;
+    }
+    let (ours, resaved, fresh, out) = (
+        tmp("rt_ours.pt"),
+        tmp("rt_resaved.pt"),
+        tmp("rt_fresh.pt"),
+        tmp("rt_desc.json"),
+    );
+    pt::save(&torch_check_value(), &ours).unwrap();
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tools/torch_round_trip.py");
+    let run = std::process::Command::new("python3")
+        .arg(script)
+        .args([&ours, &resaved, &fresh, &out])
+        .output()
+        .unwrap();
+    assert!(
+        run.status.success(),
+        "tools/torch_round_trip.py failed: {}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    let desc: J = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    // what torch read from our file is what we read from it, and what torch saved of it
+    for file in [&ours, &resaved] {
+        check_tree(
+            &pt::load(file).unwrap(),
+            &desc["ours"],
+            &mut HashMap::new(),
+            "ours",
+        );
+    }
+    // torch's own tree
+    let got = pt::load(&fresh).unwrap();
+    check_tree(&got, &desc["fresh"], &mut HashMap::new(), "fresh");
+    // and a write through `base` reaches the views that share its storage
+    let base = got.get("base").unwrap().tensor().unwrap();
+    base.select(0, 1).unwrap().fill_(-1.0).unwrap();
+    let e = got.get("expanded").unwrap().tensor().unwrap();
+    assert!(e.to_vec::<f64>().unwrap().iter().all(|&v| v == -1.0));
+    let t = got.get("t").unwrap().tensor().unwrap();
+    assert_eq!(
+        t.select(1, 1).unwrap().to_vec::<f64>().unwrap(),
+        vec![-1.0; 6]
+    );
+}
+
 #[test]
 fn numpy_fixtures_load_and_write_back_byte_identical() {
     let exp = expected();

@@ -9,6 +9,7 @@ pub mod input;
 pub mod interp;
 pub mod npy;
 pub mod pt;
+pub mod safetensors;
 pub mod set_resize;
 pub mod sparse;
 pub mod views;
@@ -27,4 +28,5 @@ pub const TARGETS: &[Target] = &[
     ("pt", pt::run),
     ("zip", zip::run),
     ("npy", npy::run),
+    ("safetensors", safetensors::run),
 ];

@@ -14,7 +14,8 @@ use tapegrad::{DType, LayoutKind, Tensor};
 
 /// Dims a shape may have before the dense reference is skipped.
 const MAX_DENSE: usize = MAX_READ;
-/// Conversions to CSR are only run up to this many (batch x) rows (crow is read back whole).
+/// Conversions to CSR are only run up to this many `crow_indices` entries (`batch * (rows + 1)`;
+/// crow is read back whole).
 const MAX_ROWS: usize = 1 << 20;
 
 /// The stored entries of a sparse tensor, in storage order: sparse coordinates per entry and
@@ -890,10 +891,15 @@ pub fn run(data: &[u8]) {
                 Some(c)
             }
             1 => {
-                // CSR's crow has one entry per row: a legal 2^28-row matrix means a 2 GB tensor
+                // CSR's crow has `batch * (rows + 1)` entries: a legal 2^28-row matrix (or an
+                // empty one with 2^28 batches) means a 2 GB tensor
                 let sh = x.shape();
-                let rows = numel(&sh[..sh.len().saturating_sub(1)]);
-                if rows.is_none_or(|r| r > MAX_ROWS) {
+                let crow_len = match sh.len() {
+                    2 => sh[0].checked_add(1),
+                    3 => sh[1].checked_add(1).and_then(|r| r.checked_mul(sh[0])),
+                    _ => Some(0), // refused by rank
+                };
+                if crow_len.is_none_or(|n| n > MAX_ROWS) {
                     None
                 } else {
                     sguard(&[&x], &ctx, || x.to_sparse_csr())

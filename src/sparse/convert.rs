@@ -43,25 +43,33 @@ fn unravel(rows: &[usize], sizes: &[usize]) -> Result<Tensor> {
 
 /// CSR row offsets (batch-local) and cols (int64) from linear positions sorted row-major.
 fn csr_from_positions(pos: &[usize], shape: &[usize]) -> Result<(Tensor, Tensor)> {
-    let (b, r, c) = super::grad::csr_dims(shape);
-    let mut counts = vec![0usize; b * r];
+    let (_, r, c) = super::grad::csr_dims(shape);
+    // `crow_indices` legally holds `b * (r + 1)` entries (PyTorch allocates them too); a length
+    // that overflows, or that the allocator refuses, is an error rather than an abort
+    let Some(len) = super::grad::csr_crow_len(shape) else {
+        bail!(
+            InvalidArgument,
+            "to_sparse_csr",
+            "crow_indices of shape {:?} would need more than usize::MAX entries",
+            shape
+        );
+    };
+    let mut cr = crate::storage::try_vec::<i64>(len, "to_sparse_csr")?;
+    cr.resize(len, 0);
+    // per-row counts in place (row `bi * r + ri` counts into `cr[bi * (r + 1) + ri + 1]`,
+    // which `len` bounds), then a batch-local running sum
     for &p in pos {
-        counts[p / c] += 1;
+        let row = p / c;
+        cr[row + row / r + 1] += 1;
     }
-    let mut cr = vec![0i64; b * (r + 1)];
-    for bi in 0..b {
-        let mut acc = 0usize;
-        for ri in 0..r {
-            acc += counts[bi * r + ri];
-            cr[bi * (r + 1) + ri + 1] = acc as i64;
+    for seg in cr.chunks_mut(r + 1) {
+        for i in 1..seg.len() {
+            seg[i] += seg[i - 1];
         }
     }
     let cl: Vec<i64> = pos.iter().map(|&p| (p % c) as i64).collect();
     let n = cl.len();
-    Ok((
-        Tensor::from_vec(cr, &[b * (r + 1)])?,
-        Tensor::from_vec(cl, &[n])?,
-    ))
+    Ok((Tensor::from_vec(cr, &[len])?, Tensor::from_vec(cl, &[n])?))
 }
 
 impl Tensor {

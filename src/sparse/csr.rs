@@ -38,9 +38,10 @@ fn check_csr_shapes(
     }
     crate::layout::check_numel(shape, op)?;
     let (b, r, _) = super::grad::csr_dims(shape);
-    let want = b * (r + 1);
+    // an overflowing `batches * (rows + 1)` (an empty shape with huge dims) matches no crow
+    let want = super::grad::csr_crow_len(shape);
     let crow_ok = match crow.dim() {
-        1 => crow.numel() == want,
+        1 => Some(crow.numel()) == want,
         2 => crow.shape() == [b, r + 1] && shape.len() == 3,
         _ => false,
     };
@@ -49,8 +50,8 @@ fn check_csr_shapes(
             SparseInvalid,
             op,
             "crow_indices must have batches*(rows+1) = {} entries (one batch-local segment of {} per batch) for shape {:?}, got shape {:?}",
-            want,
-            r + 1,
+            want.map_or_else(|| "more than usize::MAX".to_string(), |n| n.to_string()),
+            r as u128 + 1,
             shape,
             crow.shape()
         );
@@ -80,7 +81,8 @@ fn check_csr_shapes(
             values.numel()
         );
     }
-    let crow = contig(crow)?.reshape(&[want as i64])?;
+    // `crow_ok` holds: its element count is `want`
+    let crow = contig(crow)?.reshape(&[crow.numel() as i64])?;
     Ok((contig(&crow)?, contig(col)?))
 }
 

@@ -27,6 +27,13 @@ pub(crate) fn csr_dims(shape: &[usize]) -> (usize, usize, usize) {
     }
 }
 
+/// `batches * (rows + 1)`, the length of a CSR `crow_indices` for `shape`, or `None` when it
+/// overflows (a CSR of that shape cannot exist: no `crow_indices` is that long).
+pub(crate) fn csr_crow_len(shape: &[usize]) -> Option<usize> {
+    let (b, r, _) = csr_dims(shape);
+    r.checked_add(1).and_then(|r1| b.checked_mul(r1))
+}
+
 /// d(loss)/d(out.values) from the gradient `g` flowing into the sparse output `(p, shape)`.
 pub(crate) fn grad_values(p: &SparseParts, shape: &[usize], g: &Tensor) -> Result<Tensor> {
     let vals = p.values();

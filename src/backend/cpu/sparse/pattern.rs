@@ -24,7 +24,12 @@ pub(crate) fn positions(p: &Pattern<'_, CpuBuffer>, shape: &[usize]) -> Result<V
             let (b, r, c) = csr_dims(shape);
             let mut pos = Vec::with_capacity(cl.len());
             let mut base = 0usize;
+            // batches after the last entry's are empty: stop there (an empty CSR with 2^28
+            // batches returns at once)
             for bi in 0..b {
+                if base == cl.len() {
+                    break;
+                }
                 let seg = &cr[bi * (r + 1)..(bi + 1) * (r + 1)];
                 for ri in 0..r {
                     for k in seg[ri].us()..seg[ri + 1].us() {
@@ -55,6 +60,9 @@ pub(crate) fn entry_rows(
             let mut cols = Vec::with_capacity(cl.len());
             let mut base = 0usize;
             for bi in 0..b {
+                if base == cl.len() {
+                    break;
+                }
                 let seg = &cr[bi * (m + 1)..(bi + 1) * (m + 1)];
                 for ri in 0..m {
                     for e in seg[ri].us()..seg[ri + 1].us() {
