@@ -606,3 +606,77 @@ fn to_dense_of_a_batched_csr_stops_after_the_last_entry() {
         s.crow_indices().unwrap().to_vec::<i64>().unwrap()
     );
 }
+
+/// The backward of a max pool (2-D, 1-D, adaptive) of an empty batch reshaped the gradient to
+/// `[0, -1]`, an ambiguous shape, and failed (nn_geometry smoke finding; PyTorch returns a zero
+/// gradient of the input's shape).
+#[test]
+fn max_pool_backward_of_an_empty_batch() {
+    let x = Tensor::zeros(&[0, 1, 2, 8], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let outs = [
+        x.adaptive_max_pool2d(&[1, 3]).unwrap(),
+        x.max_pool2d(&[2], &[], &[0], &[1], false).unwrap(),
+    ];
+    for y in outs {
+        let g = tapegrad::autograd::grad(
+            &[y.sum().unwrap()],
+            std::slice::from_ref(&x),
+            &[None],
+            false,
+            false,
+            false,
+        )
+        .unwrap();
+        assert_eq!(g[0].clone().unwrap().shape(), vec![0, 1, 2, 8]);
+    }
+}
+
+/// A convolution with a zero-size kernel computed `k - 1` in usize (overflow panic with overflow
+/// checks, garbage geometry without); huge dilations/paddings overflowed the effective kernel and
+/// padded sizes (nn_geometry libFuzzer finding). PyTorch refuses kernel size 0; absurd geometry
+/// is `InvalidArgument`.
+#[test]
+fn conv_with_an_empty_kernel_or_absurd_geometry_is_an_error() {
+    use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions};
+    let x = Tensor::zeros(&[1, 1, 3], DType::F32).unwrap();
+    let w0 = Tensor::zeros(&[1, 1, 0], DType::F32).unwrap();
+    for padding in [ConvPadding::Same, ConvPadding::Valid, 2.into()] {
+        let o = ConvOptions {
+            padding,
+            ..Default::default()
+        };
+        assert_eq!(
+            x.conv1d(&w0, None, &o).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
+    let t = ConvTransposeOptions::default();
+    assert_eq!(
+        x.conv_transpose1d(&w0, None, &t).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let w = Tensor::zeros(&[1, 1, 2], DType::F32).unwrap();
+    for o in [
+        ConvOptions {
+            dilation: (1i64 << 62).into(),
+            ..Default::default()
+        },
+        ConvOptions {
+            padding: (1i64 << 62).into(),
+            ..Default::default()
+        },
+        ConvOptions {
+            padding: ConvPadding::Same,
+            dilation: i64::MAX.into(),
+            ..Default::default()
+        },
+    ] {
+        assert_eq!(
+            x.conv1d(&w, None, &o).unwrap_err().kind(),
+            ErrorKind::InvalidArgument
+        );
+    }
+}

@@ -7,6 +7,7 @@ pub mod check;
 pub mod index;
 pub mod input;
 pub mod interp;
+pub mod nn_geometry;
 pub mod npy;
 pub mod pt;
 pub mod safetensors;
@@ -29,4 +30,5 @@ pub const TARGETS: &[Target] = &[
     ("zip", zip::run),
     ("npy", npy::run),
     ("safetensors", safetensors::run),
+    ("nn_geometry", nn_geometry::run),
 ];

@@ -186,6 +186,33 @@ fn geometry(
     let (stride, dilation) = (u(&p.stride), u(&p.dilation));
     let mut pad = u(&p.padding);
     let in_sp: SmallVec<[usize; 3]> = xs[2..].iter().copied().collect();
+    if k.contains(&0) {
+        bail!(
+            InvalidArgument,
+            op,
+            "kernel size should be greater than zero, but got weight of size {}",
+            sizes(&ws)
+        );
+    }
+    // every size below (effective kernel, padded input, transposed output) fits in i64 unless
+    // the arguments are absurd: refuse those instead of overflowing
+    let fits = (0..nd).all(|i| {
+        let ext = dilation[i] as i128 * (k[i] as i128 - 1) + 1;
+        let grow = ext + 2 * pad[i] as i128 + in_sp[i] as i128 * stride[i] as i128;
+        grow <= i64::MAX as i128
+    });
+    if !fits {
+        bail!(
+            InvalidArgument,
+            op,
+            "convolution geometry overflows int64: input {}, weight {}, stride {:?}, padding {:?}, dilation {:?}",
+            sizes(&xs),
+            sizes(&ws),
+            p.stride,
+            p.padding,
+            p.dilation
+        );
+    }
     let ext = |i: usize| dilation[i] * (k[i] - 1) + 1;
     let mut out_sp: SmallVec<[usize; 3]> = SmallVec::new();
     if p.transposed {

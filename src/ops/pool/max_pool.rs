@@ -23,7 +23,10 @@ backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
     let n = self.shape.len();
     let planes: usize = self.shape[..n - 2].iter().product();
     let plane = self.shape[n - 2] * self.shape[n - 1];
-    let flat = [planes as i64, -1];
+    // the output plane's size from `g` (of the output's shape): a `-1` is ambiguous when there
+    // are no planes (an empty batch)
+    let gs = g.shape();
+    let flat = [planes as i64, (gs[n - 2] * gs[n - 1]) as i64];
     let zeros = Tensor::zeros(&[planes, plane], g.dtype())?;
     let gx = zeros.scatter_add(1, &idx.reshape(&flat)?, &g.reshape(&flat)?)?;
     let full: Vec<i64> = self.shape.iter().map(|&d| d as i64).collect();
