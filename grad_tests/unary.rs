@@ -424,6 +424,13 @@ fn division_family() -> R {
         Tensor::remainder_scalar_base(-3, &t)?.to_vec::<i64>()?,
         vec![1, -1]
     );
+    // PyTorch has no derivative of a scalar-first remainder: backward is NotImplemented
+    let e = t64(&[0.7, 1.3], &[2]).requires_grad_(true)?;
+    let err = Tensor::remainder_scalar_base(2.9, &e)?
+        .sum()?
+        .backward()
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::NotImplemented);
     let q = Tensor::from_vec(vec![7i64, -7, 7, -7, 6, -1], &[6])?;
     assert_eq!(
         q.floor_divide(-4)?.to_vec::<i64>()?,

@@ -351,9 +351,6 @@ pub(crate) fn pointwise_cases() -> Vec<Case> {
             [leaf(&[2, 3], -3.0, 3.0, 103), leaf(&[3], 0.7, 1.3, 104)],
             |v| v[0].remainder(&v[1])
         ),
-        case!("remainder_scalar_base", [leaf(&[3], 0.7, 1.3, 105)], |v| {
-            Tensor::remainder_scalar_base(2.9, &v[0])
-        }),
         case!(
             "fmod",
             [leaf(&[2, 3], -3.0, 3.0, 106), leaf(&[3], 0.7, 1.3, 107)],
