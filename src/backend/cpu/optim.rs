@@ -28,58 +28,39 @@ trait Real:
     /// `torch.maximum`: NaN wins.
     fn max_nan(a: Self, b: Self) -> Self;
 }
-impl Real for f32 {
-    fn f(v: f64) -> Self {
-        v as f32
-    }
-    fn fma(self, a: Self, b: Self) -> Self {
-        self.mul_add(a, b)
-    }
-    fn sqrt(self) -> Self {
-        f32::sqrt(self)
-    }
-    fn lerp(a: Self, b: Self, w: Self) -> Self {
-        let d = b - a;
-        if w.abs() < 0.5 {
-            w.mul_add(d, a)
-        } else {
-            (-d).mul_add(1.0 - w, b)
+
+/// The same bodies for both float types (only the conversion differs).
+macro_rules! impl_real {
+    ($($t:ident),*) => {$(
+        impl Real for $t {
+            fn f(v: f64) -> Self {
+                v as $t
+            }
+            fn fma(self, a: Self, b: Self) -> Self {
+                self.mul_add(a, b)
+            }
+            fn sqrt(self) -> Self {
+                $t::sqrt(self)
+            }
+            fn lerp(a: Self, b: Self, w: Self) -> Self {
+                let d = b - a;
+                if w.abs() < 0.5 {
+                    w.mul_add(d, a)
+                } else {
+                    (-d).mul_add(1.0 - w, b)
+                }
+            }
+            fn max_nan(a: Self, b: Self) -> Self {
+                if a.is_nan() || b.is_nan() {
+                    $t::NAN
+                } else {
+                    a.max(b)
+                }
+            }
         }
-    }
-    fn max_nan(a: Self, b: Self) -> Self {
-        if a.is_nan() || b.is_nan() {
-            f32::NAN
-        } else {
-            a.max(b)
-        }
-    }
+    )*};
 }
-impl Real for f64 {
-    fn f(v: f64) -> Self {
-        v
-    }
-    fn fma(self, a: Self, b: Self) -> Self {
-        self.mul_add(a, b)
-    }
-    fn sqrt(self) -> Self {
-        f64::sqrt(self)
-    }
-    fn lerp(a: Self, b: Self, w: Self) -> Self {
-        let d = b - a;
-        if w.abs() < 0.5 {
-            w.mul_add(d, a)
-        } else {
-            (-d).mul_add(1.0 - w, b)
-        }
-    }
-    fn max_nan(a: Self, b: Self) -> Self {
-        if a.is_nan() || b.is_nan() {
-            f64::NAN
-        } else {
-            a.max(b)
-        }
-    }
-}
+impl_real!(f32, f64);
 
 /// See [`Backend::optim_step`](crate::backend::Backend::optim_step).
 pub(super) fn optim_step(
