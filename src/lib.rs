@@ -47,24 +47,24 @@
 //! ## Devices: the backend floor
 //!
 //! A `Storage` holds its bytes as an enum by device (`Cpu` today). Kernels are written against
-//! the `Backend` trait (`src/backend/mod.rs`): they see device buffers and `Layout`s, never a
-//! `Tensor` or autograd, and are reached through one front door whose single `match` on the
-//! device picks the implementation. What a device implements, one method per kernel family
-//! entry point: strided copy with dtype conversion, fill, ordered accumulation and element
-//! reads; the in-place scalar update of a region; elementwise maps with broadcasting (unary,
-//! binary, ternary; the op's formula is a closure); reductions, scans and sort;
-//! gather/scatter/index and data movement; row-wise ops (softmax-like), loss picks and batched
-//! matmul; the fused optimizer step; the sparse kernels (pattern reads, coalesce and slicing,
-//! row gather/scatter, sparse @ dense). A second device (CUDA through `cudarc`) is a folder
-//! beside `backend/cpu/` implementing the trait, plus one variant and one dispatch arm; it
-//! runs the closure-taking elementwise maps by host staging (operands copied to host, the CPU
-//! kernel run, the result copied back: one provided helper per method in
-//! `backend/staging.rs`) until it adds native kernels for hot ops, which the front door tries
-//! first (op codes the device may decline). Op files do
-//! not change. The autograd core (`autograd/`) knows no op: the built-in functions that need
-//! kernels (AccumulateGrad, CopySlices, the strided-view backward, view regeneration) sit in
-//! `autograd/builtin/`, whose header also lists the performance fast paths with the figures
-//! that justify them.
+//! the `Backend` trait (`src/backend/mod.rs`, the sum of one trait per kernel family in
+//! `src/backend/kernels/`): they see device buffers and `Layout`s, never a `Tensor` or
+//! autograd, and are reached through one front door whose single `match` on the device picks
+//! the implementation. What a device implements, one trait per kernel family: strided copy with
+//! dtype conversion, fill, ordered accumulation and element reads; the in-place scalar update of a
+//! region; elementwise maps with broadcasting (unary, binary, ternary; the op's formula is a
+//! closure); reductions, scans and sort; gather/scatter/index and data movement; batched matmul;
+//! row-wise ops (softmax-like, layer_norm) and loss picks; convolution; attention; per-channel
+//! normalization; pooling; resampling; the fused optimizer step; the sparse kernels (pattern reads,
+//! coalesce and slicing, row gather/scatter, sparse @ dense). A second device (CUDA through
+//! `cudarc`) is a folder beside `backend/cpu/` implementing the traits, plus one variant and one
+//! dispatch arm; it runs the closure-taking elementwise maps by host staging (operands copied to
+//! host, the CPU kernel run, the result copied back: one provided helper per method in
+//! `backend/staging.rs`) until it adds native kernels for hot ops, which the front door tries first
+//! (op codes the device may decline). Op files do not change. The autograd core (`autograd/`) knows
+//! no op: the built-in functions that need kernels (AccumulateGrad, CopySlices, the strided-view
+//! backward, view regeneration) sit in `autograd/builtin/`, whose header also lists the performance
+//! fast paths with the figures that justify them.
 
 pub mod autograd;
 mod backend;

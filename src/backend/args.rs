@@ -28,7 +28,7 @@ pub(crate) enum ScalarArith {
     Div,
 }
 
-/// A reduction of rows to one value each ([`Backend::reduce`](super::Backend::reduce)).
+/// A reduction of rows to one value each ([`ReduceKernels::reduce`](super::ReduceKernels::reduce)).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum ReduceOp {
     /// Largest element and its first index; NaN wins (first NaN).
@@ -47,7 +47,8 @@ pub(crate) enum ReduceOp {
     Any,
 }
 
-/// A whole-row transform ([`Backend::row_map`](super::Backend::row_map)); float ops work in f64.
+/// A whole-row transform ([`ReduceKernels::row_map`](super::ReduceKernels::row_map)); float ops
+/// work in f64.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum RowOp {
     /// Running sum; rounded to f32 after every step unless the output is f64.
@@ -108,10 +109,11 @@ pub(crate) enum OptimStep {
     },
 }
 
-/// Marks a position of [`Backend::take`](super::Backend::take) / [`Backend::put`](super::Backend::put) with no element (zero / skipped).
+/// Marks a position of [`MovementKernels::take`](super::MovementKernels::take) /
+/// [`MovementKernels::put`](super::MovementKernels::put) with no element (zero / skipped).
 pub(crate) const SKIP: usize = usize::MAX;
 
-/// Positions of a [`Backend::put`](super::Backend::put).
+/// Positions of a [`MovementKernels::put`](super::MovementKernels::put).
 pub(crate) struct Put<'a> {
     /// Logical positions written in the destination.
     pub(crate) dst: &'a [usize],
@@ -123,8 +125,8 @@ pub(crate) struct Put<'a> {
     pub(crate) op: &'static str,
 }
 
-/// Target geometry of a [`Backend::put_rows`](super::Backend::put_rows): `size` rows of `row_len` contiguous elements,
-/// `row_stride` apart, from element `offset`.
+/// Target geometry of a [`MovementKernels::put_rows`](super::MovementKernels::put_rows): `size`
+/// rows of `row_len` contiguous elements, `row_stride` apart, from element `offset`.
 pub(crate) struct RowPut<'a> {
     pub(crate) offset: usize,
     pub(crate) size: usize,
@@ -135,7 +137,7 @@ pub(crate) struct RowPut<'a> {
     pub(crate) accumulate: bool,
 }
 
-/// What a [`Backend::scatter_reduce`](super::Backend::scatter_reduce) combines.
+/// What a [`MovementKernels::scatter_reduce`](super::MovementKernels::scatter_reduce) combines.
 pub(crate) struct Reduce<'a> {
     /// `(target position in dst, source position in src)`, logical positions, in order.
     pub(crate) pairs: &'a [(usize, usize)],
@@ -204,15 +206,18 @@ impl Rows<'_> {
     }
 }
 
-/// The row geometry of a sparse @ dense product ([`Backend::spmm`](super::Backend::spmm), [`Backend::sddmm`](super::Backend::sddmm)):
-/// entry `e` pairs output row `rows[e]` with dense row `cols[e]`; rows have `n` elements.
+/// The row geometry of a sparse @ dense product
+/// ([`SparseKernels::spmm`](super::SparseKernels::spmm),
+/// [`SparseKernels::sddmm`](super::SparseKernels::sddmm)): entry `e` pairs output row `rows[e]`
+/// with dense row `cols[e]`; rows have `n` elements.
 pub(crate) struct Spmm<'a> {
     pub(crate) rows: &'a [usize],
     pub(crate) cols: &'a [usize],
     pub(crate) n: usize,
 }
 
-/// The index walk of [`Backend::gather_dim`](super::Backend::gather_dim) / [`Backend::scatter_dim`](super::Backend::scatter_dim).
+/// The index walk of [`MovementKernels::gather_dim`](super::MovementKernels::gather_dim) /
+/// [`MovementKernels::scatter_dim`](super::MovementKernels::scatter_dim).
 pub(crate) struct DimWalk<'a> {
     /// The i64 index's geometry: the positions walked.
     pub(crate) index: &'a Layout,
@@ -224,9 +229,9 @@ pub(crate) struct DimWalk<'a> {
     pub(crate) op: &'static str,
 }
 
-/// The windows of a 2-D pooling ([`Backend::max_pool`](super::Backend::max_pool),
-/// [`Backend::avg_pool`](super::Backend::avg_pool),
-/// [`Backend::avg_pool_transpose`](super::Backend::avg_pool_transpose)) over `planes`
+/// The windows of a 2-D pooling ([`PoolKernels::max_pool`](super::PoolKernels::max_pool),
+/// [`PoolKernels::avg_pool`](super::PoolKernels::avg_pool),
+/// [`PoolKernels::avg_pool_transpose`](super::PoolKernels::avg_pool_transpose)) over `planes`
 /// contiguous `[h, w]` planes: output position `(i, j)` of a plane (`[oh, ow]`, `oh =
 /// rows.len()`, `ow = cols.len()`) reads the input rows `rows[i].0 + k * dh` for `k <
 /// rows[i].1` and the columns `cols[j].0 + k * dw` for `k < cols[j].1` (in range: padding is
@@ -254,13 +259,13 @@ impl PoolWindows {
     }
 }
 
-/// The position plan of the resampling kernels ([`Backend::plane_gather`](super::Backend::plane_gather)
-/// and its adjoint [`Backend::plane_scatter`](super::Backend::plane_scatter)): `planes`
-/// contiguous input planes of `in_plane` elements map to as many output planes of `out_plane`
-/// elements; output position `o` of a plane reads the `taps` input positions `src[o * taps +
-/// t]` of the same plane (`NONE`: no input, the padding), each weighted by `weight[o * taps +
-/// t]` (all `1` when `weight` is `None`). Padding, im2col, pixel shuffle and nearest / linear
-/// interpolation are all such maps.
+/// The position plan of the resampling kernels
+/// ([`ResampleKernels::plane_gather`](super::ResampleKernels::plane_gather) and its adjoint
+/// [`ResampleKernels::plane_scatter`](super::ResampleKernels::plane_scatter)): `planes` contiguous
+/// input planes of `in_plane` elements map to as many output planes of `out_plane` elements; output
+/// position `o` of a plane reads the `taps` input positions `src[o * taps + t]` of the same plane
+/// (`NONE`: no input, the padding), each weighted by `weight[o * taps + t]` (all `1` when `weight`
+/// is `None`). Padding, im2col, pixel shuffle and nearest / linear interpolation are all such maps.
 #[derive(Clone, Debug)]
 pub(crate) struct PlaneMap {
     pub(crate) planes: usize,

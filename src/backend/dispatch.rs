@@ -12,10 +12,14 @@ use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
 /// Binds `$B` to the backend of a buffer's device and `$b` to its payload, then evaluates
 /// `$body` (the pair form binds two buffers of one device). The only match on `DeviceBuffer`:
 /// a second device adds its arms here (and an error arm for buffers on different devices).
+/// `$body` sees [`Device`](super::Device) and every kernel family trait (`backend/kernels/`), so
+/// `$B::method` resolves.
 macro_rules! on_device {
     ($buf:expr, |$B:ident, $b:ident| $body:expr) => {
         match $buf {
             DeviceBuffer::Cpu($b) => {
+                #[allow(unused_imports)]
+                use $crate::backend::{Device as _, kernels::*};
                 type $B = $crate::backend::cpu::Cpu;
                 $body
             }
@@ -24,12 +28,18 @@ macro_rules! on_device {
     ($dst:expr, $src:expr, |$B:ident, $d:ident, $s:ident| $body:expr) => {
         match ($dst, $src) {
             (DeviceBuffer::Cpu($d), DeviceBuffer::Cpu($s)) => {
+                #[allow(unused_imports)]
+                use $crate::backend::{Device as _, kernels::*};
                 type $B = $crate::backend::cpu::Cpu;
                 $body
             }
         }
     };
 }
+
+// Every device `on_device!` binds implements the whole [`Backend`] (a new device adds its line).
+const _: () = is_backend::<super::cpu::Cpu>();
+const fn is_backend<B: Backend>() {}
 
 pub(crate) mod attention;
 pub(crate) mod conv;
@@ -177,8 +187,8 @@ pub(crate) fn read_vec<T: Element>(src: &TensorData, dt: DType) -> Result<Vec<T>
 }
 
 /// `x = x op s` over `region` of a storage held by nobody else (borrowed without its lock):
-/// [`Backend::scalar_update`]. False (nothing done) when the storage is shared or the kernel
-/// declines.
+/// [`ElementwiseKernels::scalar_update`](crate::backend::ElementwiseKernels::scalar_update). False
+/// (nothing done) when the storage is shared or the kernel declines.
 pub(crate) fn scalar_update_owned(
     storage: &mut Storage,
     region: &Layout,

@@ -1,24 +1,26 @@
 //! Host staging: how a device without native kernels implements the closure-taking elementwise
-//! family ([`Backend::flat_map1`], [`Backend::flat_map2`], [`Backend::update_owned`],
-//! [`Backend::map1`], [`Backend::map2`], [`Backend::map3`], [`Backend::any`]). Those methods
-//! take a Rust closure (the op's scalar formula), which a GPU cannot compile. A device
-//! implements [`HostStaging`] (copy a buffer to host memory and back) and forwards each of
-//! those methods to the function of the same name here, which copies the operands to host
-//! buffers, runs the CPU kernel with the closure and copies the written buffer back. Every op
-//! then runs on the device, correct but at host speed plus two transfers.
+//! family ([`ElementwiseKernels::flat_map1`], [`ElementwiseKernels::flat_map2`],
+//! [`ElementwiseKernels::update_owned`], [`ElementwiseKernels::map1`],
+//! [`ElementwiseKernels::map2`], [`ElementwiseKernels::map3`], [`ElementwiseKernels::any`]). Those
+//! methods take a Rust closure (the op's scalar formula), which a GPU cannot compile. A device
+//! implements [`HostStaging`] (copy a buffer to host memory and back) and forwards each of those
+//! methods to the function of the same name here, which copies the operands to host buffers, runs
+//! the CPU kernel with the closure and copies the written buffer back. Every op then runs on the
+//! device, correct but at host speed plus two transfers.
 //!
 //! Native kernels for hot ops come later without touching op files: a new trait method takes
 //! an op code (an enum such as [`ScalarArith`](super::ScalarArith)) for the ops worth it, the
 //! front door of the family (`backend/dispatch/elementwise.rs`) tries it first and falls back
 //! to the closure form when the device declines by returning `false` (the CPU declines every
-//! code, its closure kernels being native already). [`Backend::scalar_update`] and
-//! [`Backend::sum_dense`] follow this decline-and-fall-back pattern today.
+//! code, its closure kernels being native already). [`ElementwiseKernels::scalar_update`] and
+//! [`ReduceKernels::sum_dense`](crate::backend::ReduceKernels::sum_dense) follow this
+//! decline-and-fall-back pattern today.
 //!
 //! Staging errors (a failed transfer or host allocation) panic: the closure family's methods
 //! return nothing, as the CPU kernels cannot fail.
 
 use super::cpu::Cpu;
-use super::{Backend, Flat, Source};
+use super::{ElementwiseKernels, Flat, Source};
 use crate::Element;
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
@@ -61,7 +63,7 @@ fn host_flat<'a>(f: &Flat<'_, impl Sized>, h: &'a Option<CpuBuffer>) -> Flat<'a,
     }
 }
 
-/// [`Backend::flat_map1`] through host staging.
+/// [`ElementwiseKernels::flat_map1`] through host staging.
 pub(crate) fn flat_map1<S: HostStaging, T: Element, U: Element, F: Fn(T) -> U + Sync>(
     out: &mut S::Buffer,
     o: usize,
@@ -75,7 +77,7 @@ pub(crate) fn flat_map1<S: HostStaging, T: Element, U: Element, F: Fn(T) -> U + 
     unstage::<S>(out, &ho);
 }
 
-/// [`Backend::flat_map2`] through host staging.
+/// [`ElementwiseKernels::flat_map2`] through host staging.
 pub(crate) fn flat_map2<S: HostStaging, T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
     out: &mut S::Buffer,
     o: usize,
@@ -90,7 +92,7 @@ pub(crate) fn flat_map2<S: HostStaging, T: Element, U: Element, F: Fn(T, T) -> U
     unstage::<S>(out, &ho);
 }
 
-/// [`Backend::update_owned`] through host staging.
+/// [`ElementwiseKernels::update_owned`] through host staging.
 pub(crate) fn update_owned<S: HostStaging, T: Element, F: Fn(T) -> T + Sync>(
     buf: &mut S::Buffer,
     region: &Layout,
@@ -102,10 +104,11 @@ pub(crate) fn update_owned<S: HostStaging, T: Element, F: Fn(T) -> T + Sync>(
     unstage::<S>(buf, &h);
 }
 
-/// [`Backend::map1`] through host staging.
+/// [`ElementwiseKernels::map1`] through host staging.
 ///
 /// # Safety
-/// The contract of [`Backend::map1`] (the staged copies have the device buffers' lengths).
+/// The contract of [`ElementwiseKernels::map1`] (the staged copies have the device buffers'
+/// lengths).
 pub(crate) unsafe fn map1<S: HostStaging, T: Element, U: Element, F: Fn(T) -> U + Sync>(
     out: &mut S::Buffer,
     ol: &Layout,
@@ -120,10 +123,10 @@ pub(crate) unsafe fn map1<S: HostStaging, T: Element, U: Element, F: Fn(T) -> U 
     unstage::<S>(out, &ho);
 }
 
-/// [`Backend::map2`] through host staging.
+/// [`ElementwiseKernels::map2`] through host staging.
 ///
 /// # Safety
-/// The contract of [`Backend::map2`].
+/// The contract of [`ElementwiseKernels::map2`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn map2<S: HostStaging, T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
     out: &mut S::Buffer,
@@ -141,10 +144,10 @@ pub(crate) unsafe fn map2<S: HostStaging, T: Element, U: Element, F: Fn(T, T) ->
     unstage::<S>(out, &ho);
 }
 
-/// [`Backend::map3`] through host staging.
+/// [`ElementwiseKernels::map3`] through host staging.
 ///
 /// # Safety
-/// The contract of [`Backend::map3`].
+/// The contract of [`ElementwiseKernels::map3`].
 #[allow(clippy::too_many_arguments)]
 pub(crate) unsafe fn map3<S: HostStaging, C: Element, T: Element, U: Element, F>(
     out: &mut S::Buffer,
@@ -178,7 +181,7 @@ pub(crate) unsafe fn map3<S: HostStaging, C: Element, T: Element, U: Element, F>
     unstage::<S>(out, &ho);
 }
 
-/// [`Backend::any`] through host staging.
+/// [`ElementwiseKernels::any`] through host staging.
 pub(crate) fn any<S: HostStaging, T: Element, F: Fn(T) -> bool>(
     buf: &S::Buffer,
     l: &Layout,

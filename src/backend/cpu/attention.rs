@@ -9,10 +9,12 @@
 //! its diagonal. Each row's softmax is the row kernel of `rowwise` and both products are the
 //! GEMM of `matmul`, so the result matches the composed path's to rounding of the scale.
 
+use super::Cpu;
 use super::matmul::{Mat, matmul_serial};
 use super::rowwise::{Real, elems, elems_mut, fwd_rows};
 use super::team::{self, SharedOut};
 use crate::DType;
+use crate::backend::AttentionKernels;
 use crate::backend::AttnGeom;
 use crate::dtype::{Element, FloatCompute};
 use crate::storage::CpuBuffer;
@@ -20,7 +22,7 @@ use crate::storage::CpuBuffer;
 /// Query rows per unit of work (a `BQ x S` score block stays in L2).
 const BQ: usize = 64;
 
-/// See [`Backend::sdpa_forward`](crate::backend::Backend::sdpa_forward).
+/// See [`AttentionKernels::sdpa_forward`].
 pub(super) fn sdpa_forward(
     out: &mut CpuBuffer,
     (q, qo): (&CpuBuffer, usize),
@@ -142,5 +144,18 @@ fn body<T, C>(
         part(0);
     } else {
         team::run(parts, &part);
+    }
+}
+
+impl AttentionKernels for Cpu {
+    fn sdpa_forward(
+        out: &mut CpuBuffer,
+        q: (&CpuBuffer, usize),
+        k: (&CpuBuffer, usize),
+        v: (&CpuBuffer, usize),
+        g: &AttnGeom,
+        dt: DType,
+    ) {
+        sdpa_forward(out, q, k, v, g, dt)
     }
 }

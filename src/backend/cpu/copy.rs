@@ -2,6 +2,11 @@
 //! `clone` and every materialisation), fill, accumulation and element reads. Unit-stride runs of the same dtype become `memcpy`;
 //! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool.
 
+use super::Cpu;
+use super::istrides;
+use crate::Scalar;
+use crate::backend::CopyKernels;
+use crate::backend::Source;
 use crate::dtype::{Element, cast};
 use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run};
 use crate::storage::CpuBuffer;
@@ -293,4 +298,98 @@ pub(crate) fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result
         }
     });
     Ok(out)
+}
+
+impl CopyKernels for Cpu {
+    unsafe fn copy(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        ddt: DType,
+        src: Source<'_, CpuBuffer>,
+        sl: &Layout,
+        sdt: DType,
+    ) {
+        let dp = dst.as_mut_ptr();
+        let (sp, other) = match src {
+            Source::Other(b) => (b.as_ptr(), Some(b.len())),
+            Source::Same => (dp as *const u8, None),
+        };
+        // same dtype, both contiguous, different buffers: one memcpy (the common case in
+        // CopySlices, where the per-call bookkeeping of the strided path dominates small copies:
+        // fast path F7 of `autograd/builtin/mod.rs`)
+        if let Some(src_len) = other
+            && ddt == sdt
+            && dl.is_contiguous()
+            && sl.is_contiguous()
+            && dl.numel() == sl.numel()
+        {
+            let esz = ddt.size();
+            let n = dl.numel() * esz;
+            let (d0, s0) = (dl.offset() * esz, sl.offset() * esz);
+            // (a geometry outside a buffer shrunk by `set_`/`resize_` takes the general path)
+            if d0 + n <= dst.len() && s0 + n <= src_len {
+                // SAFETY: both byte ranges lie inside their buffers (checked just above) and
+                // the buffers are distinct, so the ranges do not overlap.
+                unsafe { std::ptr::copy_nonoverlapping(sp.add(s0), dp.add(d0), n) };
+                return;
+            }
+        }
+        let (ds, ss) = (istrides(dl), istrides(sl));
+        let d = Raw {
+            ptr: dp,
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        let s = Raw {
+            ptr: sp,
+            strides: &ss,
+            offset: sl.offset() as isize,
+        };
+        // SAFETY: forwarded contract (geometries inside the buffers; `dst` without internal
+        // overlap; a source in the same buffer is disjoint from it or identical).
+        unsafe { copy_cast(dl.sizes(), d, ddt, s, sdt) }
+    }
+
+    unsafe fn fill(dst: &mut CpuBuffer, dl: &Layout, dt: DType, v: Scalar) {
+        let ds = istrides(dl);
+        let d = Raw {
+            ptr: dst.as_mut_ptr(),
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        dispatch!(dt, T => {
+            // SAFETY: forwarded contract (`dl` inside the buffer; fill tolerates self-overlap:
+            // every write stores the same value).
+            unsafe { fill::<T>(dl.sizes(), d, v.to::<T>()) }
+        })
+    }
+
+    unsafe fn accumulate(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        ddt: DType,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+    ) {
+        let (ds, ss) = (istrides(dl), istrides(sl));
+        let d = Raw {
+            ptr: dst.as_mut_ptr(),
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        let s = Raw {
+            ptr: src.as_ptr(),
+            strides: &ss,
+            offset: sl.offset() as isize,
+        };
+        dispatch!(ddt, T => {
+            // SAFETY: forwarded contract (geometries inside distinct buffers).
+            unsafe { accumulate::<T>(dl.sizes(), d, s, sdt) }
+        })
+    }
+
+    fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<T>> {
+        read(buf, l, dt)
+    }
 }

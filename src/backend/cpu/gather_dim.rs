@@ -209,7 +209,7 @@ fn check_geometry(
     Ok(())
 }
 
-/// See [`Backend::gather_dim`](crate::backend::Backend::gather_dim).
+/// See [`MovementKernels::gather_dim`](crate::backend::MovementKernels::gather_dim).
 pub(crate) fn gather<T: Element>(
     dst: &mut CpuBuffer,
     dl: &Layout,
@@ -234,7 +234,7 @@ pub(crate) fn gather<T: Element>(
     }
 }
 
-/// See [`Backend::scatter_dim`](crate::backend::Backend::scatter_dim).
+/// See [`MovementKernels::scatter_dim`](crate::backend::MovementKernels::scatter_dim).
 pub(crate) fn scatter<T: Element>(
     dst: &mut CpuBuffer,
     dl: &Layout,

@@ -75,7 +75,7 @@ fn in_range(pos: &[usize], n: usize) -> bool {
     pos.iter().all(|&p| p == SKIP || p < n)
 }
 
-/// See [`Backend::take`](crate::backend::Backend::take).
+/// See [`MovementKernels::take`](crate::backend::MovementKernels::take).
 pub(crate) fn take<T: Element>(
     dst: &mut [T],
     dl: &Layout,
@@ -103,7 +103,8 @@ pub(crate) fn take<T: Element>(
     Ok(())
 }
 
-/// See [`Backend::put`](crate::backend::Backend::put); `src` `None` reads from `dst` itself.
+/// See [`MovementKernels::put`](crate::backend::MovementKernels::put); `src` `None` reads from
+/// `dst` itself.
 pub(crate) fn put<T: Element>(
     dst: &mut [T],
     dl: &Layout,
@@ -155,7 +156,7 @@ pub(crate) fn put<T: Element>(
     Ok(())
 }
 
-/// See [`Backend::put_rows`](crate::backend::Backend::put_rows).
+/// See [`MovementKernels::put_rows`](crate::backend::MovementKernels::put_rows).
 pub(crate) fn put_rows<T: Element>(
     dst: &mut [T],
     g: &RowPut<'_>,
@@ -258,7 +259,7 @@ fn outer(l: &Layout, to: usize) -> Layout {
     Layout::new(&l.sizes()[..to], &l.strides()[..to], l.offset())
 }
 
-/// See [`Backend::index_select`](crate::backend::Backend::index_select).
+/// See [`MovementKernels::index_select`](crate::backend::MovementKernels::index_select).
 pub(crate) fn index_select<T: Element>(
     dst: &mut [T],
     dl: &Layout,
@@ -323,7 +324,7 @@ pub(crate) fn index_select<T: Element>(
     Ok(())
 }
 
-/// See [`Backend::nonzero`](crate::backend::Backend::nonzero).
+/// See [`MovementKernels::nonzero`](crate::backend::MovementKernels::nonzero).
 pub(crate) fn nonzero<T: Element>(src: &[T], l: &Layout) -> Result<Vec<usize>> {
     if !inside(l, src.len()) {
         return Err(outside("to_vec"));

@@ -16,7 +16,7 @@ use crate::{DType, match_dtype};
 /// Most parts of a backward that sums weight gradients (each part keeps `2 n` partial sums).
 const MAX_GRAD_PARTS: usize = 64;
 
-/// See [`Backend::layer_norm`](crate::backend::Backend::layer_norm).
+/// See [`NnKernels::layer_norm`](crate::backend::NnKernels::layer_norm).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn forward(
     out: &mut CpuBuffer,
@@ -109,7 +109,7 @@ multiversion! {
     }
 }
 
-/// See [`Backend::layer_norm_backward`](crate::backend::Backend::layer_norm_backward).
+/// See [`NnKernels::layer_norm_backward`](crate::backend::NnKernels::layer_norm_backward).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn backward(
     gx: Option<&mut CpuBuffer>,

@@ -5,7 +5,13 @@
 //! closure; the innermost contiguous loops are the multi-versioned kernels of `elementwise`
 //! (the strided unary walk too: a strided run goes through a stack block).
 
+use super::Cpu;
 use super::elementwise::{map1 as vmap1, map2 as vmap2, update1, update2};
+use super::scalar;
+use crate::DType;
+use crate::Scalar;
+use crate::backend::ElementwiseKernels;
+use crate::backend::ScalarArith;
 use crate::backend::{Flat, Source};
 use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run, par_ranges};
 use crate::storage::CpuBuffer;
@@ -443,4 +449,92 @@ pub(super) fn any<T: Element>(buf: &CpuBuffer, l: &Layout, f: &impl Fn(T) -> boo
         hit = (0..len as isize).any(|k| f(unsafe { *p.offset(o + k * s) }));
     });
     Ok(hit)
+}
+
+impl ElementwiseKernels for Cpu {
+    fn scalar_update(
+        buf: &mut CpuBuffer,
+        region: &Layout,
+        dt: DType,
+        op: ScalarArith,
+        s: Scalar,
+    ) -> bool {
+        scalar::update_region(buf, region, dt, op, s)
+    }
+
+    #[inline]
+    fn flat_map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, CpuBuffer>,
+        f: &F,
+    ) {
+        flat_map1(out, o, n, a, f)
+    }
+
+    #[inline]
+    fn flat_map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, CpuBuffer>,
+        b: Flat<'_, CpuBuffer>,
+        f: &F,
+    ) {
+        flat_map2(out, o, n, a, b, f)
+    }
+
+    #[inline]
+    fn update_owned<T: Element, F: Fn(T) -> T + Sync>(
+        buf: &mut CpuBuffer,
+        region: &Layout,
+        dense: bool,
+        f: &F,
+    ) {
+        update_owned(buf, region, dense, f)
+    }
+
+    unsafe fn map1<T: Element, U: Element, F: Fn(T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: Source<'_, CpuBuffer>,
+        al: &Layout,
+        f: &F,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { map1(out, ol, a, al, f) }
+    }
+
+    unsafe fn map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: Source<'_, CpuBuffer>,
+        al: &Layout,
+        b: Source<'_, CpuBuffer>,
+        bl: &Layout,
+        f: &F,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { map2(out, ol, a, al, b, bl, f) }
+    }
+
+    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U>(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        c: Source<'_, CpuBuffer>,
+        cl: &Layout,
+        a: Source<'_, CpuBuffer>,
+        al: &Layout,
+        b: Source<'_, CpuBuffer>,
+        bl: &Layout,
+        f: &F,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { map3(out, ol, c, cl, a, al, b, bl, f) }
+    }
+
+    fn any<T: Element, F: Fn(T) -> bool>(buf: &CpuBuffer, l: &Layout, f: &F) -> Result<bool> {
+        any(buf, l, f)
+    }
 }

@@ -4,7 +4,12 @@
 //! team, `gemm` on rayon); every other dtype
 //! uses a simple triple loop (callers widen f16/bf16 to f32 first).
 
+use super::Cpu;
+use crate::DType;
 use crate::Element;
+use crate::backend::LinalgKernels;
+use crate::layout::Layout;
+use crate::storage::CpuBuffer;
 use std::any::TypeId;
 
 /// Strided 2-D operand: base pointer (already offset) with row and column strides in elements.
@@ -195,11 +200,11 @@ unsafe fn matmul_on<T: Element>(
     }
 }
 
-/// See [`Backend::bmm`](crate::backend::Backend::bmm): [`matmul`] over each matrix of the
+/// See [`LinalgKernels::bmm`]: [`matmul`] over each matrix of the
 /// leading dim.
 ///
 /// # Safety
-/// As [`Backend::bmm`](crate::backend::Backend::bmm).
+/// As [`LinalgKernels::bmm`].
 pub(super) unsafe fn bmm(
     out: &mut crate::storage::CpuBuffer,
     ol: &crate::layout::Layout,
@@ -230,4 +235,19 @@ pub(super) unsafe fn bmm(
             }
         }
     })
+}
+
+impl LinalgKernels for Cpu {
+    unsafe fn bmm(
+        out: &mut CpuBuffer,
+        ol: &Layout,
+        a: &CpuBuffer,
+        al: &Layout,
+        b: &CpuBuffer,
+        bl: &Layout,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { bmm(out, ol, a, al, b, bl, dt) }
+    }
 }

@@ -3,17 +3,25 @@
 //! of `tril`/`triu`, and the `scatter_reduce` accumulation (floats in f64, integers in wrapping
 //! i64, cast back to the element type).
 
+use super::Cpu;
 use super::copy::{self, Raw};
+use super::gather_dim;
+use super::index;
 use super::index::{elems_mut, inside};
 use super::istrides;
 use crate::ScatterReduce;
+use crate::backend::DimWalk;
+use crate::backend::MovementKernels;
+use crate::backend::Put;
 use crate::backend::Reduce;
+use crate::backend::RowPut;
+use crate::backend::Source;
 use crate::dtype::{Element, cast};
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Result, bail, dispatch};
 
-/// See [`Backend::copy_flipped`](crate::backend::Backend::copy_flipped).
+/// See [`MovementKernels::copy_flipped`].
 ///
 /// # Safety
 /// As for the trait method.
@@ -50,7 +58,7 @@ pub(crate) unsafe fn copy_flipped(
     unsafe { copy::copy_cast(dl.sizes(), d, dt, s, dt) }
 }
 
-/// See [`Backend::tri_zero`](crate::backend::Backend::tri_zero).
+/// See [`MovementKernels::tri_zero`].
 pub(crate) fn tri_zero(dst: &mut CpuBuffer, dl: &Layout, dt: DType, diagonal: i64, lower: bool) {
     let nd = dl.dim();
     let (rows, cols) = (dl.sizes()[nd - 2], dl.sizes()[nd - 1]);
@@ -167,7 +175,7 @@ fn reduce_in<A: Acc>(
     Ok(())
 }
 
-/// See [`Backend::scatter_reduce`](crate::backend::Backend::scatter_reduce).
+/// See [`MovementKernels::scatter_reduce`].
 pub(crate) fn scatter_reduce(
     dst: &mut CpuBuffer,
     dl: &Layout,
@@ -180,5 +188,118 @@ pub(crate) fn scatter_reduce(
         reduce_in::<f64>(dst, dl, src, sl, r, dt)
     } else {
         reduce_in::<i64>(dst, dl, src, sl, r, dt)
+    }
+}
+
+impl MovementKernels for Cpu {
+    unsafe fn copy_flipped(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        flip: &[usize],
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { copy_flipped(dst, dl, src, sl, flip, dt) }
+    }
+
+    fn take(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        idx: &[usize],
+        dt: DType,
+        op: &'static str,
+    ) -> Result<()> {
+        dispatch!(dt, T => index::take::<T>(
+            index::elems_mut(dst), dl, index::elems(src), sl, idx, op
+        ))
+    }
+
+    fn put(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: Source<'_, CpuBuffer>,
+        sl: &Layout,
+        p: &Put<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => {
+            let s = match src {
+                Source::Other(b) => Some(index::elems::<T>(b)),
+                Source::Same => None,
+            };
+            index::put::<T>(index::elems_mut(dst), dl, s, sl, p)
+        })
+    }
+
+    fn put_rows(
+        dst: &mut CpuBuffer,
+        g: &RowPut<'_>,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => index::put_rows::<T>(index::elems_mut(dst), g, index::elems(src), sl))
+    }
+
+    fn index_select(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dim: usize,
+        idx: &[usize],
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => index::index_select::<T>(
+            index::elems_mut(dst), dl, index::elems(src), sl, dim, idx
+        ))
+    }
+
+    fn tri_zero(dst: &mut CpuBuffer, dl: &Layout, dt: DType, diagonal: i64, lower: bool) {
+        tri_zero(dst, dl, dt, diagonal, lower)
+    }
+
+    fn scatter_reduce(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        r: &Reduce<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        scatter_reduce(dst, dl, src, sl, r, dt)
+    }
+
+    fn nonzero(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<usize>> {
+        dispatch!(dt, T => index::nonzero::<T>(index::elems(buf), l))
+    }
+
+    fn gather_dim(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        index: &CpuBuffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        dispatch!(dt, T => gather_dim::gather::<T>(dst, dl, src, sl, index, w))
+    }
+
+    fn scatter_dim(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        index: &CpuBuffer,
+        w: &DimWalk<'_>,
+        dt: DType,
+        accumulate: bool,
+    ) -> Result<()> {
+        dispatch!(dt, T => gather_dim::scatter::<T>(dst, dl, src, sl, index, w, accumulate))
     }
 }

@@ -5,8 +5,10 @@
 //! f32/f16/bf16, f64 for f64). Both run on the rayon pool when the size pays: the statistics
 //! one task per channel, the transform over blocks of rows.
 
+use super::Cpu;
 use super::rowwise::{elems, elems_mut};
 use crate::DType;
+use crate::backend::NormKernels;
 use crate::dtype::{Element, FloatCompute};
 use crate::match_dtype;
 use crate::storage::CpuBuffer;
@@ -60,7 +62,7 @@ fn lane_sum<T: Element>(s: &[T], f: impl Fn(f64) -> f64) -> f64 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
 }
 
-/// See [`Backend::channel_stats`](crate::backend::Backend::channel_stats).
+/// See [`NormKernels::channel_stats`].
 pub(super) fn channel_stats(
     src: &CpuBuffer,
     so: usize,
@@ -91,7 +93,7 @@ pub(super) fn channel_stats(
     })
 }
 
-/// See [`Backend::channel_affine`](crate::backend::Backend::channel_affine).
+/// See [`NormKernels::channel_affine`].
 pub(super) fn channel_affine(
     dst: &mut CpuBuffer,
     src: &CpuBuffer,
@@ -145,5 +147,28 @@ where
             .zip(s.chunks(block))
             .enumerate()
             .for_each(run);
+    }
+}
+
+impl NormKernels for Cpu {
+    fn channel_stats(
+        src: &CpuBuffer,
+        so: usize,
+        dims: (usize, usize, usize),
+        dt: DType,
+    ) -> Vec<(f64, f64)> {
+        channel_stats(src, so, dims, dt)
+    }
+
+    fn channel_affine(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        dims: (usize, usize, usize),
+        dt: DType,
+        scale: &[f64],
+        shift: &[f64],
+    ) {
+        channel_affine(dst, src, so, dims, dt, scale, shift)
     }
 }

@@ -5,6 +5,8 @@
 //! order the same way, with a correctly rounded `sqrt` (PyTorch's CPU `sqrt` is not, so an
 //! element can differ in the last place where it rounds differently).
 
+use super::Cpu;
+use crate::backend::OptimKernels;
 use crate::backend::OptimStep;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element};
@@ -62,7 +64,7 @@ macro_rules! impl_real {
 }
 impl_real!(f32, f64);
 
-/// See [`Backend::optim_step`](crate::backend::Backend::optim_step).
+/// See [`OptimKernels::optim_step`].
 pub(super) fn optim_step(
     bufs: &mut [&mut CpuBuffer],
     parts: &[(usize, usize)],
@@ -207,5 +209,16 @@ fn adam<T: Real>(s: &mut [&mut [T]], step: OptimStep) {
         };
         let denom = dv.sqrt() / bc2_sqrt + eps_t;
         p[i] = (neg_step * mv) / denom + pv;
+    }
+}
+
+impl OptimKernels for Cpu {
+    fn optim_step(
+        bufs: &mut [&mut CpuBuffer],
+        parts: &[(usize, usize)],
+        dt: DType,
+        step: OptimStep,
+    ) -> bool {
+        optim_step(bufs, parts, dt, step)
     }
 }

@@ -3,8 +3,10 @@
 //! (window sums over given divisors, in the dtype's compute type) and its adjoint
 //! [`avg_pool_transpose`]. One task per block of planes on the rayon pool when the size pays.
 
+use super::Cpu;
 use super::rowwise::{elems, elems_mut};
 use crate::DType;
+use crate::backend::PoolKernels;
 use crate::backend::PoolWindows;
 use crate::dtype::{Element, FloatCompute};
 use crate::match_dtype;
@@ -67,7 +69,7 @@ fn planes<A: Send, B: Sync>(
     }
 }
 
-/// See [`Backend::max_pool`](crate::backend::Backend::max_pool).
+/// See [`PoolKernels::max_pool`].
 pub(super) fn max_pool(
     dst: &mut CpuBuffer,
     idx: &mut CpuBuffer,
@@ -122,7 +124,7 @@ where
     }
 }
 
-/// See [`Backend::avg_pool`](crate::backend::Backend::avg_pool).
+/// See [`PoolKernels::avg_pool`].
 pub(super) fn avg_pool(
     dst: &mut CpuBuffer,
     src: &CpuBuffer,
@@ -173,7 +175,7 @@ where
     }
 }
 
-/// See [`Backend::avg_pool_transpose`](crate::backend::Backend::avg_pool_transpose).
+/// See [`PoolKernels::avg_pool_transpose`].
 pub(super) fn avg_pool_transpose(
     dst: &mut CpuBuffer,
     src: &CpuBuffer,
@@ -210,4 +212,39 @@ pub(super) fn avg_pool_transpose(
             }
         });
     })
+}
+
+impl PoolKernels for Cpu {
+    fn max_pool(
+        dst: &mut CpuBuffer,
+        idx: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        win: &PoolWindows,
+        dt: DType,
+    ) {
+        max_pool(dst, idx, src, so, win, dt)
+    }
+
+    fn avg_pool(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        win: &PoolWindows,
+        div: &[f64],
+        dt: DType,
+    ) {
+        avg_pool(dst, src, so, win, div, dt)
+    }
+
+    fn avg_pool_transpose(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        win: &PoolWindows,
+        div: &[f64],
+        dt: DType,
+    ) {
+        avg_pool_transpose(dst, src, so, win, div, dt)
+    }
 }

@@ -6,8 +6,14 @@
 //! stride) fold a block of adjacent rows together, reading the source in memory order.
 //! Rows are split over the kernel team when the work pays.
 
+use super::Cpu;
+use super::scan;
+use super::sort;
+use super::sum;
 use super::team;
+use crate::backend::ReduceKernels;
 use crate::backend::ReduceOp;
+use crate::backend::RowOp;
 use crate::dtype::cast;
 use crate::layout::Layout;
 use crate::storage::CpuBuffer;
@@ -323,7 +329,7 @@ fn write<V: Element>(dst: &mut CpuBuffer, off: usize, dt: DType, vals: &[V]) {
     })
 }
 
-/// [`crate::backend::Backend::reduce`] on the CPU.
+/// [`crate::backend::ReduceKernels::reduce`] on the CPU.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reduce(
     dst: &mut CpuBuffer,
@@ -397,5 +403,73 @@ pub(crate) fn reduce(
             };
             write(dst, doff, ddt, &v);
         }),
+    }
+}
+
+impl ReduceKernels for Cpu {
+    fn reduce(
+        dst: &mut CpuBuffer,
+        doff: usize,
+        ddt: DType,
+        idx: Option<(&mut CpuBuffer, usize)>,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+        nred: usize,
+        op: ReduceOp,
+    ) {
+        reduce(dst, doff, ddt, idx, src, sl, sdt, nred, op)
+    }
+
+    fn row_map(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        ddt: DType,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+        src2: Option<(&CpuBuffer, &Layout, DType)>,
+        nred: usize,
+        op: RowOp,
+    ) {
+        scan::row_map(dst, dl, ddt, src, sl, sdt, src2, nred, op)
+    }
+
+    fn sort(
+        idx: &mut CpuBuffer,
+        il: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        sdt: DType,
+        pl: &Layout,
+        k: usize,
+        descending: bool,
+        sorted: bool,
+    ) -> Vec<usize> {
+        sort::sort(idx, il, src, sl, sdt, pl, k, descending, sorted)
+    }
+
+    unsafe fn sum_into(
+        dst: &mut CpuBuffer,
+        dl: &Layout,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dt: DType,
+        full: bool,
+    ) {
+        dispatch!(dt, T => {
+            // SAFETY: forwarded contract (geometries inside distinct buffers).
+            unsafe { sum::sum_into::<T>(dst, dl, src, sl, full) }
+        })
+    }
+
+    fn sum_dense(
+        dst: &mut CpuBuffer,
+        doff: usize,
+        src: &CpuBuffer,
+        sl: &Layout,
+        dt: DType,
+    ) -> bool {
+        sum::sum_dense(dst, doff, src, sl, dt)
     }
 }

@@ -3,9 +3,11 @@
 //! has no weights, in any dtype) and its adjoint [`plane_scatter`]. One task per block of
 //! planes on the rayon pool when the size pays.
 
+use super::Cpu;
 use super::rowwise::{elems, elems_mut};
 use crate::DType;
 use crate::backend::PlaneMap;
+use crate::backend::ResampleKernels;
 use crate::dtype::{Element, FloatCompute};
 use crate::match_dtype;
 use crate::storage::CpuBuffer;
@@ -52,7 +54,7 @@ fn per_plane<A: Send, B: Sync>(
     }
 }
 
-/// See [`Backend::plane_gather`](crate::backend::Backend::plane_gather).
+/// See [`ResampleKernels::plane_gather`].
 pub(super) fn plane_gather(
     dst: &mut CpuBuffer,
     src: &CpuBuffer,
@@ -112,7 +114,7 @@ pub(super) fn plane_gather(
     }
 }
 
-/// See [`Backend::plane_scatter`](crate::backend::Backend::plane_scatter).
+/// See [`ResampleKernels::plane_scatter`].
 pub(super) fn plane_scatter(
     dst: &mut CpuBuffer,
     src: &CpuBuffer,
@@ -163,5 +165,22 @@ pub(super) fn plane_scatter(
                 }
             });
         }),
+    }
+}
+
+impl ResampleKernels for Cpu {
+    fn plane_gather(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        map: &PlaneMap,
+        fill: f64,
+        dt: DType,
+    ) {
+        plane_gather(dst, src, so, map, fill, dt)
+    }
+
+    fn plane_scatter(dst: &mut CpuBuffer, src: &CpuBuffer, so: usize, map: &PlaneMap, dt: DType) {
+        plane_scatter(dst, src, so, map, dt)
     }
 }

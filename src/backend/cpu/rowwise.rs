@@ -15,8 +15,11 @@
 //! a tile of up to [`TILE`] neighbouring columns of one `[n, inner]` block, whose per-column
 //! maxima and sums are kept while the rows are walked in memory order.
 
+use super::Cpu;
+use super::layer_norm;
 use super::math::Transcendental;
 use super::team::{self, SharedOut};
+use crate::backend::NnKernels;
 use crate::backend::RowwiseOp;
 use crate::dtype::{Element, FloatCompute, cast};
 use crate::layout::Layout;
@@ -283,7 +286,7 @@ unsafe fn part<'a, T>(out: SharedOut<T>, at: usize, len: usize) -> &'a mut [T] {
     unsafe { std::slice::from_raw_parts_mut(out.ptr().add(at), len) }
 }
 
-/// See [`Backend::rowwise`](crate::backend::Backend::rowwise).
+/// See [`NnKernels::rowwise`].
 #[allow(clippy::too_many_arguments)]
 pub(super) fn rowwise(
     dst: &mut CpuBuffer,
@@ -428,7 +431,7 @@ multiversion! {
     }
 }
 
-/// See [`Backend::rowwise_backward`](crate::backend::Backend::rowwise_backward).
+/// See [`NnKernels::rowwise_backward`].
 pub(super) fn rowwise_backward(
     dst: &mut CpuBuffer,
     (y, yo): (&CpuBuffer, usize),
@@ -553,7 +556,7 @@ multiversion! {
     }
 }
 
-/// See [`Backend::read_at`](crate::backend::Backend::read_at).
+/// See [`NnKernels::read_at`].
 pub(super) fn read_at<T: Element>(
     buf: &CpuBuffer,
     l: &Layout,
@@ -582,4 +585,65 @@ pub(super) fn read_at<T: Element>(
         }
     });
     Ok(out)
+}
+
+impl NnKernels for Cpu {
+    fn rowwise(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        so: usize,
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowwiseOp,
+    ) {
+        rowwise(dst, src, so, outer, n, inner, dt, op)
+    }
+
+    fn rowwise_backward(
+        dst: &mut CpuBuffer,
+        y: (&CpuBuffer, usize),
+        g: (&CpuBuffer, usize),
+        outer: usize,
+        n: usize,
+        inner: usize,
+        dt: DType,
+        op: RowwiseOp,
+    ) {
+        rowwise_backward(dst, y, g, (outer, n, inner), dt, op)
+    }
+
+    fn layer_norm(
+        out: &mut CpuBuffer,
+        stats: &mut CpuBuffer,
+        x: (&CpuBuffer, usize),
+        w: Option<(&CpuBuffer, usize)>,
+        b: Option<(&CpuBuffer, usize)>,
+        rows: usize,
+        n: usize,
+        eps: f64,
+        dt: DType,
+    ) {
+        layer_norm::forward(out, stats, x, w, b, rows, n, eps, dt)
+    }
+
+    fn layer_norm_backward(
+        gx: Option<&mut CpuBuffer>,
+        gw: Option<&mut CpuBuffer>,
+        gb: Option<&mut CpuBuffer>,
+        g: (&CpuBuffer, usize),
+        x: (&CpuBuffer, usize),
+        stats: (&CpuBuffer, usize),
+        w: Option<(&CpuBuffer, usize)>,
+        rows: usize,
+        n: usize,
+        dt: DType,
+    ) {
+        layer_norm::backward(gx, gw, gb, g, x, stats, w, rows, n, dt)
+    }
+
+    fn read_at<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType, at: &[usize]) -> Result<Vec<T>> {
+        read_at(buf, l, dt, at)
+    }
 }

@@ -8,7 +8,7 @@ use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_ranges};
 use crate::storage::CpuBuffer;
 use crate::{DType, Element, Scalar};
 
-/// See [`crate::backend::Backend::scalar_update`]. The values are those of the general
+/// See [`crate::backend::ElementwiseKernels::scalar_update`]. The values are those of the general
 /// arithmetic kernel: `s` is converted to the element type, then `x * v` or `x / v`.
 pub(super) fn update_region(
     buf: &mut CpuBuffer,

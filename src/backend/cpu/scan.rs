@@ -89,7 +89,7 @@ fn sgn(x: f64) -> f64 {
     }
 }
 
-/// [`crate::backend::Backend::row_map`] on the CPU.
+/// [`crate::backend::ReduceKernels::row_map`] on the CPU.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn row_map(
     dst: &mut CpuBuffer,

@@ -29,7 +29,7 @@ fn ikey(v: i64) -> u64 {
     (v as u64) ^ (1 << 63)
 }
 
-/// [`crate::backend::Backend::sort`] on the CPU.
+/// [`crate::backend::ReduceKernels::sort`] on the CPU.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn sort(
     idx: &mut CpuBuffer,

@@ -184,7 +184,7 @@ fn par_sum_all<T: Element>(x: &[T]) -> T {
     sums.into_iter().fold(T::zero(), |a, b| a.add(b))
 }
 
-/// [`crate::backend::Backend::sum_into`] on the CPU: `dst[dl] += src[sl]` in logical order,
+/// [`crate::backend::ReduceKernels::sum_into`] on the CPU: `dst[dl] += src[sl]` in logical order,
 /// `dl` with stride 0 on the reduced dims; runs of the innermost dim that reduce into one
 /// element are summed with [`sum_run`], and a `full` sum (over every dim) of a contiguous
 /// source of at least [`PAR_SUM_MIN`] elements with [`par_sum_all`].
@@ -233,7 +233,7 @@ pub(crate) unsafe fn sum_into<T: Element>(
     );
 }
 
-/// [`crate::backend::Backend::sum_dense`] on the CPU: the full sum of a non-overlapping dense
+/// [`crate::backend::ReduceKernels::sum_dense`] on the CPU: the full sum of a non-overlapping dense
 /// float geometry in memory order with [`sum`] (f16/bf16 accumulated in f32), narrowed to the
 /// element type and written to `dst[doff]`; false (nothing done) for other dtypes, geometries
 /// that are not dense, empty ones, or ones outside the buffer.

@@ -1,10 +1,10 @@
-//! Front door of the attention family: [`sdpa_forward`] ([`Backend::sdpa_forward`]), the fused
+//! Front door of the attention family: [`sdpa_forward`]
+//! ([`AttentionKernels::sdpa_forward`](crate::backend::AttentionKernels::sdpa_forward)), the fused
 //! forward of `scaled_dot_product_attention` over contiguous operands, and [`AttnGeom`], its
 //! geometry.
 
 use super::conv::lock_all;
 use crate::DType;
-use crate::backend::Backend;
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
 
@@ -33,7 +33,7 @@ fn check(buf: &DeviceBuffer, t: &TensorData, numel: usize, dt: DType) {
 
 /// `out [bh, l, ev]` (fresh, contiguous, its own storage) = attention of `q [bh, l, e]`, `k
 /// [bh, s, e]` and `v [bh, s, ev]` (contiguous, dtype `dt`, f32 or f64): see
-/// [`Backend::sdpa_forward`].
+/// [`AttentionKernels::sdpa_forward`](crate::backend::AttentionKernels::sdpa_forward).
 pub(crate) fn sdpa_forward(
     out: &TensorData,
     q: &TensorData,

@@ -1,10 +1,11 @@
 //! Front doors of the convolution family: the three products of one convolution geometry
-//! ([`Backend::conv_forward`], [`Backend::conv_backward_input`],
-//! [`Backend::conv_backward_weight`]) over contiguous operands, and [`ConvGeom`], the geometry
-//! they share.
+//! ([`ConvKernels::conv_forward`](crate::backend::ConvKernels::conv_forward),
+//! [`ConvKernels::conv_backward_input`](crate::backend::ConvKernels::conv_backward_input),
+//! [`ConvKernels::conv_backward_weight`](crate::backend::ConvKernels::conv_backward_weight)) over
+//! contiguous operands, and [`ConvGeom`], the geometry they share.
 
 use crate::DType;
-use crate::backend::Backend;
+use crate::backend::Device;
 use crate::storage::{DeviceBuffer, Storage};
 use crate::tensor::TensorData;
 use parking_lot::{RwLockReadGuard, RwLockWriteGuard};
@@ -144,7 +145,7 @@ fn run(
     let (ao, bo) = (a.layout.offset(), b.layout.offset());
     on_device!(&mut *w, ra, |B, o, x| {
         on_device!(rb, |_B2, y| {
-            let bias = rbias.map(|(r, off)| (<B as Backend>::buffer(r), off));
+            let bias = rbias.map(|(r, off)| (<B as Device>::buffer(r), off));
             // SAFETY: every operand is contiguous with the geometry's element count and lies
             // inside its buffer (checked above); `out` is a distinct storage (asserted by
             // `lock_all`) and fresh, so it has no internal overlap.
@@ -159,7 +160,8 @@ fn run(
     })
 }
 
-/// `out = conv(x, w) + bias`: see [`Backend::conv_forward`].
+/// `out = conv(x, w) + bias`: see
+/// [`ConvKernels::conv_forward`](crate::backend::ConvKernels::conv_forward).
 pub(crate) fn forward(
     out: &TensorData,
     x: &TensorData,
@@ -172,7 +174,7 @@ pub(crate) fn forward(
 }
 
 /// `out = conv_transpose(gy, w) + bias` (the input gradient): see
-/// [`Backend::conv_backward_input`].
+/// [`ConvKernels::conv_backward_input`](crate::backend::ConvKernels::conv_backward_input).
 pub(crate) fn backward_input(
     out: &TensorData,
     gy: &TensorData,
@@ -184,7 +186,8 @@ pub(crate) fn backward_input(
     run(Product::BackwardInput, out, gy, w, bias, g, dt)
 }
 
-/// `out` = the weight gradient of `x` and `gy`: see [`Backend::conv_backward_weight`].
+/// `out` = the weight gradient of `x` and `gy`: see
+/// [`ConvKernels::conv_backward_weight`](crate::backend::ConvKernels::conv_backward_weight).
 pub(crate) fn backward_weight(
     out: &TensorData,
     x: &TensorData,

@@ -4,7 +4,7 @@
 //! flat or strided map kernel. Callers pass storages, offsets and tensor geometries.
 
 use super::{assert_inside, broadcast_to};
-use crate::backend::{Backend, Flat, Source};
+use crate::backend::{Flat, Source};
 use crate::layout::Layout;
 use crate::storage::{DeviceBuffer, Storage};
 use crate::tensor::TensorData;
@@ -121,7 +121,8 @@ pub(crate) fn flat_fresh2<T: Element, U: Element>(
     Ok(out)
 }
 
-/// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map1`] (an input in
+/// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see
+/// [`ElementwiseKernels::flat_map1`](crate::backend::ElementwiseKernels::flat_map1) (an input in
 /// `out`'s storage starts at `o` or is disjoint from the output).
 #[inline]
 pub(crate) fn flat_into1<T: Element, U: Element>(
@@ -160,7 +161,8 @@ pub(crate) fn flat_into1<T: Element, U: Element>(
     })
 }
 
-/// `out[o + i] = f(a[i], b[i])` for `i < n` in `out`'s storage: see [`Backend::flat_map2`].
+/// `out[o + i] = f(a[i], b[i])` for `i < n` in `out`'s storage: see
+/// [`ElementwiseKernels::flat_map2`](crate::backend::ElementwiseKernels::flat_map2).
 #[inline]
 pub(crate) fn flat_into2<T: Element, U: Element>(
     out: &Storage,
@@ -187,8 +189,9 @@ pub(crate) fn flat_into2<T: Element, U: Element>(
 }
 
 /// `x = f(x)` over `region` of a storage held by nobody else (borrowed without its lock): see
-/// [`Backend::update_owned`] (`dense`: the caller found `region` non-overlapping and dense).
-/// False (nothing done) when the storage is shared.
+/// [`ElementwiseKernels::update_owned`](crate::backend::ElementwiseKernels::update_owned) (`dense`:
+/// the caller found `region` non-overlapping and dense). False (nothing done) when the storage is
+/// shared.
 pub(crate) fn update_owned<T: Element>(
     storage: &mut Storage,
     region: &Layout,

@@ -2,10 +2,10 @@
 //! `take`/`put` over logical positions, the row scatter of `index_put_`, `index_select`, the
 //! triangle zeroing of `tril`/`triu`, `scatter_reduce` and `nonzero`. Each function takes the
 //! storages' locks (write before read, in storage-id order) and calls the device's
-//! [`Backend`] method through `on_device!`.
+//! [`Backend`](crate::backend::Backend) method through `on_device!`.
 
 use super::{assert_inside, lock_pair};
-use crate::backend::{Backend, DimWalk, Put, Reduce, RowPut, Source};
+use crate::backend::{DimWalk, Put, Reduce, RowPut, Source};
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
 use crate::{DType, Result};
@@ -36,7 +36,8 @@ pub(crate) fn copy_flipped(dst: &TensorData, src: &TensorData, flip: &[usize], d
     })
 }
 
-/// `dst` (logical order) `= src` at logical positions `idx` (zero at `SKIP`): [`Backend::take`].
+/// `dst` (logical order) `= src` at logical positions `idx` (zero at `SKIP`):
+/// [`MovementKernels::take`](crate::backend::MovementKernels::take).
 pub(crate) fn take(
     dst: &TensorData,
     src: &TensorData,
@@ -57,8 +58,9 @@ pub(crate) fn take(
     ))
 }
 
-/// Scatters `src` into `dst` at the positions of `p`: [`Backend::put`]. `src` may share
-/// `dst`'s storage (its values are then read first).
+/// Scatters `src` into `dst` at the positions of `p`:
+/// [`MovementKernels::put`](crate::backend::MovementKernels::put). `src` may share `dst`'s storage
+/// (its values are then read first).
 pub(crate) fn put(dst: &TensorData, src: &TensorData, p: &Put<'_>, dt: DType) -> Result<()> {
     if dst.storage.same(&src.storage) {
         let mut w = dst.storage.write_device();
@@ -83,8 +85,9 @@ pub(crate) fn put(dst: &TensorData, src: &TensorData, p: &Put<'_>, dt: DType) ->
     }
 }
 
-/// Row scatter of `index_put_` into `dst`'s storage: [`Backend::put_rows`]. The values
-/// (`src`, contiguous) lie in another storage.
+/// Row scatter of `index_put_` into `dst`'s storage:
+/// [`MovementKernels::put_rows`](crate::backend::MovementKernels::put_rows). The values (`src`,
+/// contiguous) lie in another storage.
 pub(crate) fn put_rows(
     dst: &TensorData,
     g: &RowPut<'_>,
@@ -103,7 +106,7 @@ pub(crate) fn put_rows(
 }
 
 /// `dst = src.index_select(dim, idx)` (indices in range, `dst` a fresh output):
-/// [`Backend::index_select`].
+/// [`MovementKernels::index_select`](crate::backend::MovementKernels::index_select).
 pub(crate) fn index_select(
     dst: &TensorData,
     src: &TensorData,
@@ -124,7 +127,8 @@ pub(crate) fn index_select(
     ))
 }
 
-/// Zeroes `dst` outside the triangle of its last two dims: [`Backend::tri_zero`].
+/// Zeroes `dst` outside the triangle of its last two dims:
+/// [`MovementKernels::tri_zero`](crate::backend::MovementKernels::tri_zero).
 pub(crate) fn tri_zero(dst: &TensorData, dt: DType, diagonal: i64, lower: bool) {
     let mut w = dst.storage.write_device();
     on_device!(&mut *w, |B, d| B::tri_zero(
@@ -136,7 +140,8 @@ pub(crate) fn tri_zero(dst: &TensorData, dt: DType, diagonal: i64, lower: bool) 
     ))
 }
 
-/// `scatter_reduce` of `src` into `dst` (a fresh copy of `self`): [`Backend::scatter_reduce`].
+/// `scatter_reduce` of `src` into `dst` (a fresh copy of `self`):
+/// [`MovementKernels::scatter_reduce`](crate::backend::MovementKernels::scatter_reduce).
 pub(crate) fn scatter_reduce(
     dst: &TensorData,
     src: &TensorData,
@@ -155,7 +160,8 @@ pub(crate) fn scatter_reduce(
     ))
 }
 
-/// Logical positions of the nonzero elements of `src`: [`Backend::nonzero`].
+/// Logical positions of the nonzero elements of `src`:
+/// [`MovementKernels::nonzero`](crate::backend::MovementKernels::nonzero).
 pub(crate) fn nonzero(src: &TensorData, dt: DType) -> Result<Vec<usize>> {
     let r = src.storage.read_device();
     on_device!(&*r, |B, b| B::nonzero(b, &src.layout, dt))
@@ -191,7 +197,7 @@ fn lock3<'a>(
 }
 
 /// `dst = src.gather(w.dim, index)` into the fresh `dst` (dtype `dt`; `index` i64):
-/// [`Backend::gather_dim`].
+/// [`MovementKernels::gather_dim`](crate::backend::MovementKernels::gather_dim).
 pub(crate) fn gather_dim(
     dst: &TensorData,
     src: &TensorData,
@@ -217,7 +223,8 @@ pub(crate) fn gather_dim(
 }
 
 /// Scatters `src` into the fresh `dst` (a copy of `self`) along `w.dim` at `index` (i64),
-/// adding with `accumulate`: [`Backend::scatter_dim`].
+/// adding with `accumulate`:
+/// [`MovementKernels::scatter_dim`](crate::backend::MovementKernels::scatter_dim).
 pub(crate) fn scatter_dim(
     dst: &TensorData,
     src: &TensorData,

@@ -1,10 +1,13 @@
 //! Front doors of the nn / linalg / optimizer family: batched matmul, row-wise kernels,
-//! positional reads and the fused optimizer step (see [`Backend::bmm`], [`Backend::rowwise`],
-//! [`Backend::read_at`], [`Backend::optim_step`]).
+//! positional reads and the fused optimizer step (see
+//! [`LinalgKernels::bmm`](crate::backend::LinalgKernels::bmm),
+//! [`NnKernels::rowwise`](crate::backend::NnKernels::rowwise),
+//! [`NnKernels::read_at`](crate::backend::NnKernels::read_at),
+//! [`OptimKernels::optim_step`](crate::backend::OptimKernels::optim_step)).
 
 use super::elementwise::{find, lock};
 use super::lock_pair;
-use crate::backend::{Backend, OptimStep, RowwiseOp};
+use crate::backend::{Device, OptimStep, RowwiseOp};
 use crate::storage::{DeviceBuffer, Storage};
 use crate::tensor::TensorData;
 use crate::{DType, Element, Result, bail};
@@ -90,7 +93,8 @@ fn dev(o: &mut Option<Storage>) -> Option<&mut DeviceBuffer> {
 }
 
 /// Backward of row kernel `op` from the contiguous forward output `y` and output gradient `g`
-/// (dtype `dt`, `[outer, n, inner]` elements) into a fresh storage ([`Backend::rowwise_backward`]).
+/// (dtype `dt`, `[outer, n, inner]` elements) into a fresh storage
+/// ([`NnKernels::rowwise_backward`](crate::backend::NnKernels::rowwise_backward)).
 pub(crate) fn rowwise_backward(
     y: &TensorData,
     g: &TensorData,
@@ -115,7 +119,8 @@ pub(crate) fn rowwise_backward(
 }
 
 /// Layer normalisation of the contiguous `x` (`rows` rows of `n`, dtype `dt`) with optional
-/// contiguous `w`/`b` of `n` elements ([`Backend::layer_norm`]): fresh storages of the output
+/// contiguous `w`/`b` of `n` elements
+/// ([`NnKernels::layer_norm`](crate::backend::NnKernels::layer_norm)): fresh storages of the output
 /// and of the statistics (means then rstds, [`compute_size`] bytes each).
 pub(crate) fn layer_norm(
     x: &TensorData,
@@ -150,8 +155,8 @@ pub(crate) fn layer_norm(
 }
 
 /// Backward of [`layer_norm`] from the contiguous output gradient `g`, input `x`, statistics
-/// and weight ([`Backend::layer_norm_backward`]): fresh storages of the input, weight and bias
-/// gradients, each only if `need`ed.
+/// and weight ([`NnKernels::layer_norm_backward`](crate::backend::NnKernels::layer_norm_backward)):
+/// fresh storages of the input, weight and bias gradients, each only if `need`ed.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn layer_norm_backward(
     g: &TensorData,
@@ -257,7 +262,7 @@ pub(crate) fn optim_step(
         .split_first_mut()
         .expect("a parameter and its gradient");
     let done = on_device!(&mut *first.1, |B, b0| {
-        let mut bufs: Vec<&mut <B as Backend>::Buffer> = Vec::with_capacity(parts.len());
+        let mut bufs: Vec<&mut <B as Device>::Buffer> = Vec::with_capacity(parts.len());
         bufs.push(b0);
         bufs.extend(rest.iter_mut().map(|(_, g)| B::buffer_mut(g)));
         B::optim_step(&mut bufs, &ranges, dt, step)

@@ -1,10 +1,10 @@
 //! Front doors of the normalization family: per-channel statistics and the per-channel affine
-//! transform over contiguous `[outer, c, inner]` elements (see [`Backend::channel_stats`],
-//! [`Backend::channel_affine`]).
+//! transform over contiguous `[outer, c, inner]` elements (see
+//! [`NormKernels::channel_stats`](crate::backend::NormKernels::channel_stats),
+//! [`NormKernels::channel_affine`](crate::backend::NormKernels::channel_affine)).
 
 use super::lock_pair;
 use crate::DType;
-use crate::backend::Backend;
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
 

@@ -1,11 +1,13 @@
 //! Front doors of the pooling family: max / average pooling over the windows of a
-//! [`PoolWindows`] and the adjoint of average pooling (see [`Backend::max_pool`],
-//! [`Backend::avg_pool`], [`Backend::avg_pool_transpose`]). Sources are contiguous; outputs are
-//! fresh contiguous tensors (no other thread can see them, so their locks are taken after the
-//! source's without an ordering concern).
+//! [`PoolWindows`] and the adjoint of average pooling (see
+//! [`PoolKernels::max_pool`](crate::backend::PoolKernels::max_pool),
+//! [`PoolKernels::avg_pool`](crate::backend::PoolKernels::avg_pool),
+//! [`PoolKernels::avg_pool_transpose`](crate::backend::PoolKernels::avg_pool_transpose)). Sources
+//! are contiguous; outputs are fresh contiguous tensors (no other thread can see them, so their
+//! locks are taken after the source's without an ordering concern).
 
 use crate::DType;
-use crate::backend::{Backend, PoolWindows};
+use crate::backend::PoolWindows;
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
 

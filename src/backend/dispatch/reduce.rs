@@ -1,9 +1,10 @@
 //! Front doors of the reductions, scans and sort: permute the source's layout into rows (kept
 //! dims first, reduced dims last), check that every geometry lies inside its storage, take the
-//! locks and call the device's [`Backend`] method. Outputs are fresh tensors (no other thread can
-//! see them, so their locks are taken after the sources' without an ordering concern).
+//! locks and call the device's [`Backend`](crate::backend::Backend) method. Outputs are fresh
+//! tensors (no other thread can see them, so their locks are taken after the sources' without an
+//! ordering concern).
 
-use super::super::{Backend, ReduceOp, RowOp};
+use super::super::{ReduceOp, RowOp};
 use super::broadcast_to;
 use crate::layout::Layout;
 use crate::storage::DeviceBuffer;
@@ -126,8 +127,9 @@ pub(crate) fn sort_rows(
 }
 
 /// `dst += src` summed over the dims `dst` (a fresh contiguous keepdim tensor, zero-filled)
-/// has size 1 where `src` does not: [`Backend::sum_into`] for `sum`'s accumulation dtype `dt`
-/// (both tensors are of it); `full` when every dim is reduced.
+/// has size 1 where `src` does not:
+/// [`ReduceKernels::sum_into`](crate::backend::ReduceKernels::sum_into) for `sum`'s accumulation
+/// dtype `dt` (both tensors are of it); `full` when every dim is reduced.
 pub(crate) fn sum_into(dst: &TensorData, src: &TensorData, dt: DType, full: bool) {
     if src.layout.numel() == 0 {
         return;
@@ -144,7 +146,8 @@ pub(crate) fn sum_into(dst: &TensorData, src: &TensorData, dt: DType, full: bool
 }
 
 /// The full sum of a non-overlapping dense float `src` (dtype `dt`) written to the fresh
-/// one-element `dst`: [`Backend::sum_dense`]; false when it does not apply.
+/// one-element `dst`: [`ReduceKernels::sum_dense`](crate::backend::ReduceKernels::sum_dense); false
+/// when it does not apply.
 pub(crate) fn sum_dense(dst: &TensorData, src: &TensorData, dt: DType) -> bool {
     let r = src.storage.read_device();
     let mut w = dst.storage.write_device();

@@ -1,10 +1,11 @@
 //! Front doors of the resampling family: the gather of a [`PlaneMap`] and its adjoint scatter
-//! (see [`Backend::plane_gather`], [`Backend::plane_scatter`]). Sources are contiguous; outputs
-//! are fresh contiguous tensors (no other thread can see them, so their locks are taken after
-//! the source's without an ordering concern).
+//! (see [`ResampleKernels::plane_gather`](crate::backend::ResampleKernels::plane_gather),
+//! [`ResampleKernels::plane_scatter`](crate::backend::ResampleKernels::plane_scatter)). Sources are
+//! contiguous; outputs are fresh contiguous tensors (no other thread can see them, so their locks
+//! are taken after the source's without an ordering concern).
 
 use crate::DType;
-use crate::backend::{Backend, PlaneMap};
+use crate::backend::PlaneMap;
 use crate::storage::DeviceBuffer;
 use crate::tensor::TensorData;
 

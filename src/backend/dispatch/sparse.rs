@@ -4,9 +4,9 @@
 //! values gradient). Callers pass contiguous tensor data (a sparse payload's members); inputs
 //! are only read (read locks; two reads never wait on each other), outputs are fresh storages
 //! of the inputs' device, filled before anyone else holds them. Every function calls the
-//! device's [`Backend`] method through `on_device!`.
+//! device's [`Backend`](crate::backend::Backend) method through `on_device!`.
 
-use crate::backend::{Backend, Pattern, RowSel, Rows, Spmm};
+use crate::backend::{Pattern, RowSel, Rows, Spmm};
 use crate::storage::{DeviceBuffer, Storage};
 use crate::tensor::TensorData;
 use crate::{DType, Result};
@@ -59,32 +59,38 @@ macro_rules! on_pattern {
     };
 }
 
-/// Linear positions over the sparse dims of every stored entry: [`Backend::sparse_positions`].
+/// Linear positions over the sparse dims of every stored entry:
+/// [`SparseKernels::sparse_positions`](crate::backend::SparseKernels::sparse_positions).
 pub(crate) fn positions(p: &PatternData<'_>, shape: &[usize]) -> Result<Vec<usize>> {
     on_pattern!(p, |B, pat| B::sparse_positions(&pat, shape))
 }
 
-/// (output row, dense row) of every entry of sparse @ dense: [`Backend::sparse_entry_rows`].
+/// (output row, dense row) of every entry of sparse @ dense:
+/// [`SparseKernels::sparse_entry_rows`](crate::backend::SparseKernels::sparse_entry_rows).
 pub(crate) fn entry_rows(p: &PatternData<'_>, shape: &[usize]) -> Result<(Vec<usize>, Vec<usize>)> {
     on_pattern!(p, |B, pat| B::sparse_entry_rows(&pat, shape))
 }
 
-/// COO indices of a CSR pattern and whether its rows are sorted: [`Backend::csr_to_coo`].
+/// COO indices of a CSR pattern and whether its rows are sorted:
+/// [`SparseKernels::csr_to_coo`](crate::backend::SparseKernels::csr_to_coo).
 pub(crate) fn csr_to_coo(p: &PatternData<'_>, shape: &[usize]) -> Result<(Storage, bool)> {
     on_pattern!(p, |B, pat| B::csr_to_coo(&pat, shape))
 }
 
-/// Validates a pattern and reports whether it is ordered: [`Backend::sparse_check`].
+/// Validates a pattern and reports whether it is ordered:
+/// [`SparseKernels::sparse_check`](crate::backend::SparseKernels::sparse_check).
 pub(crate) fn check(p: &PatternData<'_>, shape: &[usize], op: &'static str) -> Result<bool> {
     on_pattern!(p, |B, pat| B::sparse_check(&pat, shape, op))
 }
 
-/// `coalesce` of COO indices: [`Backend::coo_coalesce`].
+/// `coalesce` of COO indices:
+/// [`SparseKernels::coo_coalesce`](crate::backend::SparseKernels::coo_coalesce).
 pub(crate) fn coalesce(ix: &TensorData) -> Result<(Storage, Vec<usize>, usize)> {
     on_pattern!(&PatternData::Coo { ix }, |B, pat| B::coo_coalesce(&pat))
 }
 
-/// The slice of COO indices: [`Backend::coo_slice`].
+/// The slice of COO indices:
+/// [`SparseKernels::coo_slice`](crate::backend::SparseKernels::coo_slice).
 pub(crate) fn coo_slice(
     ix: &TensorData,
     coalesced: bool,
@@ -96,7 +102,8 @@ pub(crate) fn coo_slice(
     ))
 }
 
-/// The slice of a CSR pattern: [`Backend::csr_slice`].
+/// The slice of a CSR pattern:
+/// [`SparseKernels::csr_slice`](crate::backend::SparseKernels::csr_slice).
 pub(crate) fn csr_slice(
     p: &PatternData<'_>,
     sorted: bool,
@@ -107,7 +114,7 @@ pub(crate) fn csr_slice(
 }
 
 /// Rows of `src` (contiguous, `n_rows` rows of `rl` elements) with a nonzero element:
-/// [`Backend::sparse_nonzero_rows`].
+/// [`SparseKernels::sparse_nonzero_rows`](crate::backend::SparseKernels::sparse_nonzero_rows).
 pub(crate) fn nonzero_rows(
     src: &TensorData,
     n_rows: usize,
@@ -125,7 +132,8 @@ pub(crate) fn nonzero_rows(
 }
 
 /// A fresh storage of `out_len` elements (`sel.len()` rows) with the rows `sel` of `src`
-/// (contiguous, rows of `rl` elements): [`Backend::sparse_gather_rows`].
+/// (contiguous, rows of `rl` elements):
+/// [`SparseKernels::sparse_gather_rows`](crate::backend::SparseKernels::sparse_gather_rows).
 pub(crate) fn gather_rows(
     src: &TensorData,
     sel: Rows<'_>,
@@ -143,7 +151,7 @@ pub(crate) fn gather_rows(
 }
 
 /// A fresh storage of `out_len` elements (rows of `rl`), zero except `out[sel[j]] += src[j]`:
-/// [`Backend::sparse_scatter_rows`].
+/// [`SparseKernels::sparse_scatter_rows`](crate::backend::SparseKernels::sparse_scatter_rows).
 pub(crate) fn scatter_rows(
     src: &TensorData,
     sel: Rows<'_>,
@@ -174,8 +182,9 @@ pub(crate) fn scatter_rows(
     })
 }
 
-/// sparse @ dense into a fresh storage of `out_len` elements: [`Backend::spmm`]. `v` (one
-/// value per entry) and `d` are contiguous.
+/// sparse @ dense into a fresh storage of `out_len` elements:
+/// [`SparseKernels::spmm`](crate::backend::SparseKernels::spmm). `v` (one value per entry) and `d`
+/// are contiguous.
 pub(crate) fn spmm(
     v: &TensorData,
     d: &TensorData,
@@ -203,7 +212,7 @@ pub(crate) fn spmm(
 }
 
 /// The values gradient of sparse @ dense into a fresh storage of one element per entry:
-/// [`Backend::sddmm`]. `g` and `d` are contiguous.
+/// [`SparseKernels::sddmm`](crate::backend::SparseKernels::sddmm). `g` and `d` are contiguous.
 pub(crate) fn sddmm(g: &TensorData, d: &TensorData, s: &Spmm<'_>, dt: DType) -> Result<Storage> {
     let (gg, gd) = (g.storage.read_device(), d.storage.read_device());
     on_device!(&*gg, &*gd, |B, bg, bd| {

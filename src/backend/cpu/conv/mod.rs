@@ -17,6 +17,8 @@ mod im2col;
 use super::matmul::{Mat, matmul, matmul_serial};
 use super::team;
 use crate::backend::ConvGeom;
+use crate::backend::ConvKernels;
+use crate::backend::cpu::Cpu;
 use crate::storage::CpuBuffer;
 use crate::{DType, Element};
 use im2col::{G3, col2im, im2col};
@@ -129,7 +131,7 @@ fn tr<P>(ptr: P, cols: usize) -> Mat<P> {
     }
 }
 
-/// See [`Backend::conv_forward`](crate::backend::Backend::conv_forward). The parts are
+/// See [`ConvKernels::conv_forward`]. The parts are
 /// (image, group, chunk of output rows): each builds its chunk of the column matrix and
 /// multiplies it on its own thread (serves `conv2d_3x3_c64_56`).
 ///
@@ -199,7 +201,7 @@ unsafe fn forward<T: Element>(
     team::run(parts, &part);
 }
 
-/// See [`Backend::conv_backward_input`](crate::backend::Backend::conv_backward_input). The
+/// See [`ConvKernels::conv_backward_input`]. The
 /// column matrix is built and added back one chunk of output rows at a time.
 ///
 /// # Safety
@@ -263,7 +265,7 @@ unsafe fn backward_input<T: Element>(
     team::run(g.n * g.groups, &part);
 }
 
-/// See [`Backend::conv_backward_weight`](crate::backend::Backend::conv_backward_weight).
+/// See [`ConvKernels::conv_backward_weight`].
 ///
 /// # Safety
 /// As there.
@@ -346,7 +348,7 @@ fn at<T>(buf: &CpuBuffer, off: usize) -> *const T {
     (buf.as_ptr() as *const T).wrapping_add(off)
 }
 
-/// [`Backend::conv_forward`](crate::backend::Backend::conv_forward) on CPU buffers.
+/// [`ConvKernels::conv_forward`] on CPU buffers.
 ///
 /// # Safety
 /// As there.
@@ -370,7 +372,7 @@ pub(super) unsafe fn conv_forward(
     })
 }
 
-/// [`Backend::conv_backward_input`](crate::backend::Backend::conv_backward_input) on CPU
+/// [`ConvKernels::conv_backward_input`] on CPU
 /// buffers.
 ///
 /// # Safety
@@ -395,7 +397,7 @@ pub(super) unsafe fn conv_backward_input(
     })
 }
 
-/// [`Backend::conv_backward_weight`](crate::backend::Backend::conv_backward_weight) on CPU
+/// [`ConvKernels::conv_backward_weight`] on CPU
 /// buffers.
 ///
 /// # Safety
@@ -414,4 +416,47 @@ pub(super) unsafe fn conv_backward_weight(
         // SAFETY: forwarded contract.
         unsafe { backward_weight::<T>(out.as_mut_ptr() as *mut T, at(x, xo), at(gy, go), &g3) }
     })
+}
+
+impl ConvKernels for Cpu {
+    unsafe fn conv_forward(
+        out: &mut CpuBuffer,
+        x: &CpuBuffer,
+        xo: usize,
+        w: &CpuBuffer,
+        wo: usize,
+        bias: Option<(&CpuBuffer, usize)>,
+        g: &ConvGeom,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { conv_forward(out, x, xo, w, wo, bias, g, dt) }
+    }
+
+    unsafe fn conv_backward_input(
+        out: &mut CpuBuffer,
+        gy: &CpuBuffer,
+        go: usize,
+        w: &CpuBuffer,
+        wo: usize,
+        bias: Option<(&CpuBuffer, usize)>,
+        g: &ConvGeom,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { conv_backward_input(out, gy, go, w, wo, bias, g, dt) }
+    }
+
+    unsafe fn conv_backward_weight(
+        out: &mut CpuBuffer,
+        x: &CpuBuffer,
+        xo: usize,
+        gy: &CpuBuffer,
+        go: usize,
+        g: &ConvGeom,
+        dt: DType,
+    ) {
+        // SAFETY: forwarded contract.
+        unsafe { conv_backward_weight(out, x, xo, gy, go, g, dt) }
+    }
 }

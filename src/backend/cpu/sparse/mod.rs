@@ -15,6 +15,11 @@ pub(crate) use rows::{gather_rows, nonzero_rows, scatter_rows, sddmm, spmm};
 
 use super::index::{elems, elems_mut};
 use crate::backend::Pattern;
+use crate::backend::RowSel;
+use crate::backend::Rows;
+use crate::backend::SparseKernels;
+use crate::backend::Spmm;
+use crate::backend::cpu::Cpu;
 use crate::dtype::Element;
 use crate::storage::{CpuBuffer, Storage};
 use crate::{DType, Result, bail};
@@ -144,3 +149,117 @@ fn index_dtype(p: &Pattern<'_, CpuBuffer>) -> DType {
 }
 
 pub(super) use with_idx;
+
+impl SparseKernels for Cpu {
+    fn sparse_positions(p: &Pattern<'_, CpuBuffer>, shape: &[usize]) -> Result<Vec<usize>> {
+        positions(p, shape)
+    }
+
+    fn sparse_entry_rows(
+        p: &Pattern<'_, CpuBuffer>,
+        shape: &[usize],
+    ) -> Result<(Vec<usize>, Vec<usize>)> {
+        entry_rows(p, shape)
+    }
+
+    fn csr_to_coo(p: &Pattern<'_, CpuBuffer>, shape: &[usize]) -> Result<(Storage, bool)> {
+        csr_to_coo(p, shape)
+    }
+
+    fn sparse_check(p: &Pattern<'_, CpuBuffer>, shape: &[usize], op: &'static str) -> Result<bool> {
+        check(p, shape, op)
+    }
+
+    fn coo_coalesce(p: &Pattern<'_, CpuBuffer>) -> Result<(Storage, Vec<usize>, usize)> {
+        match *p {
+            Pattern::Coo { ix, off, sd, nnz } => coalesce(ix, off, sd, nnz),
+            Pattern::Csr { .. } => unreachable!("internal: coalesce of a CSR pattern"),
+        }
+    }
+
+    fn coo_slice(
+        p: &Pattern<'_, CpuBuffer>,
+        coalesced: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, RowSel)> {
+        match *p {
+            Pattern::Coo { ix, off, sd, nnz } => {
+                coo_slice(ix, off, sd, nnz, coalesced, ranges, shape)
+            }
+            Pattern::Csr { .. } => unreachable!("internal: coo_slice of a CSR pattern"),
+        }
+    }
+
+    fn csr_slice(
+        p: &Pattern<'_, CpuBuffer>,
+        sorted: bool,
+        ranges: &[(usize, usize)],
+        shape: &[usize],
+    ) -> Result<(Storage, usize, Storage, RowSel)> {
+        csr_slice(p, sorted, ranges, shape)
+    }
+
+    fn sparse_nonzero_rows(
+        src: &CpuBuffer,
+        off: usize,
+        n_rows: usize,
+        rl: usize,
+        dt: DType,
+    ) -> Result<Vec<usize>> {
+        nonzero_rows(src, off, n_rows, rl, dt)
+    }
+
+    fn sparse_gather_rows(
+        dst: &mut CpuBuffer,
+        src: &CpuBuffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()> {
+        gather_rows(dst, src, soff, src_len, sel, rl, dt)
+    }
+
+    fn sparse_scatter_rows(
+        dst: &mut CpuBuffer,
+        dst_len: usize,
+        src: &CpuBuffer,
+        soff: usize,
+        src_len: usize,
+        sel: Rows<'_>,
+        rl: usize,
+        dt: DType,
+    ) -> Result<()> {
+        scatter_rows(dst, dst_len, src, soff, src_len, sel, rl, dt)
+    }
+
+    fn spmm(
+        out: &mut CpuBuffer,
+        out_len: usize,
+        v: &CpuBuffer,
+        voff: usize,
+        d: &CpuBuffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        spmm(out, out_len, v, voff, d, doff, d_len, s, dt)
+    }
+
+    fn sddmm(
+        out: &mut CpuBuffer,
+        g: &CpuBuffer,
+        goff: usize,
+        g_len: usize,
+        d: &CpuBuffer,
+        doff: usize,
+        d_len: usize,
+        s: &Spmm<'_>,
+        dt: DType,
+    ) -> Result<()> {
+        sddmm(out, g, goff, g_len, d, doff, d_len, s, dt)
+    }
+}

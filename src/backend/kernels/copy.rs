@@ -1,0 +1,51 @@
+//! Strided copy and fill: the kernel of `copy_`, `contiguous`, `to_dtype`, `clone` and every
+//! materialisation (any geometry to any geometry, with dtype conversion), `fill`, the
+//! accumulation behind the scatter of view backward, and the element reads of `to_vec` and
+//! `item`. Front door: `copy_raw`, `fill`, `accumulate`, `read_vec` (`dispatch.rs`); CPU body
+//! `cpu/copy.rs`.
+
+use crate::backend::{Device, Source};
+use crate::layout::Layout;
+use crate::{DType, Element, Result, Scalar};
+
+/// Strided copy, fill, accumulation and reads over any geometry.
+pub(crate) trait CopyKernels: Device {
+    /// `dst[dl] = cast(src[sl])` element by element in logical order; `sl` has `dl`'s sizes
+    /// (stride 0 on broadcast dims).
+    ///
+    /// # Safety
+    /// Both geometries lie inside their buffers; `dl` has no internal overlap; with
+    /// [`Source::Same`] the two geometries are disjoint or identical.
+    unsafe fn copy(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        ddt: DType,
+        src: Source<'_, Self::Buffer>,
+        sl: &Layout,
+        sdt: DType,
+    );
+
+    /// `dst[dl] = v` (converted to `dt`); `dl` may overlap itself.
+    ///
+    /// # Safety
+    /// `dl` lies inside `dst`.
+    unsafe fn fill(dst: &mut Self::Buffer, dl: &Layout, dt: DType, v: Scalar);
+
+    /// `dst[dl] += cast(src[sl])` sequentially in logical order, so a `dl` that names an
+    /// element several times accumulates every contribution.
+    ///
+    /// # Safety
+    /// Both geometries lie inside their buffers (of equal sizes); the buffers are distinct.
+    unsafe fn accumulate(
+        dst: &mut Self::Buffer,
+        dl: &Layout,
+        ddt: DType,
+        src: &Self::Buffer,
+        sl: &Layout,
+        sdt: DType,
+    );
+
+    /// The elements of `l` (of dtype `dt`) in logical order, cast to `T`. Errors if `l` lies
+    /// outside the buffer or the result cannot be allocated.
+    fn read<T: Element>(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<T>>;
+}
