@@ -36,6 +36,11 @@
 //! # Ok::<(), tapegrad::Error>(())
 //! ```
 //!
+//! Threads: CPU kernels use [`get_num_threads`] threads (default `RAYON_NUM_THREADS` or all
+//! cores), changed at run time with [`set_num_threads`]; idle kernel workers poll for the next
+//! kernel for [`get_spin_time`] before parking, which [`set_spin_time`] shortens (zero: park
+//! right after each kernel) for a host application that needs its cores between kernels.
+//!
 //! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
 //! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one folder
 //! per family: `elementwise`, `reduce`, `movement`, `linalg`, `nn`, `storage`; each op's method,
@@ -85,6 +90,7 @@ pub mod sparse;
 mod storage;
 mod tensor;
 mod testing;
+mod threads;
 mod view;
 
 pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
@@ -105,3 +111,4 @@ pub use storage::{
     Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
 };
 pub use tensor::{Nested, Tensor};
+pub use threads::{get_num_threads, get_spin_time, set_num_threads, set_spin_time};
