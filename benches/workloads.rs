@@ -327,7 +327,7 @@ fn w_transformer_layer_step_b16t64d128() -> f64 {
             p.set_grad(None)?;
         }
         let y = layer.forward(&x, EncoderMasks::default())?;
-        y.pow(2.0)?.mean(&[], false, None)?.backward()?;
+        y.pow(2.0)?.mean((), false, None)?.backward()?;
         opt.step()
     });
     t * 1e3

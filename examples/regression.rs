@@ -43,7 +43,7 @@ pub fn penalized_loss(
         .remove(0)
         .expect("allow_unused = false: present");
     let fit = f.mse_loss(y, Reduction::Mean)?;
-    let penalty = dfdx.mul(&dfdx)?.mean(&[], false, None)?;
+    let penalty = dfdx.mul(&dfdx)?.mean((), false, None)?;
     Ok((fit.add(&penalty.mul(lambda)?)?, fit, penalty))
 }
 

@@ -589,7 +589,7 @@ fn scalar_inplace_on_views_matches_the_general_path() -> R {
             let run = |tensor_operand: bool| -> tapegrad::Result<Tensor> {
                 let s = |v: f64| -> tapegrad::Result<tapegrad::Operand> {
                     Ok(if tensor_operand {
-                        Tensor::full(&[], v, dt)?.into()
+                        Tensor::full((), v, dt)?.into()
                     } else {
                         v.into()
                     })
@@ -605,12 +605,12 @@ fn scalar_inplace_on_views_matches_the_general_path() -> R {
                 let w = Tensor::from_vec(vals.iter().map(|v| v * v).collect(), &[3, 4])?
                     .to_dtype(dt)?;
                 let out = if weighted { y.mul(&w)? } else { y };
-                let one = Tensor::full(&[], 1.0, dt)?;
+                let one = Tensor::full((), 1.0, dt)?;
                 out.sum()?.backward_with(Some(&one), false, false)?;
                 Ok(x.grad().expect("grad"))
             };
             let (fast, general) = (run(false)?, run(true)?);
-            let same = fast.eq(&general)?.all(&[], false)?.to_vec::<bool>()?;
+            let same = fast.eq(&general)?.all((), false)?.to_vec::<bool>()?;
             assert_eq!(same, vec![true], "{dt:?} weighted={weighted}");
         }
     }

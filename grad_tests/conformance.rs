@@ -516,7 +516,7 @@ fn sum(c: &Call) -> CallResult<Val> {
     }
     match c.opt(1, "dim") {
         None | Some(Value::Null) => val(x.sum()),
-        Some(Value::Array(a)) if a.is_empty() => val(x.sum_dims(&[], keepdim)),
+        Some(Value::Array(a)) if a.is_empty() => val(x.sum_dims((), keepdim)),
         Some(v) => val(x.sum_dims(&to_i64s(v)?, keepdim)),
     }
 }

@@ -160,7 +160,7 @@ pub fn run(data: &[u8]) {
                 let keep = inp.bool();
                 guarded(&pool, &ctx, || a.sum_dims(&[d], keep))
             }
-            12 => guarded(&pool, &ctx, || a.mean(&[], false, None)),
+            12 => guarded(&pool, &ctx, || a.mean((), false, None)),
             13 => guarded(&pool, &ctx, || a.matmul(&b)),
             14 => {
                 if inp.bool() {
