@@ -460,7 +460,10 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "backward" => {
             let g = c.kw("gradient").map(|v| c.env.tensor_of(v)).transpose()?;
             let retain = c.kw("retain_graph").map_or(Ok(false), to_bool)?;
-            c.t(0)?.backward_with(g.as_ref(), retain, false)?;
+            c.t(0)?.backward_with(
+                g.as_ref(),
+                tapegrad::autograd::BackwardOptions::default().retain_graph(retain),
+            )?;
             Ok(Val::Unit)
         }
         "is_grad_enabled" => Ok(Val::Plain(Value::Bool(

@@ -117,9 +117,7 @@ fn grad_through(
         &[loss],
         std::slice::from_ref(leaf),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?[0]
         .clone())
 }

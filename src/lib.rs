@@ -123,7 +123,7 @@ pub use index::{Ellipsis, IntoIndex, IntoIndices, NewAxis, TensorIndex};
 pub use layout::{Dims, IntoDims, Layout};
 pub use ops::attention::SdpaOptions;
 pub use ops::conv::{ConvOptions, ConvPadding, ConvTransposeOptions, Spatial};
-pub use ops::elementwise::RoundingMode;
+pub use ops::elementwise::{Approximate, RoundingMode};
 pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce::NormOrd;

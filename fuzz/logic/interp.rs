@@ -176,7 +176,12 @@ pub fn run(data: &[u8]) {
             16 => {
                 if a.requires_grad() && a.numel() <= MAX_READ {
                     let retain = inp.bool();
-                    let r = guarded(&pool, &ctx, || a.sum()?.backward_with(None, retain, false));
+                    let r = guarded(&pool, &ctx, || {
+                        a.sum()?.backward_with(
+                            None,
+                            tapegrad::autograd::BackwardOptions::default().retain_graph(retain),
+                        )
+                    });
                     if r.is_some() {
                         for l in &leaves {
                             if let Some(g) = l.grad() {
