@@ -111,7 +111,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
             "square" => x.square(), "erf" => x.erf(), "isnan" => x.isnan(),
             "isinf" => x.isinf(), "isfinite" => x.isfinite(),
             "logical_not" => mask.logical_not(), "nonzero" => mask.nonzero(),
-            "silu" => x.silu(), "gelu" => x.gelu(false), "gelu_tanh" => x.gelu(true),
+            "silu" => x.silu(), "gelu" => x.gelu(tapegrad::Approximate::None), "gelu_tanh" => x.gelu(tapegrad::Approximate::Tanh),
             "softplus" => x.softplus(1.0, 20.0), "elu" => x.elu(1.0),
             "leaky_relu" => x.leaky_relu(0.01), "nan_to_num" => x.nan_to_num(0.0, None, None),
             "clone" => x.copy(), "to_f64" => x.to_dtype(DType::F64),

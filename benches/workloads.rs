@@ -327,7 +327,7 @@ fn w_transformer_layer_step_b16t64d128() -> f64 {
             p.set_grad(None)?;
         }
         let y = layer.forward(&x, EncoderMasks::default())?;
-        y.pow(2.0)?.mean(&[], false, None)?.backward()?;
+        y.pow(2.0)?.mean((), false, None)?.backward()?;
         opt.step()
     });
     t * 1e3
@@ -362,7 +362,7 @@ fn w_tanh_f32_4m() -> f64 {
     unary_ms(|a| a.tanh())
 }
 fn w_gelu_f32_4m() -> f64 {
-    unary_ms(|a| a.gelu(false))
+    unary_ms(|a| a.gelu(tapegrad::Approximate::None))
 }
 fn w_gelu_backward_f32_4m() -> f64 {
     let x = Tensor::randn(&[N4M], DType::F32)
@@ -370,10 +370,16 @@ fn w_gelu_backward_f32_4m() -> f64 {
         .requires_grad_(true)
         .unwrap();
     let g = Tensor::randn(&[N4M], DType::F32).unwrap();
-    let y = x.gelu(false).unwrap();
+    let y = x.gelu(tapegrad::Approximate::None).unwrap();
     let (ys, xs, gs) = ([y], [x], [Some(g)]);
     median(21, || {
-        tapegrad::autograd::grad(&ys, &xs, &gs, true, false, false).map(|_| ())
+        tapegrad::autograd::grad(
+            &ys,
+            &xs,
+            &gs,
+            tapegrad::autograd::GradOptions::default().retain_graph(true),
+        )
+        .map(|_| ())
     }) * 1e3
 }
 
@@ -559,9 +565,7 @@ fn sparse_workload(name: &str) -> f64 {
                 std::slice::from_ref(&out),
                 std::slice::from_ref(&x),
                 &[Some(seed.clone())],
-                true,
-                false,
-                false,
+                tapegrad::autograd::GradOptions::default().retain_graph(true),
             )
             .map(|_| ())
         })

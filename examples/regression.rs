@@ -39,11 +39,18 @@ pub fn penalized_loss(
     let x = x.detach().requires_grad_(true)?;
     let f = model.forward(&x)?;
     // Each f_i depends on x_i only, so d(sum f)/dx is the vector of df_i/dx_i.
-    let dfdx = grad(&[f.sum()?], &[x], &[None], true, true, false)?
-        .remove(0)
-        .expect("allow_unused = false: present");
+    let dfdx = grad(
+        &[f.sum()?],
+        &[x],
+        &[None],
+        tapegrad::autograd::GradOptions::default()
+            .retain_graph(true)
+            .create_graph(true),
+    )?
+    .remove(0)
+    .expect("allow_unused = false: present");
     let fit = f.mse_loss(y, Reduction::Mean)?;
-    let penalty = dfdx.mul(&dfdx)?.mean(&[], false, None)?;
+    let penalty = dfdx.mul(&dfdx)?.mean((), false, None)?;
     Ok((fit.add(&penalty.mul(lambda)?)?, fit, penalty))
 }
 

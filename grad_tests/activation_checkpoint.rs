@@ -92,18 +92,14 @@ fn parameters_get_gradients_when_no_input_requires_grad() -> R {
         &[y[0].sum()?],
         std::slice::from_ref(&w),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
     let wt = twin(&[&w]).remove(0);
     let want = autograd::grad(
         &[x.matmul(&wt)?.tanh()?.exp()?.sum()?],
         std::slice::from_ref(&wt),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
     assert_eq!(
         vals(g[0].as_ref().unwrap()),
@@ -122,9 +118,7 @@ fn double_backward_through_a_checkpoint() -> R {
         &[y[0].sum()?],
         std::slice::from_ref(&x),
         &[None],
-        false,
-        true,
-        false,
+        tapegrad::autograd::GradOptions::default().create_graph(true),
     )?;
     g[0].as_ref().unwrap().pow(2.0)?.sum()?.backward()?;
     let xt = leaf64(&A, &[6]);
@@ -132,9 +126,7 @@ fn double_backward_through_a_checkpoint() -> R {
         &[f(&xt)?.sum()?],
         std::slice::from_ref(&xt),
         &[None],
-        false,
-        true,
-        false,
+        tapegrad::autograd::GradOptions::default().create_graph(true),
     )?;
     gt[0].as_ref().unwrap().pow(2.0)?.sum()?.backward()?;
     assert_eq!(vals(g[0].as_ref().unwrap()), vals(gt[0].as_ref().unwrap()));
@@ -196,7 +188,10 @@ fn backward_twice_needs_retain_graph() -> R {
     let x = leaf64(&A, &[6]);
     let y = checkpoint(|i| Ok(vec![i[0].sin()?.exp()?]), &[&x])?.remove(0);
     let s = y.sum()?;
-    s.backward_with(None, true, false)?;
+    s.backward_with(
+        None,
+        tapegrad::autograd::BackwardOptions::default().retain_graph(true),
+    )?;
     let once = vals(&x.grad().unwrap());
     s.backward()?;
     let twice: Vec<f64> = once.iter().map(|g| 2.0 * g).collect();

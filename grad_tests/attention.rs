@@ -49,7 +49,7 @@ fn einsum_matches_its_definition() -> R {
     );
     let (p, q) = (r(&[3]), r(&[2]));
     close(&Tensor::einsum("i,j->ij", &[&p, &q])?, &p.outer(&q)?);
-    let z = Tensor::from_vec(vec![3.0f64], &[])?;
+    let z = Tensor::from_vec(vec![3.0f64], ())?;
     close(&Tensor::einsum("", &[&z])?, &z);
     Ok(())
 }

@@ -371,7 +371,10 @@ fn retain_grad_keeps_non_leaf_grads_and_accumulates() -> R {
     let z = x.mul(3.0)?;
     y.retain_grad()?;
     let s = y.mul(&y)?.add(&z)?.sum()?;
-    s.backward_with(None, true, false)?;
+    s.backward_with(
+        None,
+        tapegrad::autograd::BackwardOptions::default().retain_graph(true),
+    )?;
     assert_eq!(grad64(&y), vec![4.0, 8.0]);
     assert!(z.grad().is_none());
     s.backward()?;
@@ -424,17 +427,23 @@ fn backward_twice_errors_unless_retained() -> R {
         std::slice::from_ref(&y),
         std::slice::from_ref(&x),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
-    let e =
-        autograd::grad(&[y], std::slice::from_ref(&x), &[None], false, false, false).unwrap_err();
+    let e = autograd::grad(
+        &[y],
+        std::slice::from_ref(&x),
+        &[None],
+        tapegrad::autograd::GradOptions::default(),
+    )
+    .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::BackwardTwice);
     // retained: the second pass works
     let s = x.mul(&x)?.sum()?;
     x.set_grad(None)?;
-    s.backward_with(None, true, false)?;
+    s.backward_with(
+        None,
+        tapegrad::autograd::BackwardOptions::default().retain_graph(true),
+    )?;
     s.backward()?;
     assert_eq!(grad64(&x), vec![4.0, 8.0]);
     Ok(())
@@ -460,7 +469,10 @@ fn no_grad_fn_and_shape_mismatch_errors() -> R {
     assert_eq!(y.sum()?.backward().unwrap_err().kind(), ErrorKind::NoGradFn);
     let e = x
         .mul(2.0)?
-        .backward_with(Some(&Tensor::ones(&[3], DType::F32)?), false, false)
+        .backward_with(
+            Some(&Tensor::ones(&[3], DType::F32)?),
+            tapegrad::autograd::BackwardOptions::default(),
+        )
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
     assert_eq!(
@@ -487,19 +499,17 @@ fn grads_accumulate_across_backward_calls() -> R {
     assert_eq!(grad64(&x), vec![1f64.exp(), 2f64.exp()]);
     // with create_graph the accumulated grad is differentiable
     let z = leaf64(&[1.5], &[1]);
-    z.mul(&z)?
-        .mul(&z)?
-        .sum()?
-        .backward_with(None, false, true)?;
+    z.mul(&z)?.mul(&z)?.sum()?.backward_with(
+        None,
+        tapegrad::autograd::BackwardOptions::default().create_graph(true),
+    )?;
     let gz = z.grad().unwrap();
     assert!(gz.requires_grad());
     let h = autograd::grad(
         &[gz.sum()?],
         std::slice::from_ref(&z),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
     assert_eq!(h[0].as_ref().unwrap().to_vec::<f64>()?, vec![6.0 * 1.5]);
     Ok(())
@@ -515,16 +525,21 @@ fn double_backward_through_inplace_on_view() -> R {
         &[y.sum()?],
         std::slice::from_ref(&x),
         &[None],
-        true,
-        true,
-        false,
+        tapegrad::autograd::GradOptions::default()
+            .retain_graph(true)
+            .create_graph(true),
     )?;
     let g = g[0].clone().unwrap();
     assert_eq!(
         g.to_vec::<f64>()?,
         vec![0.1f64.exp(), 1.0, 0.3f64.exp(), 1.0]
     );
-    let h = autograd::grad(&[g.sum()?], &[x], &[None], false, false, false)?;
+    let h = autograd::grad(
+        &[g.sum()?],
+        &[x],
+        &[None],
+        tapegrad::autograd::GradOptions::default(),
+    )?;
     assert_eq!(
         h[0].as_ref().unwrap().to_vec::<f64>()?,
         vec![0.1f64.exp(), 0.0, 0.3f64.exp(), 0.0]
@@ -589,7 +604,7 @@ fn scalar_inplace_on_views_matches_the_general_path() -> R {
             let run = |tensor_operand: bool| -> tapegrad::Result<Tensor> {
                 let s = |v: f64| -> tapegrad::Result<tapegrad::Operand> {
                     Ok(if tensor_operand {
-                        Tensor::full(&[], v, dt)?.into()
+                        Tensor::full((), v, dt)?.into()
                     } else {
                         v.into()
                     })
@@ -605,12 +620,13 @@ fn scalar_inplace_on_views_matches_the_general_path() -> R {
                 let w = Tensor::from_vec(vals.iter().map(|v| v * v).collect(), &[3, 4])?
                     .to_dtype(dt)?;
                 let out = if weighted { y.mul(&w)? } else { y };
-                let one = Tensor::full(&[], 1.0, dt)?;
-                out.sum()?.backward_with(Some(&one), false, false)?;
+                let one = Tensor::full((), 1.0, dt)?;
+                out.sum()?
+                    .backward_with(Some(&one), tapegrad::autograd::BackwardOptions::default())?;
                 Ok(x.grad().expect("grad"))
             };
             let (fast, general) = (run(false)?, run(true)?);
-            let same = fast.eq(&general)?.all(&[], false)?.to_vec::<bool>()?;
+            let same = fast.eq(&general)?.all((), false)?.to_vec::<bool>()?;
             assert_eq!(same, vec![true], "{dt:?} weighted={weighted}");
         }
     }
@@ -661,7 +677,7 @@ fn scalar_inplace_fast_path_leaves_observed_gradients_alone() -> R {
     let x = leaf64(&[1., 2., 3., 4.], &[2, 2]);
     let y = x.copy()?;
     y.select(0, 1)?.mul_(3.0)?;
-    y.backward_with(Some(&w), false, false)?;
+    y.backward_with(Some(&w), tapegrad::autograd::BackwardOptions::default())?;
     assert_eq!(w.to_vec::<f64>()?, vec![1., 2., 3., 4.]);
     assert_eq!(grad64(&x), expect);
     // an empty view whose offset lies past the end of the storage

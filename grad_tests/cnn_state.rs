@@ -88,7 +88,7 @@ fn pytorch_state_dict_loads_and_training_matches_running_stats() -> R {
         let loss = m
             .forward(&x.mul((1 + step) as f64)?)?
             .pow(2.0)?
-            .mean(&[], false, None)?;
+            .mean((), false, None)?;
         loss.backward()?;
         opt.step()?;
         losses.push(loss.item::<f64>()?);

@@ -460,7 +460,10 @@ fn dispatch(c: &Call) -> CallResult<Val> {
         "backward" => {
             let g = c.kw("gradient").map(|v| c.env.tensor_of(v)).transpose()?;
             let retain = c.kw("retain_graph").map_or(Ok(false), to_bool)?;
-            c.t(0)?.backward_with(g.as_ref(), retain, false)?;
+            c.t(0)?.backward_with(
+                g.as_ref(),
+                tapegrad::autograd::BackwardOptions::default().retain_graph(retain),
+            )?;
             Ok(Val::Unit)
         }
         "is_grad_enabled" => Ok(Val::Plain(Value::Bool(
@@ -516,7 +519,7 @@ fn sum(c: &Call) -> CallResult<Val> {
     }
     match c.opt(1, "dim") {
         None | Some(Value::Null) => val(x.sum()),
-        Some(Value::Array(a)) if a.is_empty() => val(x.sum_dims(&[], keepdim)),
+        Some(Value::Array(a)) if a.is_empty() => val(x.sum_dims((), keepdim)),
         Some(v) => val(x.sum_dims(&to_i64s(v)?, keepdim)),
     }
 }

@@ -241,7 +241,11 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
         close(&f64s(&y), &want, 1e-12, &format!("form {fi} value"));
         // gradients: the adjoint of the reference for a cotangent `gy`
         let gy = t(&shape, 40 + fi as u64);
-        tapegrad::autograd::backward(std::slice::from_ref(&y), &[Some(gy.clone())], false, false)?;
+        tapegrad::autograd::backward(
+            std::slice::from_ref(&y),
+            &[Some(gy.clone())],
+            tapegrad::autograd::BackwardOptions::default(),
+        )?;
         let gv = f64s(&gy);
         let (mut gx, mut gw) = (vec![0.0; xv.len()], vec![0.0; wv.len()]);
         r.each(|ol, il, wl, _, _| {
@@ -431,7 +435,12 @@ fn conv_nodes_and_unbatched_inputs() -> R {
     assert_eq!(f64s(&y), f64s(&yb));
     let xb = x.detach().unsqueeze(0)?.requires_grad_(true)?;
     let yb = xb.conv2d(&w, None, &ConvOptions::default())?;
-    let g = tapegrad::autograd::grad(&[yb.sum()?], &[xb], &[None], false, true, false)?;
+    let g = tapegrad::autograd::grad(
+        &[yb.sum()?],
+        &[xb],
+        &[None],
+        tapegrad::autograd::GradOptions::default().create_graph(true),
+    )?;
     let gx = g[0].as_ref().unwrap();
     assert_eq!(gx.grad_fn().unwrap().name(), "ConvolutionBackwardBackward0");
     Ok(())

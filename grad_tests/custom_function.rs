@@ -312,9 +312,7 @@ fn double_backward_through_the_user_backward() -> R {
         &[y.sum()?],
         std::slice::from_ref(&x),
         &[None],
-        false,
-        true,
-        false,
+        tapegrad::autograd::GradOptions::default().create_graph(true),
     )?;
     let g = g[0].clone().unwrap();
     assert!(g.requires_grad());
@@ -322,9 +320,7 @@ fn double_backward_through_the_user_backward() -> R {
         &[g.sum()?],
         std::slice::from_ref(&x),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
     let want: Vec<f64> = [0.25f64, -1.0]
         .iter()
@@ -337,17 +333,13 @@ fn double_backward_through_the_user_backward() -> R {
         &[y.sum()?],
         std::slice::from_ref(&x),
         &[None],
-        false,
-        true,
-        false,
+        tapegrad::autograd::GradOptions::default().create_graph(true),
     )?;
     let gg = autograd::grad(
         &[g[0].clone().unwrap().sum()?],
         std::slice::from_ref(&x),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
     assert_eq!(vals(gg[0].as_ref().unwrap()), vals(&x.exp()?));
     Ok(())

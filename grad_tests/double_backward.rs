@@ -63,16 +63,21 @@ fn saved_intermediates_dropped_by_the_user_stay_differentiable() -> R {
         let b = x.mul(&x)?;
         a.mul(&b)?.sum()?
     };
-    let g = tapegrad::autograd::grad(&[y], std::slice::from_ref(&x), &[None], true, true, false)?;
+    let g = tapegrad::autograd::grad(
+        &[y],
+        std::slice::from_ref(&x),
+        &[None],
+        tapegrad::autograd::GradOptions::default()
+            .retain_graph(true)
+            .create_graph(true),
+    )?;
     let g = g[0].clone().unwrap();
     assert_eq!(g.to_vec::<f64>()?, vec![9.0 * 0.25, 9.0 * 4.0]);
     let gg = tapegrad::autograd::grad(
         &[g.sum()?],
         std::slice::from_ref(&x),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?;
     assert_eq!(
         gg[0].clone().unwrap().to_vec::<f64>()?,

@@ -502,9 +502,7 @@ fn slice_gradient_of_an_empty_hybrid_coo_with_a_huge_dense_window() {
         &[loss],
         std::slice::from_ref(&vals),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )
     .unwrap();
     assert_eq!(g[0].clone().unwrap().shape(), vec![0, big]);
@@ -530,9 +528,7 @@ fn slice_of_an_empty_hybrid_coo_with_huge_dense_dims() {
         &[loss],
         std::slice::from_ref(&vals),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )
     .unwrap();
     assert_eq!(g[0].clone().unwrap().shape(), vec![0, 1 << 20, big]);
@@ -625,9 +621,7 @@ fn max_pool_backward_of_an_empty_batch() {
             &[y.sum().unwrap()],
             std::slice::from_ref(&x),
             &[None],
-            false,
-            false,
-            false,
+            tapegrad::autograd::GradOptions::default(),
         )
         .unwrap();
         assert_eq!(g[0].clone().unwrap().shape(), vec![0, 1, 2, 8]);

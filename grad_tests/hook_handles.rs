@@ -25,7 +25,10 @@ fn removing_a_tensor_hook_stops_it_on_leaves_and_non_leaves() -> R {
     let hy = y.register_hook(|g| Ok(Some(g.mul(10.0)?)))?;
     let keep = y.register_hook(|g| Ok(Some(g.add(1.0)?)))?;
     assert_ne!(hx.id(), hy.id());
-    y.sum()?.backward_with(None, true, false)?;
+    y.sum()?.backward_with(
+        None,
+        tapegrad::autograd::BackwardOptions::default().retain_graph(true),
+    )?;
     // (1 * 10 + 1) * 3
     assert_eq!(vals(&x.grad().unwrap()), vec![33.0, 33.0]);
     assert_eq!(*calls.lock().unwrap(), 1);

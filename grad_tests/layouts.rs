@@ -117,9 +117,7 @@ fn grad_through(
         &[loss],
         std::slice::from_ref(leaf),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )?[0]
         .clone())
 }
@@ -460,7 +458,7 @@ fn reductions_on_all_layouts() -> R {
         ),
         (
             "amin_all",
-            |t| t.amin(&[], false),
+            |t| t.amin((), false),
             Some(|x| vec![x.iter().cloned().fold(f64::MAX, f64::min)]),
         ),
         (
@@ -483,7 +481,7 @@ fn reductions_on_all_layouts() -> R {
         ),
         (
             "std_all",
-            |t| t.std(&[], 0.0, false),
+            |t| t.std((), 0.0, false),
             Some(|x| vec![var(x, 0.0).sqrt()]),
         ),
         (
@@ -503,7 +501,7 @@ fn reductions_on_all_layouts() -> R {
         ),
         (
             "norm_l1_all",
-            |t| t.norm(tapegrad::NormOrd::L1, &[], false),
+            |t| t.norm(tapegrad::NormOrd::L1, (), false),
             Some(|x| vec![x.iter().map(|v| v.abs()).sum()]),
         ),
         (

@@ -23,6 +23,7 @@ mod double_backward;
 mod fast_paths;
 mod hook_handles;
 mod indexing;
+mod int_args;
 mod interop;
 mod kernels;
 mod layouts;

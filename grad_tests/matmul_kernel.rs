@@ -286,7 +286,9 @@ fn column_major_mm_inputs_get_column_major_grads() -> R {
     let a = operand(9, 4, Form::Contiguous, DType::F64, 1).requires_grad_(true)?;
     let b = operand(6, 9, Form::Contiguous, DType::F64, 2).requires_grad_(true)?;
     let g = operand(4, 6, Form::Contiguous, DType::F64, 3);
-    a.t()?.mm(&b.t()?)?.backward_with(Some(&g), false, false)?;
+    a.t()?
+        .mm(&b.t()?)?
+        .backward_with(Some(&g), tapegrad::autograd::BackwardOptions::default())?;
     let (ga, gb) = (a.grad().unwrap(), b.grad().unwrap());
     assert_eq!(ga.strides(), vec![4, 1]);
     assert_eq!(gb.strides(), vec![9, 1]);
@@ -298,7 +300,8 @@ fn column_major_mm_inputs_get_column_major_grads() -> R {
     // row-major inputs keep row-major grads
     let c = operand(4, 9, Form::Contiguous, DType::F64, 4).requires_grad_(true)?;
     let d = operand(9, 6, Form::Contiguous, DType::F64, 5).requires_grad_(true)?;
-    c.mm(&d)?.backward_with(Some(&g), false, false)?;
+    c.mm(&d)?
+        .backward_with(Some(&g), tapegrad::autograd::BackwardOptions::default())?;
     assert_eq!(c.grad().unwrap().strides(), vec![9, 1]);
     assert_eq!(d.grad().unwrap().strides(), vec![6, 1]);
     Ok(())

@@ -521,9 +521,14 @@ fn embedding_padding_idx_matches_pytorch() -> R {
     w.set_grad(None)?;
     let y = Tensor::embedding_with(&idx, &w, Some(2))?;
     let l = y.mul(&y)?.mul(&g)?.sum()?;
-    let gw = tapegrad::autograd::grad(&[l], std::slice::from_ref(&w), &[None], false, true, false)?
-        .remove(0)
-        .unwrap();
+    let gw = tapegrad::autograd::grad(
+        &[l],
+        std::slice::from_ref(&w),
+        &[None],
+        tapegrad::autograd::GradOptions::default().create_graph(true),
+    )?
+    .remove(0)
+    .unwrap();
     assert_eq!(
         gw.to_vec::<f64>()?,
         [

@@ -49,7 +49,7 @@ impl Model {
         heads.insert("cls", Box::new(cls));
         Ok(Model {
             pos: Tensor::zeros(&[T, D], DType::F64)?,
-            steps: Tensor::zeros(&[], DType::I64)?,
+            steps: Tensor::zeros((), DType::I64)?,
             cache: Tensor::zeros(&[2], DType::F32)?,
             embed: Embedding::new(V, D, dtype)?,
             layers: (0..2)

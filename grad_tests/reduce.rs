@@ -8,7 +8,7 @@ use tapegrad::{DType, ErrorKind, NormOrd, Tensor};
 #[test]
 fn mean_var_std() -> R {
     let x = t64(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-    assert_eq!(x.mean(&[], false, None)?.item::<f64>()?, 3.5);
+    assert_eq!(x.mean((), false, None)?.item::<f64>()?, 3.5);
     assert_eq!(
         x.t()?.mean(&[0], true, None)?.to_vec::<f64>()?,
         vec![2.0, 5.0]
@@ -17,23 +17,23 @@ fn mean_var_std() -> R {
     let i = Tensor::from_vec(vec![1i32, 2], &[2])?;
     // PyTorch's kind: the dtype cannot hold a mean
     assert_eq!(
-        i.mean(&[], false, None).unwrap_err().kind(),
+        i.mean((), false, None).unwrap_err().kind(),
         ErrorKind::DTypeMismatch
     );
     assert_eq!(
-        i.var(&[], 1.0, false).unwrap_err().kind(),
+        i.var((), 1.0, false).unwrap_err().kind(),
         ErrorKind::DTypeMismatch
     );
-    assert_eq!(i.mean(&[], false, Some(DType::F64))?.item::<f64>()?, 1.5);
+    assert_eq!(i.mean((), false, Some(DType::F64))?.item::<f64>()?, 1.5);
     let e = Tensor::zeros(&[0], DType::F32)?;
-    assert!(e.mean(&[], false, None)?.item::<f32>()?.is_nan());
+    assert!(e.mean((), false, None)?.item::<f32>()?.is_nan());
     let v = t64(&[1.0, 2.0, 3.0, 8.0], &[2, 2]);
     assert_eq!(v.var(&[1], 0.0, false)?.to_vec::<f64>()?, vec![0.25, 6.25]);
     assert_eq!(v.var(&[1], 1.0, true)?.to_vec::<f64>()?, vec![0.5, 12.5]);
     assert_eq!(v.std(&[0], 0.0, false)?.to_vec::<f64>()?, vec![1.0, 3.0]);
     assert!(
         t64(&[1.0], &[1])
-            .var(&[], 1.0, false)?
+            .var((), 1.0, false)?
             .item::<f64>()?
             .is_nan()
     );
@@ -43,7 +43,7 @@ fn mean_var_std() -> R {
 #[test]
 fn half_accumulation() -> R {
     let h = Tensor::from_vec(vec![half::f16::from_f32(2048.0); 4], &[4])?;
-    let s = h.mean(&[], false, None)?;
+    let s = h.mean((), false, None)?;
     assert_eq!(
         (s.dtype(), s.to_dtype(DType::F64)?.item::<f64>()?),
         (DType::F16, 2048.0)
@@ -53,7 +53,7 @@ fn half_accumulation() -> R {
         i.cumsum(0, None)?.to_vec::<i64>()?,
         vec![2_000_000_000, 3_000_000_000]
     );
-    assert_eq!(i.prod(&[], false)?.dtype(), DType::I64);
+    assert_eq!(i.prod((), false)?.dtype(), DType::I64);
     Ok(())
 }
 
@@ -100,7 +100,7 @@ fn tie_gradients() -> R {
     x.max_dim(1, false)?.0.sum()?.backward()?;
     assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, 1.0, 1.0, 0.0]);
     let x = t64(&[2.0, 0.0, 3.0], &[3]).requires_grad_(true)?;
-    x.prod(&[], false)?.backward()?;
+    x.prod((), false)?.backward()?;
     assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, 6.0, 0.0]);
     Ok(())
 }
@@ -129,7 +129,7 @@ fn prod_cumsum_cumprod_logical() -> R {
     assert_eq!(b.any(&[0], true)?.to_vec::<bool>()?, vec![true, true]);
     assert!(
         Tensor::zeros(&[0], DType::F32)?
-            .all(&[], false)?
+            .all((), false)?
             .item::<bool>()?
     );
     assert_eq!(
@@ -146,10 +146,7 @@ fn logsumexp_norm() -> R {
     assert!((r[0] - (1000.0 + 2f64.ln())).abs() < 1e-9);
     assert!((r[1] - (-999.0 + (1.0 + (-1f64).exp()).ln())).abs() < 1e-9);
     let y = t64(&[3.0, -4.0, 0.0, 1.0], &[2, 2]);
-    assert_eq!(
-        y.norm(NormOrd::L2, &[], false)?.item::<f64>()?,
-        26f64.sqrt()
-    );
+    assert_eq!(y.norm(NormOrd::L2, (), false)?.item::<f64>()?, 26f64.sqrt());
     assert_eq!(
         y.norm(NormOrd::L1, &[1], false)?.to_vec::<f64>()?,
         vec![7.0, 1.0]
@@ -158,7 +155,7 @@ fn logsumexp_norm() -> R {
         y.t()?.norm(NormOrd::Inf, &[0], true)?.to_vec::<f64>()?,
         vec![4.0, 1.0]
     );
-    assert_eq!(y.norm(NormOrd::NegInf, &[], false)?.item::<f64>()?, 0.0);
+    assert_eq!(y.norm(NormOrd::NegInf, (), false)?.item::<f64>()?, 0.0);
     Ok(())
 }
 
@@ -166,12 +163,12 @@ fn logsumexp_norm() -> R {
 fn gradchecks() -> R {
     let o = Default::default;
     gradcheck(|x| x[0].mean(&[1], false, None), &[rg(&[3, 4])], o())?;
-    gradcheck(|x| x[0].t()?.mean(&[], false, None), &[rg(&[3, 4])], o())?;
+    gradcheck(|x| x[0].t()?.mean((), false, None), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].var(&[0], 1.0, true), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].std(&[1], 0.0, false), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].prod(&[1], false), &[rg(&[3, 4])], o())?;
     gradcheck(
-        |x| x[0].prod(&[], false),
+        |x| x[0].prod((), false),
         &[t64(&[1.5, 0.0, 2.0, -1.0], &[4]).requires_grad_(true)?],
         o(),
     )?;
@@ -181,7 +178,7 @@ fn gradchecks() -> R {
     gradcheck(|x| x[0].amin(&[0, 1], true), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].logsumexp(&[1], true), &[rg(&[3, 4])], o())?;
     gradcheck(|x| x[0].norm(NormOrd::L2, &[1], false), &[rg(&[3, 4])], o())?;
-    gradcheck(|x| x[0].norm(NormOrd::L1, &[], false), &[rg(&[3, 4])], o())?;
+    gradcheck(|x| x[0].norm(NormOrd::L1, (), false), &[rg(&[3, 4])], o())?;
     gradcheck(
         |x| x[0].norm(NormOrd::Inf, &[0], false),
         &[rg(&[3, 4])],
@@ -226,7 +223,7 @@ fn cumsum_f16_accumulates_in_f32() -> R {
 #[test]
 fn general_norms_nansum_count_nonzero() -> R {
     let x = t64(&[3.0, -4.0, 0.0, 1.0], &[2, 2]);
-    let n = |p: f64| x.norm(NormOrd::P(p), &[], false)?.item::<f64>();
+    let n = |p: f64| x.norm(NormOrd::P(p), (), false)?.item::<f64>();
     assert_eq!(n(0.0)?, 3.0);
     assert!((n(3.0)? - 92f64.powf(1.0 / 3.0)).abs() < 1e-12);
     assert_eq!(n(-1.0)?, 0.0); // a zero element: 1 / inf
@@ -236,7 +233,7 @@ fn general_norms_nansum_count_nonzero() -> R {
     );
     // p < 1: the gradient is 0 at zeros (PyTorch's masking), not NaN
     let l = x.requires_grad_(true)?;
-    l.norm(NormOrd::P(0.5), &[], false)?.backward()?;
+    l.norm(NormOrd::P(0.5), (), false)?.backward()?;
     let g = l.grad().unwrap().to_vec::<f64>()?;
     assert!(g.iter().all(|v| v.is_finite()) && g[2] == 0.0);
 
@@ -246,13 +243,13 @@ fn general_norms_nansum_count_nonzero() -> R {
     s.sum()?.backward()?;
     assert_eq!(y.grad().unwrap().to_vec::<f64>()?, vec![1.0, 0.0, 1.0, 1.0]);
     let i = Tensor::from_vec(vec![1i32, 0, 2, 0], &[2, 2])?;
-    assert_eq!(i.nansum(&[], false, None)?.dtype(), DType::I64);
+    assert_eq!(i.nansum((), false, None)?.dtype(), DType::I64);
     assert_eq!(
         i.nansum(&[0], true, Some(DType::F64))?.to_vec::<f64>()?,
         vec![3.0, 0.0]
     );
     assert_eq!(i.count_nonzero(&[0])?.to_vec::<i64>()?, vec![2, 0]);
-    assert_eq!(i.count_nonzero(&[])?.item::<i64>()?, 2);
+    assert_eq!(i.count_nonzero(())?.item::<i64>()?, 2);
     assert_eq!(
         i.count_nonzero(&[5]).unwrap_err().kind(),
         ErrorKind::DimOutOfRange

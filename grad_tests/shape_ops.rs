@@ -67,7 +67,7 @@ fn flip_roll_repeat_tri() -> R {
     for f in [
         |t: &Tensor| t.flip(&[0, 1]),
         |t: &Tensor| t.t()?.roll(&[2, -1], &[0, 1]),
-        |t: &Tensor| t.roll(&[5], &[]),
+        |t: &Tensor| t.roll(&[5], ()),
         |t: &Tensor| t.slice(1, Some(0), Some(4), 2)?.repeat(&[2, 1, 3]),
         |t: &Tensor| t.tril(1),
         |t: &Tensor| t.t()?.triu(-1),

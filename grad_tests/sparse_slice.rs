@@ -231,7 +231,10 @@ pub(crate) fn tf_case(
         assert_eq!(out.values()?.to_vec::<f64>()?, ov);
         assert_eq!(dense(&out), dense_window(&xx, call)?);
         let v = out.values()?;
-        v.backward_with(Some(&v.detach()), false, false)?;
+        v.backward_with(
+            Some(&v.detach()),
+            tapegrad::autograd::BackwardOptions::default(),
+        )?;
         assert_eq!(xx.grad().unwrap().values()?.to_vec::<f64>()?, grad);
     }
     Ok(())
@@ -553,7 +556,10 @@ fn t36_order_weighted_grad_and_negative_start() -> Result<()> {
     assert_eq!(out.indices()?.to_vec::<i64>()?, vec![0, 1, 0, 1, 1, 0]);
     assert_eq!(out.values()?.to_vec::<f64>()?, vec![2., 3., 4.]);
     let v = out.values()?;
-    v.backward_with(Some(&v.detach()), false, false)?;
+    v.backward_with(
+        Some(&v.detach()),
+        tapegrad::autograd::BackwardOptions::default(),
+    )?;
     assert_eq!(
         x.grad().unwrap().values()?.to_vec::<f64>()?,
         vec![0., 2., 3., 4.]

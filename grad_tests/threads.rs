@@ -124,7 +124,11 @@ fn one_retained_graph_backward_from_many_threads() {
         let y = x2.exp().unwrap().mul(&x2).unwrap().sum().unwrap();
         at_once(8, move |_| {
             for _ in 0..25 {
-                y.backward_with(None, true, false).unwrap();
+                y.backward_with(
+                    None,
+                    tapegrad::autograd::BackwardOptions::default().retain_graph(true),
+                )
+                .unwrap();
             }
         })
     });

@@ -191,7 +191,7 @@ fn encoder_layer_trains_and_checks_masks() -> R {
     let l = layer(false, Activation::Relu);
     let x = Tensor::randn(&[2, 5, 8], DType::F32)?;
     let y = l.forward(&x, EncoderMasks::default())?;
-    y.pow(2.0)?.mean(&[], false, None)?.backward()?;
+    y.pow(2.0)?.mean((), false, None)?.backward()?;
     for (k, p) in l.named_parameters() {
         assert!(p.grad().is_some(), "{k} has no grad");
     }

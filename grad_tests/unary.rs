@@ -72,7 +72,7 @@ fn unary_cases() -> Vec<UnaryCase> {
         ("silu", |t| t.silu(), |x| x / (1.0 + (-x).exp()), -2.0, 2.0),
         (
             "gelu_tanh",
-            |t| t.gelu(true),
+            |t| t.gelu(tapegrad::Approximate::Tanh),
             |x| {
                 0.5 * x
                     * (1.0
@@ -134,14 +134,18 @@ fn unary_gradchecks() -> R {
         }
     }
     let x = t64(&[-1.5, -0.3, 0.4, 2.0], &[4]).requires_grad_(true)?;
-    gradcheck(|v| v[0].gelu(false)?.sum(), &[x], Default::default())?;
+    gradcheck(
+        |v| v[0].gelu(tapegrad::Approximate::None)?.sum(),
+        &[x],
+        Default::default(),
+    )?;
     Ok(())
 }
 
 #[test]
 fn gelu_erf_values() -> R {
     let y = t64(&[-1.0, 0.0, 1.0, 3.0], &[4])
-        .gelu(false)?
+        .gelu(tapegrad::Approximate::None)?
         .to_vec::<f64>()?;
     let want = [
         -0.15865525393145707,
@@ -810,8 +814,8 @@ fn f32_transcendentals_equal_on_strided_inputs() -> R {
         |t| t.tanh(),
         |t| t.sigmoid(),
         |t| t.erf(),
-        |t| t.gelu(false),
-        |t| t.gelu(true),
+        |t| t.gelu(tapegrad::Approximate::None),
+        |t| t.gelu(tapegrad::Approximate::Tanh),
         |t| t.silu(),
     ];
     for op in ops {

@@ -36,6 +36,35 @@
 //! # Ok::<(), tapegrad::Error>(())
 //! ```
 //!
+//! ## Integers
+//!
+//! Sizes, dims, indices and counts accept any common integer type ([`Dim`]: `i64`, `i32`,
+//! `isize`, `usize`, `u32`, `u64`), and lists of them any list form ([`IntoShape`]: `&[T]`,
+//! `[T; N]`, `&[T; N]`, `Vec<T>`, `&Vec<T>`; `()` is the 0-dim shape, since an empty literal `&[]`
+//! leaves Rust no element type to infer). Dims and indices may be negative where PyTorch allows
+//! it (counted from the end), and `view`/`reshape`/`expand`/`unflatten` take `-1`; sizes and
+//! counts may not be negative. Values that do not fit in `i64` or are negative where not allowed
+//! are `InvalidArgument` errors naming the op, never wrapping casts. Shapes come back as `usize`
+//! (`shape()`, `size(d)`), so they can be passed straight back:
+//!
+//! ```
+//! use tapegrad::{DType, Tensor};
+//! let x = Tensor::zeros(&[2, 3], DType::F32)?;       // literals need no suffix
+//! let y = x.view(&[3, 2])?.view(&[-1i64])?;          // i64, with PyTorch's -1
+//! let z = Tensor::ones(&x.shape(), DType::F32)?;     // a Vec<usize> shape back in
+//! let d: usize = 1;
+//! assert_eq!(z.sum_dims(&[d], false)?.shape(), vec![2]);
+//! assert_eq!(y.narrow(0, -2, 2usize)?.shape(), vec![2]);
+//! assert_eq!(Tensor::zeros((), DType::F32)?.dim(), 0);
+//! assert!(Tensor::zeros(&[-1i64], DType::F32).is_err());
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
+//!
+//! Threads: CPU kernels use [`get_num_threads`] threads (default `RAYON_NUM_THREADS` or all
+//! cores), changed at run time with [`set_num_threads`]; idle kernel workers poll for the next
+//! kernel for [`get_spin_time`] before parking, which [`set_spin_time`] shortens (zero: park
+//! right after each kernel) for a host application that needs its cores between kernels.
+//!
 //! Module map: [`dtype`] (element types, promotion), `layout` (sizes/strides/offset), `storage`
 //! (shared buffers), `tensor` (the handle), `view` (view ops), `ops` (compute ops, one folder
 //! per family: `elementwise`, `reduce`, `movement`, `linalg`, `nn`, `storage`; each op's method,
@@ -85,6 +114,7 @@ pub mod sparse;
 mod storage;
 mod tensor;
 mod testing;
+mod threads;
 mod view;
 
 pub use dtype::{DType, Device, Element, Operand, Scalar, result_type};
@@ -93,7 +123,7 @@ pub use index::{Ellipsis, IntoIndex, IntoIndices, NewAxis, TensorIndex};
 pub use layout::{Dims, IntoDims, Layout};
 pub use ops::attention::SdpaOptions;
 pub use ops::conv::{ConvOptions, ConvPadding, ConvTransposeOptions, Spatial};
-pub use ops::elementwise::RoundingMode;
+pub use ops::elementwise::{Approximate, RoundingMode};
 pub use ops::movement::ScatterReduce;
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
 pub use ops::reduce::NormOrd;
@@ -104,4 +134,6 @@ pub use sparse::LayoutKind;
 pub use storage::{
     Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
 };
+pub use tensor::dims::{Dim, IntoShape};
 pub use tensor::{Nested, Tensor};
+pub use threads::{get_num_threads, get_spin_time, set_num_threads, set_spin_time};

@@ -160,7 +160,7 @@ pub fn run(data: &[u8]) {
                 let keep = inp.bool();
                 guarded(&pool, &ctx, || a.sum_dims(&[d], keep))
             }
-            12 => guarded(&pool, &ctx, || a.mean(&[], false, None)),
+            12 => guarded(&pool, &ctx, || a.mean((), false, None)),
             13 => guarded(&pool, &ctx, || a.matmul(&b)),
             14 => {
                 if inp.bool() {
@@ -176,7 +176,12 @@ pub fn run(data: &[u8]) {
             16 => {
                 if a.requires_grad() && a.numel() <= MAX_READ {
                     let retain = inp.bool();
-                    let r = guarded(&pool, &ctx, || a.sum()?.backward_with(None, retain, false));
+                    let r = guarded(&pool, &ctx, || {
+                        a.sum()?.backward_with(
+                            None,
+                            tapegrad::autograd::BackwardOptions::default().retain_graph(retain),
+                        )
+                    });
                     if r.is_some() {
                         for l in &leaves {
                             if let Some(g) = l.grad() {

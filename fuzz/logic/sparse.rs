@@ -713,9 +713,7 @@ fn do_slice(inp: &mut Input, x: &Tensor) -> Option<Tensor> {
             &[loss],
             std::slice::from_ref(x),
             &[None],
-            false,
-            false,
-            false,
+            tapegrad::autograd::GradOptions::default(),
         )
         .unwrap_or_else(|e| panic!("{ctx}: backward failed: {e}"));
         let g = g[0].clone().unwrap_or_else(|| panic!("{ctx}: no gradient"));
@@ -840,8 +838,13 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
     if x.requires_grad() {
         inputs.push(x.clone());
     }
-    let g = tapegrad::autograd::grad(&[loss], &inputs, &[None], false, false, false)
-        .unwrap_or_else(|e| panic!("{ctx}: backward failed: {e}"));
+    let g = tapegrad::autograd::grad(
+        &[loss],
+        &inputs,
+        &[None],
+        tapegrad::autograd::GradOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{ctx}: backward failed: {e}"));
     // dB[b, k, :] += v * W[b, i, :]
     let mut want_b = vec![0.0; bn];
     let mut want_v = vec![0.0; xe.coords.len()];

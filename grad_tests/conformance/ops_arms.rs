@@ -544,8 +544,8 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "F.one_hot" => val(c.t(0)?.one_hot(c.i64_or(1, "num_classes", -1)?)),
         "F.gelu" => {
             let approx = match c.opt(1, "approximate").and_then(|v| v.as_str()) {
-                None | Some("none") => false,
-                Some("tanh") => true,
+                None | Some("none") => tapegrad::Approximate::None,
+                Some("tanh") => tapegrad::Approximate::Tanh,
                 Some(s) => return bad(format!("unknown approximate {s}")),
             };
             val(c.t(0)?.gelu(approx))

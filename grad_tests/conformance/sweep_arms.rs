@@ -67,7 +67,14 @@ fn autograd_grad(c: &Call) -> CallResult<Val> {
     };
     // The sweep's `autograd.grad` is always `create_graph=True` (so `retain_graph` defaults to
     // true, as in PyTorch), `allow_unused=False`.
-    let gs = tapegrad::autograd::grad(&outs, &ins, &gos, true, true, false)?;
+    let gs = tapegrad::autograd::grad(
+        &outs,
+        &ins,
+        &gos,
+        tapegrad::autograd::GradOptions::default()
+            .retain_graph(true)
+            .create_graph(true),
+    )?;
     let mut ts = vec![];
     for (i, g) in gs.into_iter().enumerate() {
         match g {

@@ -440,9 +440,9 @@ pub(crate) fn pointwise_cases() -> Vec<Case> {
             v[0].add(&nan)?.nan_to_num(0.0, Some(1.0), Some(-1.0))
         }),
         case!("gelu", [leaf(&[2, 3], -2.0, 2.0, 131)], |v| v[0]
-            .gelu(false)),
+            .gelu(tapegrad::Approximate::None)),
         case!("gelu/tanh", [leaf(&[2, 3], -2.0, 2.0, 132)], |v| v[0]
-            .gelu(true)),
+            .gelu(tapegrad::Approximate::Tanh)),
         case!("softplus", [leaf(&[2, 3], -2.0, 2.0, 133)], |v| v[0]
             .softplus(1.5, 20.0)),
         case!("softplus/threshold", [leaf(&[2, 3], -2.0, 2.0, 134)], |v| v

@@ -15,13 +15,13 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
             DType::F64
         )),
         case!("sum_to_size", [x(144)], |v| v[0].sum_to_size(&[3, 1])),
-        case!("mean", [x(145)], |v| v[0].mean(&[], false, None)),
+        case!("mean", [x(145)], |v| v[0].mean((), false, None)),
         case!("mean/dims", [x(146)], |v| v[0].mean(&[0, 1], true, None)),
-        case!("var", [x(147)], |v| v[0].var(&[], 1.0, false)),
+        case!("var", [x(147)], |v| v[0].var((), 1.0, false)),
         case!("var/dims", [x(148)], |v| v[0].var(&[1], 0.0, true)),
-        case!("std", [x(149)], |v| v[0].std(&[], 1.0, false)),
+        case!("std", [x(149)], |v| v[0].std((), 1.0, false)),
         case!("std/dims", [x(150)], |v| v[0].std(&[0, 2], 1.0, false)),
-        case!("prod", [x(151)], |v| v[0].prod(&[], false)),
+        case!("prod", [x(151)], |v| v[0].prod((), false)),
         case!("prod/dims", [x(152)], |v| v[0].prod(&[1], true)),
         case!(
             "prod/zero",
@@ -31,7 +31,7 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
         case!("logsumexp", [x(153)], |v| v[0].logsumexp(&[1], false)),
         case!("logsumexp/keepdim", [x(154)], |v| v[0]
             .logsumexp(&[0, 2], true)),
-        case!("norm", [x(155)], |v| v[0].norm(NormOrd::L2, &[], false)),
+        case!("norm", [x(155)], |v| v[0].norm(NormOrd::L2, (), false)),
         case!("norm/dims", [x(156)], |v| v[0].norm(
             NormOrd::L2,
             &[1],
@@ -45,7 +45,7 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
         )),
         case!("norm/neginf", [x(159)], |v| v[0].norm(
             NormOrd::NegInf,
-            &[],
+            (),
             false
         )),
         case!("norm/p3", [x(630)], |v| v[0].norm(
@@ -55,7 +55,7 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
         )),
         case!("norm/p1.5", [x(631)], |v| v[0].norm(
             NormOrd::P(1.5),
-            &[],
+            (),
             false
         )),
         case!("norm/p0.5", [x(632)], |v| v[0].norm(
@@ -106,7 +106,7 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
         case!("amin", [x(165)], |v| v[0].amin(&[1], true)),
         case!("amax/ties", [leaf_v(&[1.0, 3.0, 3.0, 2.0], &[2, 2])], |v| v
             [0]
-        .amax(&[], false)),
+        .amax((), false)),
         case!("cumsum", [x(166)], |v| v[0].cumsum(1, None)),
         case!("cumprod", [x(167)], |v| v[0]
             .transpose(0, 1)?
@@ -252,7 +252,7 @@ pub(crate) fn shape_cases() -> Vec<Case> {
         case!("roll", [leaf(&[2, 3], -1.0, 1.0, 227)], |v| v[0]
             .roll(&[1, -1], &[0, 1])),
         case!("roll/flat", [leaf(&[2, 3], -1.0, 1.0, 228)], |v| v[0]
-            .roll(&[2], &[])),
+            .roll(&[2], ())),
         case!("repeat", [leaf(&[2, 2], -1.0, 1.0, 229)], |v| v[0]
             .repeat(&[2, 1, 3])),
         case!("tril", [leaf(&[3, 3], -1.0, 1.0, 230)], |v| v[0].tril(0)),
@@ -590,7 +590,7 @@ pub(crate) fn complex_cases() -> Vec<Case> {
     let _ = seed;
     let [a, b] = xs(660);
     out.push(case!("var/complex", [a, b], |v| to_c(&v[0], &v[1])?.var(
-        &[],
+        (),
         1.0,
         false
     )));
@@ -629,7 +629,7 @@ pub(crate) fn compose_cases() -> Vec<Case> {
                 .tanh()?
                 .matmul(&v[3])?
                 .sigmoid()?
-                .mean(&[], false, None)
+                .mean((), false, None)
         ),
         case!(
             "compose/mlp_cross_entropy",

@@ -139,9 +139,9 @@ pub(crate) fn check_outputs(node: &Node, grads: &[Option<Tensor>]) -> Result<()>
         if g.is_sparse() || !(g.dtype().is_float() || g.dtype().is_complex()) {
             continue;
         }
-        let what = if g.isnan()?.any(&[], false)?.item::<bool>()? {
+        let what = if g.isnan()?.any((), false)?.item::<bool>()? {
             "nan"
-        } else if g.isinf()?.any(&[], false)?.item::<bool>()? {
+        } else if g.isinf()?.any((), false)?.item::<bool>()? {
             "inf"
         } else {
             continue;

@@ -472,24 +472,28 @@ fn root_edges(outputs: &[Tensor], grad_outputs: &[Option<Tensor>]) -> Result<Vec
 pub fn backward(
     outputs: &[Tensor],
     grad_outputs: &[Option<Tensor>],
-    retain_graph: bool,
-    create_graph: bool,
+    options: super::BackwardOptions,
 ) -> Result<()> {
     let roots = root_edges(outputs, grad_outputs)?;
+    let (retain_graph, create_graph) = (options.is_retain_graph(), options.is_create_graph());
     execute(roots, retain_graph || create_graph, create_graph, None)?;
     Ok(())
 }
 
 /// `torch.autograd.grad`: gradients of `outputs` w.r.t. `inputs`, without touching `.grad`.
-/// With `allow_unused == false`, an input the outputs do not depend on is an error.
+/// Without [`allow_unused`](super::GradOptions::allow_unused), an input the outputs do not
+/// depend on is an error.
 pub fn grad(
     outputs: &[Tensor],
     inputs: &[Tensor],
     grad_outputs: &[Option<Tensor>],
-    retain_graph: bool,
-    create_graph: bool,
-    allow_unused: bool,
+    options: super::GradOptions,
 ) -> Result<Vec<Option<Tensor>>> {
+    let (retain_graph, create_graph, allow_unused) = (
+        options.is_retain_graph(),
+        options.is_create_graph(),
+        options.is_allow_unused(),
+    );
     let roots = root_edges(outputs, grad_outputs)?;
     let mut caps = Vec::with_capacity(inputs.len());
     for (i, t) in inputs.iter().enumerate() {

@@ -366,31 +366,28 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn backward(&self) -> Result<()> {
-        super::backward(std::slice::from_ref(self), &[None], false, false)
+        super::backward(std::slice::from_ref(self), &[None], Default::default())
     }
 
-    /// `backward(gradient, retain_graph, create_graph)`.
+    /// PyTorch's `backward(gradient, retain_graph=, create_graph=)`, the keywords as
+    /// [`BackwardOptions`](crate::autograd::BackwardOptions).
     ///
     /// ```
-    /// # use tapegrad::{Tensor, DType};
+    /// # use tapegrad::{Tensor, DType, autograd::BackwardOptions};
     /// let x = Tensor::ones(&[2], DType::F64)?.requires_grad_(true)?;
     /// let y = x.mul(2.0)?;
-    /// y.backward_with(Some(&Tensor::from_vec(vec![1.0f64, 2.0], &[2])?), false, false)?;
-    /// assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![2.0, 4.0]);
+    /// let g = Tensor::from_vec(vec![1.0f64, 2.0], &[2])?;
+    /// y.backward_with(Some(&g), BackwardOptions::default().retain_graph(true))?;
+    /// y.backward_with(Some(&g), BackwardOptions::default())?; // the graph was kept
+    /// assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![4.0, 8.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn backward_with(
         &self,
         gradient: Option<&Tensor>,
-        retain_graph: bool,
-        create_graph: bool,
+        options: crate::autograd::BackwardOptions,
     ) -> Result<()> {
-        super::backward(
-            std::slice::from_ref(self),
-            &[gradient.cloned()],
-            retain_graph,
-            create_graph,
-        )
+        super::backward(std::slice::from_ref(self), &[gradient.cloned()], options)
     }
 
     pub(crate) fn storage_unique(&self) -> bool {

@@ -679,7 +679,7 @@ impl Backward for IndexPutBackward {
         } else if self.accumulate {
             Some(g.clone())
         } else {
-            let z = Tensor::zeros(&[], g.dtype())?;
+            let z = Tensor::zeros((), g.dtype())?;
             Some(g.index_put(&self.indices, &z, false)?)
         };
         let gv = if ctx.needs(1) {

@@ -62,7 +62,7 @@ impl Module for Sigmoid {
     fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
 }
 
-/// GELU (`torch.nn.GELU`); `approximate: true` is `approximate="tanh"`.
+/// GELU (`torch.nn.GELU`); `approximate` as in [`Tensor::gelu`].
 ///
 /// ```
 /// # use tapegrad::{Tensor, nn::{Forward, Gelu}};
@@ -72,8 +72,8 @@ impl Module for Sigmoid {
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Gelu {
-    /// Use the tanh approximation.
-    pub approximate: bool,
+    /// Exact (the default) or the tanh approximation.
+    pub approximate: crate::Approximate,
 }
 
 impl Forward for Gelu {
@@ -85,10 +85,7 @@ impl Forward for Gelu {
 impl Module for Gelu {
     fn visit<'a>(&'a self, _v: &mut dyn Visitor<'a>) {}
     fn extra_repr(&self) -> String {
-        format!(
-            "approximate='{}'",
-            if self.approximate { "tanh" } else { "none" }
-        )
+        format!("approximate='{}'", self.approximate.as_str())
     }
 }
 

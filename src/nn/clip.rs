@@ -48,10 +48,10 @@ pub fn clip_grad_norm_(params: &[Tensor], max_norm: f64, opts: ClipGradNorm) -> 
     let ord = NormOrd::P(opts.norm_type);
     let norms = grads
         .iter()
-        .map(|g| g.norm(ord, &[], false))
+        .map(|g| g.norm(ord, (), false))
         .collect::<Result<Vec<_>>>()?;
     let refs: Vec<&Tensor> = norms.iter().collect();
-    let total = Tensor::stack(&refs, 0)?.norm(ord, &[], false)?;
+    let total = Tensor::stack(&refs, 0)?.norm(ord, (), false)?;
     if opts.error_if_nonfinite {
         let t = total.to_dtype(crate::DType::F64)?.item::<f64>()?;
         if !t.is_finite() {

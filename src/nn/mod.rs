@@ -32,7 +32,7 @@
 //! let net = Net {
 //!     layers: (0..2).map(|_| Linear::new(4, 4, true, DType::F32)).collect::<Result<_>>()?,
 //!     norm: LayerNorm::new(&[4], 1e-5, true, DType::F32)?,
-//!     step: Tensor::zeros(&[], DType::I64)?,
+//!     step: Tensor::zeros((), DType::I64)?,
 //! };
 //! let keys: Vec<String> = net.state_dict()?.names().iter().map(|k| k.to_string()).collect();
 //! assert_eq!(keys, ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias",

@@ -42,7 +42,7 @@ impl BatchNorm {
             (
                 Some(Tensor::zeros(&[num_features], dtype)?),
                 Some(Tensor::ones(&[num_features], dtype)?),
-                Some(Tensor::zeros(&[], DType::I64)?),
+                Some(Tensor::zeros((), DType::I64)?),
             )
         } else {
             (None, None, None)

@@ -149,7 +149,7 @@ impl TransformerEncoderLayer {
         let h = self.linear1.forward(x)?;
         let h = match self.activation {
             Activation::Relu => h.relu()?,
-            Activation::Gelu => h.gelu(false)?,
+            Activation::Gelu => h.gelu(crate::Approximate::None)?,
         };
         let y = self.linear2.forward(&self.dropout.forward(&h)?)?;
         self.dropout2.forward(&y)

@@ -85,7 +85,7 @@ impl Tensor {
     /// # use tapegrad::{Tensor, DType, random::Generator};
     /// let g = Generator::new(1);
     /// let x = Tensor::zeros(&[1000], DType::F64)?.normal_(3.0, 0.5, Some(&g))?;
-    /// assert!((x.mean(&[], false, None)?.item::<f64>()? - 3.0).abs() < 0.1);
+    /// assert!((x.mean((), false, None)?.item::<f64>()? - 3.0).abs() < 0.1);
     /// assert!(x.normal_(0.0, -1.0, None).is_err());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```

@@ -113,7 +113,7 @@ impl SparseParts {
             a.shape() == b.shape()
                 && a.dtype() == b.dtype()
                 && a.eq(b)
-                    .and_then(|e| e.all(&[], false))
+                    .and_then(|e| e.all((), false))
                     .and_then(|t| t.item::<bool>())
                     .unwrap_or(false)
         }

@@ -22,7 +22,8 @@ impl Tensor {
     /// assert_eq!(Tensor::zeros(&[2, 3], DType::F32)?.size(-1)?, 3);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn size(&self, dim: i64) -> Result<usize> {
+    pub fn size(&self, dim: impl crate::Dim) -> Result<usize> {
+        let dim = crate::tensor::dims::dim(dim, "size")?;
         let d = self.0.data.read();
         let w = crate::layout::wrap_dim(dim, d.layout.dim(), "size")?;
         Ok(if d.layout.dim() == 0 {

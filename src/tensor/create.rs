@@ -24,7 +24,9 @@ impl Tensor {
     /// assert_eq!(t.shape(), vec![2, 2]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Result<Tensor> {
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "from_vec")?;
+        let shape = &shape[..];
         Self::from_slice(&data, shape)
     }
 
@@ -36,7 +38,9 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<i64>()?, vec![1, 2, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn from_slice<T: Element>(data: &[T], shape: &[usize]) -> Result<Tensor> {
+    pub fn from_slice<T: Element>(data: &[T], shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "from_slice")?;
+        let shape = &shape[..];
         let n = check_numel(shape, "from_vec")?;
         if n != data.len() {
             bail!(
@@ -63,7 +67,7 @@ impl Tensor {
     /// assert_eq!(t.dim(), 0);
     /// ```
     pub fn scalar<T: Element>(v: T) -> Tensor {
-        Self::from_slice(&[v], &[]).expect("internal: one element fits a 0-dim shape")
+        Self::from_slice(&[v], ()).expect("internal: one element fits a 0-dim shape")
     }
 
     /// A contiguous zero-filled tensor.
@@ -74,7 +78,9 @@ impl Tensor {
     /// assert_eq!(z.to_vec::<f32>()?, vec![0.0; 6]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn zeros(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    pub fn zeros(shape: impl crate::IntoShape, dtype: DType) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "zeros")?;
+        let shape = &shape[..];
         let n = check_numel(shape, "zeros")?;
         let nbytes = n
             .checked_mul(dtype.size())
@@ -93,7 +99,9 @@ impl Tensor {
     /// assert_eq!(Tensor::empty(&[3], DType::I64)?.to_vec::<i64>()?, vec![0, 0, 0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn empty(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    pub fn empty(shape: impl crate::IntoShape, dtype: DType) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "empty")?;
+        let shape = &shape[..];
         Self::zeros(shape, dtype)
     }
 
@@ -134,7 +142,13 @@ impl Tensor {
     /// assert_eq!(t.to_vec::<i32>()?, vec![7, 7]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn full(shape: &[usize], value: impl Into<Scalar>, dtype: DType) -> Result<Tensor> {
+    pub fn full(
+        shape: impl crate::IntoShape,
+        value: impl Into<Scalar>,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "full")?;
+        let shape = &shape[..];
         let t = Self::zeros(shape, dtype)?;
         let v = value.into();
         if !v.is_zero_bits() {
@@ -150,7 +164,9 @@ impl Tensor {
     /// assert_eq!(Tensor::ones(&[2], DType::F64)?.to_vec::<f64>()?, vec![1.0, 1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn ones(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    pub fn ones(shape: impl crate::IntoShape, dtype: DType) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "ones")?;
+        let shape = &shape[..];
         Self::full(shape, 1, dtype)
     }
 
@@ -289,16 +305,20 @@ impl Tensor {
     /// assert!(r.to_vec::<f32>()?.iter().all(|v| (0.0..1.0).contains(v)));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn rand(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    pub fn rand(shape: impl crate::IntoShape, dtype: DType) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "rand")?;
+        let shape = &shape[..];
         Tensor::rand_with(shape, dtype, None)
     }
 
     /// `rand` drawing from `generator` (the global one when `None`; PyTorch's `generator=`).
     pub fn rand_with(
-        shape: &[usize],
+        shape: impl crate::IntoShape,
         dtype: DType,
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "rand")?;
+        let shape = &shape[..];
         let n = check_numel(shape, "rand")?;
         let v: Vec<f64> = with_stream(generator, |r| (0..n).map(|_| r.uniform()).collect());
         Tensor::from_vec(v, shape)?.to_dtype(dtype)
@@ -312,16 +332,20 @@ impl Tensor {
     /// assert_eq!(Tensor::randn(&[2, 3], DType::F64)?.shape(), vec![2, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn randn(shape: &[usize], dtype: DType) -> Result<Tensor> {
+    pub fn randn(shape: impl crate::IntoShape, dtype: DType) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "randn")?;
+        let shape = &shape[..];
         Tensor::randn_with(shape, dtype, None)
     }
 
     /// `randn` drawing from `generator` (the global one when `None`).
     pub fn randn_with(
-        shape: &[usize],
+        shape: impl crate::IntoShape,
         dtype: DType,
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "randn")?;
+        let shape = &shape[..];
         let n = check_numel(shape, "randn")?;
         let v: Vec<f64> = with_stream(generator, |r| (0..n).map(|_| r.normal()).collect());
         Tensor::from_vec(v, shape)?.to_dtype(dtype)
@@ -335,7 +359,9 @@ impl Tensor {
     /// assert!(r.to_vec::<i64>()?.iter().all(|v| (0..3).contains(v)));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn randint(low: i64, high: i64, shape: &[usize]) -> Result<Tensor> {
+    pub fn randint(low: i64, high: i64, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "randint")?;
+        let shape = &shape[..];
         Tensor::randint_with(low, high, shape, None)
     }
 
@@ -343,9 +369,11 @@ impl Tensor {
     pub fn randint_with(
         low: i64,
         high: i64,
-        shape: &[usize],
+        shape: impl crate::IntoShape,
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "randint")?;
+        let shape = &shape[..];
         if high <= low {
             bail!(
                 InvalidArgument,

@@ -10,6 +10,7 @@
 
 mod access;
 mod create;
+pub(crate) mod dims;
 mod display;
 mod literal;
 mod operators;

@@ -109,7 +109,12 @@ pub fn gradcheck(
         let y = f(inputs)?;
         // an output that does not require grad has a zero analytical Jacobian (as in PyTorch)
         let grads = if y.requires_grad() {
-            grad(&[y], inputs, &[Some(g)], false, false, true)?
+            grad(
+                &[y],
+                inputs,
+                &[Some(g)],
+                crate::autograd::GradOptions::default().allow_unused(true),
+            )?
         } else {
             vec![None; inputs.len()]
         };
@@ -174,7 +179,15 @@ pub fn gradgradcheck(
         } else {
             v[0].to_dtype(y.dtype())?
         };
-        let gs = grad(&[y], xs, &[Some(w)], true, true, true)?;
+        let gs = grad(
+            &[y],
+            xs,
+            &[Some(w)],
+            crate::autograd::GradOptions::default()
+                .retain_graph(true)
+                .create_graph(true)
+                .allow_unused(true),
+        )?;
         let mut acc: Option<Tensor> = None;
         for (k, g) in gs.into_iter().enumerate() {
             if let Some(g) = g {

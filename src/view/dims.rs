@@ -110,7 +110,9 @@ impl Tensor {
     /// assert_eq!((p.shape(), p.strides()), (vec![4, 2, 3], vec![1, 12, 4]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn permute(&self, dims: &[i64]) -> Result<Tensor> {
+    pub fn permute(&self, dims: impl crate::IntoShape) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "permute")?;
+        let dims = &dims[..];
         let l = self.layout();
         let perm = check_perm(dims, l.dim())?;
         view_with(
@@ -131,7 +133,9 @@ impl Tensor {
     /// assert_eq!(x.transpose(0, 1)?.strides(), vec![1, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn transpose(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+    pub fn transpose(&self, dim0: impl crate::Dim, dim1: impl crate::Dim) -> Result<Tensor> {
+        let dim0 = crate::tensor::dims::dim(dim0, "transpose")?;
+        let dim1 = crate::tensor::dims::dim(dim1, "transpose")?;
         if self.is_sparse() {
             return crate::sparse::transpose(self, dim0, dim1);
         }
@@ -178,7 +182,15 @@ impl Tensor {
     /// assert_eq!(x.movedim(&[0], &[2])?.shape(), vec![3, 4, 2]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn movedim(&self, source: &[i64], destination: &[i64]) -> Result<Tensor> {
+    pub fn movedim(
+        &self,
+        source: impl crate::IntoShape,
+        destination: impl crate::IntoShape,
+    ) -> Result<Tensor> {
+        let source = crate::tensor::dims::ints(source, "movedim")?;
+        let source = &source[..];
+        let destination = crate::tensor::dims::ints(destination, "movedim")?;
+        let destination = &destination[..];
         let nd = self.dim();
         if source.len() != destination.len() {
             bail!(
@@ -193,7 +205,7 @@ impl Tensor {
         let dst = wrap_dims(destination, nd, "movedim")?;
         if nd == 0 {
             // a 0-dim tensor accepts dim 0 / -1 and has nothing to move (libFuzzer views finding)
-            return self.permute(&[]);
+            return self.permute(());
         }
         let mut perm = vec![usize::MAX; nd];
         for (s, d) in src.iter().zip(&dst) {
@@ -242,7 +254,8 @@ impl Tensor {
     /// assert_eq!(Tensor::zeros(&[1, 3], DType::F32)?.squeeze_dim(0)?.shape(), vec![3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn squeeze_dim(&self, dim: i64) -> Result<Tensor> {
+    pub fn squeeze_dim(&self, dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "squeeze_dim")?;
         self.squeeze_dims(&[dim])
     }
 
@@ -253,7 +266,9 @@ impl Tensor {
     /// assert_eq!(Tensor::zeros(&[1, 3, 1], DType::F32)?.squeeze_dims(&[0, 1])?.shape(), vec![3, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn squeeze_dims(&self, dims: &[i64]) -> Result<Tensor> {
+    pub fn squeeze_dims(&self, dims: impl crate::IntoShape) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "squeeze_dims")?;
+        let dims = &dims[..];
         let l = self.layout();
         let ds = wrap_dims(dims, l.dim(), "squeeze")?;
         view_with(
@@ -275,7 +290,8 @@ impl Tensor {
     /// assert_eq!((u.shape(), u.strides()), (vec![2, 1, 3], vec![3, 3, 1]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn unsqueeze(&self, dim: i64) -> Result<Tensor> {
+    pub fn unsqueeze(&self, dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "unsqueeze")?;
         let l = self.layout();
         let d = wrap_dim(dim, l.dim() + 1, "unsqueeze")?;
         view_with(
@@ -296,7 +312,9 @@ impl Tensor {
     /// assert_eq!(Tensor::zeros(&[2, 3, 4], DType::F32)?.flatten(1, -1)?.shape(), vec![2, 12]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn flatten(&self, start_dim: i64, end_dim: i64) -> Result<Tensor> {
+    pub fn flatten(&self, start_dim: impl crate::Dim, end_dim: impl crate::Dim) -> Result<Tensor> {
+        let start_dim = crate::tensor::dims::dim(start_dim, "flatten")?;
+        let end_dim = crate::tensor::dims::dim(end_dim, "flatten")?;
         let shape = self.shape();
         if shape.is_empty() {
             return self.reshape(&[1]);
@@ -353,7 +371,9 @@ impl Tensor {
     /// assert_eq!(x.strides(), vec![1, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn transpose_(&self, dim0: i64, dim1: i64) -> Result<Tensor> {
+    pub fn transpose_(&self, dim0: impl crate::Dim, dim1: impl crate::Dim) -> Result<Tensor> {
+        let dim0 = crate::tensor::dims::dim(dim0, "transpose_")?;
+        let dim1 = crate::tensor::dims::dim(dim1, "transpose_")?;
         let perm = transpose_perm(self.dim(), dim0, dim1, "transpose_")?;
         self.relayout_(
             |l| Ok(permuted(l, &perm)),
@@ -371,7 +391,8 @@ impl Tensor {
     /// assert_eq!(x.shape(), vec![1, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn unsqueeze_(&self, dim: i64) -> Result<Tensor> {
+    pub fn unsqueeze_(&self, dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "unsqueeze_")?;
         let d = wrap_dim(dim, self.dim() + 1, "unsqueeze_")?;
         self.relayout_(|l| Ok(unsqueezed(l, d)), "UnsqueezeBackward1", None)
     }

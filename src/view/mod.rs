@@ -186,7 +186,9 @@ impl Tensor {
     /// assert!(v.t()?.view(&[6]).is_err());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn view(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn view(&self, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::ints(shape, "view")?;
+        let shape = &shape[..];
         let l = self.layout();
         let new = infer_size(shape, l.numel(), "view")?;
         let strides =
@@ -211,7 +213,9 @@ impl Tensor {
     /// assert!(!x.t()?.reshape(&[6])?.shares_storage(&x));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn reshape(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn reshape(&self, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::ints(shape, "reshape")?;
+        let shape = &shape[..];
         let l = self.layout();
         let new = infer_size(shape, l.numel(), "reshape")?;
         if let Some(strides) = compute_stride(l.sizes(), l.strides(), &new) {
@@ -257,7 +261,9 @@ impl Tensor {
     /// assert!(u.shares_storage(&x) && !u.is_view());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn unsafe_view(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn unsafe_view(&self, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::ints(shape, "unsafe_view")?;
+        let shape = &shape[..];
         let d = self.data();
         let new = infer_size(shape, d.layout.numel(), "_unsafe_view")?;
         let strides = compute_stride(d.layout.sizes(), d.layout.strides(), &new)
@@ -380,7 +386,9 @@ impl Tensor {
     /// assert_eq!(e.strides(), vec![0, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn expand(&self, shape: &[i64]) -> Result<Tensor> {
+    pub fn expand(&self, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::ints(shape, "expand")?;
+        let shape = &shape[..];
         let l = self.layout();
         let nd = shape.len();
         if nd < l.dim() {
@@ -463,7 +471,9 @@ impl Tensor {
     /// assert_eq!(Tensor::ones(&[3], DType::F32)?.broadcast_to(&[2, 3])?.shape(), vec![2, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+    pub fn broadcast_to(&self, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "broadcast_to")?;
+        let shape = &shape[..];
         let s: Vec<i64> = shape.iter().map(|&v| v as i64).collect();
         self.expand(&s)
     }
@@ -494,7 +504,10 @@ impl Tensor {
     /// assert_eq!(x.unflatten(0, &[2, -1])?.shape(), vec![2, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn unflatten(&self, dim: i64, sizes: &[i64]) -> Result<Tensor> {
+    pub fn unflatten(&self, dim: impl crate::Dim, sizes: impl crate::IntoShape) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "unflatten")?;
+        let sizes = crate::tensor::dims::ints(sizes, "unflatten")?;
+        let sizes = &sizes[..];
         let shape = self.shape();
         let d = crate::layout::wrap_dim(dim, shape.len(), "unflatten")?;
         if sizes.is_empty() {

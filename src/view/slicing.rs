@@ -72,7 +72,9 @@ impl Tensor {
     /// assert_eq!((r.to_vec::<i64>()?, r.storage_offset()), (vec![3, 4, 5], 3));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn select(&self, dim: i64, index: i64) -> Result<Tensor> {
+    pub fn select(&self, dim: impl crate::Dim, index: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "select")?;
+        let index = crate::tensor::dims::dim(index, "select")?;
         let (g, d) = viewed_dim(self, dim, "select")?;
         let l = &g.layout;
         let size = l.sizes()[d] as i64;
@@ -104,7 +106,17 @@ impl Tensor {
     /// assert!(x.narrow(0, 5, 2).is_err());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn narrow(&self, dim: i64, start: i64, length: usize) -> Result<Tensor> {
+    pub fn narrow(
+        &self,
+        dim: impl crate::Dim,
+        start: impl crate::Dim,
+        length: impl crate::Dim,
+    ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "narrow")?;
+        let start = crate::tensor::dims::dim(start, "narrow")?;
+        let length = crate::tensor::dims::size(length, "narrow", |_| {
+            "narrow(): length must be non-negative.".into()
+        })?;
         let (g, d) = viewed_dim(self, dim, "narrow")?;
         let l = &g.layout;
         let size = l.sizes()[d] as i64;
@@ -149,11 +161,12 @@ impl Tensor {
     /// ```
     pub fn slice(
         &self,
-        dim: i64,
+        dim: impl crate::Dim,
         start: Option<i64>,
         end: Option<i64>,
         step: i64,
     ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "slice")?;
         let (g, d) = viewed_dim(self, dim, "slice")?;
         let l = &g.layout;
         if step <= 0 {
@@ -188,7 +201,15 @@ impl Tensor {
     /// assert_eq!(x.diagonal(1, 0, 1)?.to_vec::<i64>()?, vec![1, 5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn diagonal(&self, offset: i64, dim1: i64, dim2: i64) -> Result<Tensor> {
+    pub fn diagonal(
+        &self,
+        offset: impl crate::Dim,
+        dim1: impl crate::Dim,
+        dim2: impl crate::Dim,
+    ) -> Result<Tensor> {
+        let offset = crate::tensor::dims::dim(offset, "diagonal")?;
+        let dim1 = crate::tensor::dims::dim(dim1, "diagonal")?;
+        let dim2 = crate::tensor::dims::dim(dim2, "diagonal")?;
         let g = Geometry::of(self);
         let l = &g.layout;
         let a = wrap_dim(dim1, l.dim(), "diagonal")?;
@@ -243,7 +264,8 @@ impl Tensor {
     /// assert_eq!(rows[1].to_vec::<i64>()?, vec![3, 4, 5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn unbind(&self, dim: i64) -> Result<Vec<Tensor>> {
+    pub fn unbind(&self, dim: impl crate::Dim) -> Result<Vec<Tensor>> {
+        let dim = crate::tensor::dims::dim(dim, "unbind")?;
         let (l, d) = dim_of(self, dim, "unbind")?;
         multi_view(
             self,
@@ -262,7 +284,11 @@ impl Tensor {
     /// assert_eq!(parts.iter().map(|p| p.numel()).collect::<Vec<_>>(), vec![2, 2, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn split(&self, split_size: usize, dim: i64) -> Result<Vec<Tensor>> {
+    pub fn split(&self, split_size: impl crate::Dim, dim: impl crate::Dim) -> Result<Vec<Tensor>> {
+        let split_size = crate::tensor::dims::size(split_size, "split", |v| {
+            format!("split expects split_size be non-negative, but got split_size={v}")
+        })?;
+        let dim = crate::tensor::dims::dim(dim, "split")?;
         let (l, d) = dim_of(self, dim, "split")?;
         let size = l.sizes()[d];
         if split_size == 0 && size != 0 {
@@ -293,7 +319,14 @@ impl Tensor {
     /// assert_eq!(x.split_with_sizes(&[1, 4], 0)?[1].numel(), 4);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn split_with_sizes(&self, sizes: &[usize], dim: i64) -> Result<Vec<Tensor>> {
+    pub fn split_with_sizes(
+        &self,
+        sizes: impl crate::IntoShape,
+        dim: impl crate::Dim,
+    ) -> Result<Vec<Tensor>> {
+        let sizes = crate::tensor::dims::sizes(sizes, "split_with_sizes")?;
+        let sizes = &sizes[..];
+        let dim = crate::tensor::dims::dim(dim, "split_with_sizes")?;
         let (l, d) = dim_of(self, dim, "split_with_sizes")?;
         let total = sizes.iter().try_fold(0usize, |t, &s| t.checked_add(s));
         if total != Some(l.sizes()[d]) {
@@ -331,7 +364,11 @@ impl Tensor {
     /// assert_eq!(x.chunk(3, 0)?.len(), 3);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn chunk(&self, chunks: usize, dim: i64) -> Result<Vec<Tensor>> {
+    pub fn chunk(&self, chunks: impl crate::Dim, dim: impl crate::Dim) -> Result<Vec<Tensor>> {
+        let chunks = crate::tensor::dims::size(chunks, "chunk", |v| {
+            format!("chunk expects `chunks` to be greater than 0, got: {v}")
+        })?;
+        let dim = crate::tensor::dims::dim(dim, "chunk")?;
         if chunks == 0 {
             bail!(
                 InvalidArgument,

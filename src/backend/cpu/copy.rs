@@ -186,11 +186,11 @@ unsafe fn copy_plane<S: Element, D: Element>(g: Plane, d: *mut D, s: *const S) {
     let bands: Vec<usize> = (0..g.rows).step_by(OUTER).collect();
     if g.rows * g.cols >= 2 * PAR_MIN_ELEMS
         && bands.len() > 1
-        && rayon::current_num_threads() > 1
+        && super::threads::parallel()
         && rayon::current_thread_index().is_none()
     {
         use rayon::prelude::*;
-        bands.into_par_iter().for_each(band);
+        super::threads::install(|| bands.into_par_iter().for_each(band));
     } else {
         bands.into_iter().for_each(band);
     }

@@ -228,18 +228,20 @@ fn accumulate_rows<T: Element>(
             add_rows(buf, stride, &values[lo * r..hi * r], &rows[lo..hi]);
         }
     };
-    if rayon::current_thread_index().is_some() {
+    if rayon::current_thread_index().is_some() || !super::threads::parallel() {
         // on a pool thread (the caller holds storage locks): no nested parallelism
         work(0, out, row_stride);
         for (c, p) in partial.iter_mut().enumerate() {
             work(c + 1, p, r);
         }
     } else {
-        rayon::scope(|sc| {
-            for (c, p) in partial.iter_mut().enumerate() {
-                sc.spawn(move |_| work(c + 1, p, r));
-            }
-            work(0, out, row_stride);
+        super::threads::install(|| {
+            rayon::scope(|sc| {
+                for (c, p) in partial.iter_mut().enumerate() {
+                    sc.spawn(move |_| work(c + 1, p, r));
+                }
+                work(0, out, row_stride);
+            })
         });
     }
     // merge in chunk order (a fixed order: the result does not depend on the thread count)

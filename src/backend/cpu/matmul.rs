@@ -151,14 +151,14 @@ unsafe fn matmul_on<T: Element>(
         || id == TypeId::of::<gemm::c32>()
         || id == TypeId::of::<gemm::c64>();
     if gemmable && k > 0 {
-        let par = if parallel && m * n * k >= PAR_THRESHOLD {
-            gemm::Parallelism::Rayon(0)
+        let par = if parallel && m * n * k >= PAR_THRESHOLD && super::threads::parallel() {
+            gemm::Parallelism::Rayon(super::threads::num_threads())
         } else {
             gemm::Parallelism::None
         };
         // SAFETY: T is one of gemm's supported types (checked above); pointers/strides are
         // valid per this function's contract. alpha (dst scale) is unused as read_dst = false.
-        unsafe {
+        let call = move || unsafe {
             gemm::gemm::<T>(
                 m,
                 n,
@@ -180,6 +180,16 @@ unsafe fn matmul_on<T: Element>(
                 false,
                 par,
             );
+        };
+        if matches!(par, gemm::Parallelism::None) {
+            call();
+        } else {
+            // gemm's rayon parallelism runs on the crate's pool (`threads::install`)
+            let call = super::threads::AssertSend(call);
+            super::threads::install(move || {
+                let call = call;
+                (call.0)()
+            });
         }
         return;
     }

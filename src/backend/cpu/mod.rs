@@ -7,7 +7,8 @@
 //! (`copy`, `matmul`) are `unsafe` at the boundary: callers pass base pointers of locked buffers
 //! plus geometry that lies inside them. The flat ones (`elementwise`, `sum`) work on slices.
 //! `map` holds the elementwise map kernels (flat fast paths, strided maps with broadcasting).
-//! `team` is the persistent worker team of the parallel kernels.
+//! `team` is the persistent worker team of the parallel kernels; `threads` holds the thread
+//! count both it and the crate's rayon pool (`threads::install`) obey.
 
 mod attention;
 mod conv;
@@ -34,6 +35,7 @@ pub(crate) mod sort;
 mod sparse;
 pub(crate) mod sum;
 pub(crate) mod team;
+pub(crate) mod threads;
 
 use super::{Backend, Device};
 use crate::Result;

@@ -85,8 +85,8 @@ pub(super) fn channel_stats(
                 .sum();
             (mean, m2)
         };
-        if total >= PAR_ELEMS && c > 1 {
-            (0..c).into_par_iter().map(one).collect()
+        if total >= PAR_ELEMS && c > 1 && super::threads::parallel() {
+            super::threads::install(|| (0..c).into_par_iter().map(one).collect())
         } else {
             (0..c).map(one).collect()
         }
@@ -137,11 +137,13 @@ where
             }
         }
     };
-    if s.len() >= PAR_ELEMS && s.len() > block {
-        d.par_chunks_mut(block)
-            .zip(s.par_chunks(block))
-            .enumerate()
-            .for_each(run);
+    if s.len() >= PAR_ELEMS && s.len() > block && super::threads::parallel() {
+        super::threads::install(|| {
+            d.par_chunks_mut(block)
+                .zip(s.par_chunks(block))
+                .enumerate()
+                .for_each(run)
+        });
     } else {
         d.chunks_mut(block)
             .zip(s.chunks(block))

@@ -60,10 +60,12 @@ fn planes<A: Send, B: Sync>(
         return;
     }
     let per = (PAR_ELEMS / work.max(1)).max(1);
-    if n > 1 && n * work >= PAR_ELEMS {
-        d.par_chunks_mut(per * dp)
-            .zip(s.par_chunks(per * sp))
-            .for_each(|(d, s)| f(d, s));
+    if n > 1 && n * work >= PAR_ELEMS && super::threads::parallel() {
+        super::threads::install(|| {
+            d.par_chunks_mut(per * dp)
+                .zip(s.par_chunks(per * sp))
+                .for_each(|(d, s)| f(d, s))
+        });
     } else {
         f(d, s);
     }

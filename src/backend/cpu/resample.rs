@@ -40,15 +40,17 @@ fn per_plane<A: Send, B: Sync>(
             f(&mut d[p * dp..(p + 1) * dp], sp_range);
         }
     };
-    if n > 1 && n * work >= PAR_ELEMS {
+    if n > 1 && n * work >= PAR_ELEMS && super::threads::parallel() {
         let per = (PAR_ELEMS / work.max(1)).max(1);
-        if sp == 0 {
-            d.par_chunks_mut(per * dp).for_each(|d| run(d, &s[..0]));
-        } else {
-            d.par_chunks_mut(per * dp)
-                .zip(s.par_chunks(per * sp))
-                .for_each(|(d, s)| run(d, s));
-        }
+        super::threads::install(|| {
+            if sp == 0 {
+                d.par_chunks_mut(per * dp).for_each(|d| run(d, &s[..0]));
+            } else {
+                d.par_chunks_mut(per * dp)
+                    .zip(s.par_chunks(per * sp))
+                    .for_each(|(d, s)| run(d, s));
+            }
+        });
     } else {
         run(d, s);
     }

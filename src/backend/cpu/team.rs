@@ -8,8 +8,12 @@
 //! exactly the kernels that are memory bound and gain 2x from a second core. Team workers
 //! instead keep polling for a while after each job (pure spinning for a few microseconds, then
 //! polling with `yield_now` so a busy core is handed to whoever needs it), and only park after
-//! [`SPIN`] without work. A job published while a worker spins starts on it within
-//! nanoseconds.
+//! the spin time without work ([`DEFAULT_SPIN`], or what `tapegrad::set_spin_time` chose; zero
+//! parks at once). A job published while a worker spins starts on it within nanoseconds.
+//!
+//! Size: the team has `tapegrad::get_num_threads() - 1` workers taking part (the caller is the
+//! last thread). Workers are spawned when the count first needs them and never exit; lowering
+//! the count parks the workers above it (they take no part in later jobs), raising it wakes them.
 //!
 //! One job runs at a time. A call made while the team is busy (from another thread, or nested
 //! inside a part) runs all its parts on the calling thread, so the team can never deadlock.
@@ -29,8 +33,12 @@ use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU8, AtomicU64, AtomicUsize,
 use std::thread::Thread;
 use std::time::{Duration, Instant};
 
-/// How long an idle worker keeps polling for the next job before it parks.
-const SPIN: Duration = Duration::from_micros(2000);
+/// How long an idle worker keeps polling for the next job before it parks, by default.
+pub(crate) const DEFAULT_SPIN: Duration = Duration::from_micros(2000);
+/// The spin time in nanoseconds (`tapegrad::set_spin_time`); read by idle workers.
+static SPIN_NS: AtomicU64 = AtomicU64::new(DEFAULT_SPIN.as_nanos() as u64);
+/// Most workers the team can have (the thread count is clamped to this plus the caller).
+pub(crate) const MAX_WORKERS: usize = 1023;
 /// Polls of pure spinning before an idle worker starts yielding its core between polls.
 const PURE_SPINS: u32 = 1 << 12;
 /// Most parts one job may have (the part fields of the word are 16 bits).
@@ -53,9 +61,15 @@ struct Team {
     panic: Mutex<Option<Box<dyn Any + Send>>>,
     /// Held by the thread whose job is live.
     busy: AtomicBool,
-    /// Per worker: [`AWAKE`] or [`PARKED`].
+    /// Per worker slot: [`AWAKE`] or [`PARKED`].
     state: Vec<AtomicU8>,
-    threads: OnceLock<Vec<Thread>>,
+    /// Per worker slot: its thread, once spawned.
+    threads: Vec<OnceLock<Thread>>,
+    /// Workers that take part in jobs (slots `0..active`); the others stay parked.
+    active: AtomicUsize,
+    /// Workers spawned so far (slots `0..spawned`); grows under `spawn_lock`.
+    spawned: AtomicUsize,
+    spawn_lock: Mutex<()>,
 }
 
 fn parts_of(w: u64) -> usize {
@@ -111,20 +125,30 @@ impl Team {
             let mut since: Option<Instant> = None;
             loop {
                 let w = self.word.load(Ordering::Acquire);
-                if w != seen && next_of(w) < parts_of(w) {
+                let on = me < self.active.load(Ordering::Relaxed);
+                if on && w != seen && next_of(w) < parts_of(w) {
                     break;
                 }
                 seen = w;
+                let spin = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
                 polls = polls.wrapping_add(1);
-                if polls < PURE_SPINS {
+                let park = if !on || spin.is_zero() {
+                    true
+                } else if polls < PURE_SPINS {
                     std::hint::spin_loop();
                     continue;
-                }
-                std::thread::yield_now();
-                let t0 = *since.get_or_insert_with(Instant::now);
-                if polls.is_multiple_of(64) && t0.elapsed() >= SPIN {
+                } else {
+                    std::thread::yield_now();
+                    let t0 = *since.get_or_insert_with(Instant::now);
+                    polls.is_multiple_of(64) && t0.elapsed() >= spin
+                };
+                if park {
                     self.state[me].store(PARKED, Ordering::SeqCst);
-                    if self.word.load(Ordering::SeqCst) == seen {
+                    // (a resize unparks every worker after storing `active`, and a job is
+                    // published before its caller looks for parked workers: neither is lost)
+                    if self.word.load(Ordering::SeqCst) == seen
+                        || me >= self.active.load(Ordering::SeqCst)
+                    {
                         std::thread::park();
                     }
                     self.state[me].store(AWAKE, Ordering::SeqCst);
@@ -148,11 +172,12 @@ impl Team {
         self.done.store(0, Ordering::Relaxed);
         self.word
             .store(epoch << 32 | (parts as u64) << 16, Ordering::SeqCst);
-        if let Some(threads) = self.threads.get() {
-            for (s, t) in self.state.iter().zip(threads) {
-                if s.load(Ordering::SeqCst) == PARKED {
-                    t.unpark();
-                }
+        let active = self.active.load(Ordering::SeqCst);
+        for (s, t) in self.state.iter().zip(&self.threads).take(active) {
+            if s.load(Ordering::SeqCst) == PARKED
+                && let Some(t) = t.get()
+            {
+                t.unpark();
             }
         }
         self.work();
@@ -173,43 +198,91 @@ impl Team {
     }
 }
 
-/// The process-wide team (`None` with fewer than two threads: `RAYON_NUM_THREADS=1` or one
-/// core). Its size is rayon's global thread count, so one setting governs all parallelism.
-fn team() -> Option<&'static Team> {
-    static TEAM: OnceLock<Option<&'static Team>> = OnceLock::new();
-    *TEAM.get_or_init(|| {
-        let n = rayon::current_num_threads();
-        if n < 2 {
-            return None;
-        }
+/// The process-wide team: its slots exist from the first use, its threads as the thread count
+/// needs them ([`resize`]).
+fn team() -> &'static Team {
+    static TEAM: OnceLock<&'static Team> = OnceLock::new();
+    TEAM.get_or_init(|| {
         let t: &'static Team = Box::leak(Box::new(Team {
             word: AtomicU64::new(0),
             job: AtomicPtr::new(std::ptr::null_mut()),
             done: AtomicUsize::new(0),
             panic: Mutex::new(None),
             busy: AtomicBool::new(false),
-            state: (1..n).map(|_| AtomicU8::new(AWAKE)).collect(),
-            threads: OnceLock::new(),
+            state: (0..MAX_WORKERS).map(|_| AtomicU8::new(AWAKE)).collect(),
+            threads: (0..MAX_WORKERS).map(|_| OnceLock::new()).collect(),
+            active: AtomicUsize::new(0),
+            spawned: AtomicUsize::new(0),
+            spawn_lock: Mutex::new(()),
         }));
-        let mut handles = Vec::new();
-        for me in 0..n - 1 {
+        t.resize(super::threads::num_threads());
+        t
+    })
+}
+
+impl Team {
+    /// Lets `threads - 1` workers (at most [`MAX_WORKERS`]) take part in later jobs, spawning
+    /// the missing ones; fewer if a thread cannot be spawned (the caller then does more parts).
+    fn resize(&'static self, threads: usize) {
+        let want = threads.saturating_sub(1).min(MAX_WORKERS);
+        let _g = self.spawn_lock.lock();
+        let mut have = self.spawned.load(Ordering::Acquire);
+        while have < want {
             let spawned = std::thread::Builder::new()
-                .name(format!("tapegrad-team-{me}"))
-                .spawn(move || t.worker(me));
+                .name(format!("tapegrad-team-{have}"))
+                .spawn(move || self.worker(have));
             match spawned {
-                Ok(h) => handles.push(h.thread().clone()),
-                // no thread, no team: every job runs on its caller
-                Err(_) => return None,
+                Ok(h) => {
+                    let _ = self.threads[have].set(h.thread().clone());
+                    have += 1;
+                    self.spawned.store(have, Ordering::Release);
+                }
+                Err(e) => {
+                    tracing::warn!("kernel team: could not spawn worker {have}: {e}");
+                    break;
+                }
             }
         }
-        let _ = t.threads.set(handles);
-        Some(t)
-    })
+        self.active.store(want.min(have), Ordering::SeqCst);
+        // every worker rechecks `active`: the ones above it park, the ones below it poll
+        for t in self.threads.iter().take(have) {
+            if let Some(t) = t.get() {
+                t.unpark();
+            }
+        }
+    }
+}
+
+/// Applies a new thread count to the team (workers above it park, missing ones are spawned).
+pub(crate) fn resize(threads: usize) {
+    team().resize(threads);
+}
+
+/// Sets how long idle workers poll before parking (zero: park right after each job).
+pub(crate) fn set_spin(d: Duration) {
+    SPIN_NS.store(d.as_nanos().min(u64::MAX as u128) as u64, Ordering::Relaxed);
+}
+
+/// The idle workers' spin time.
+pub(crate) fn spin() -> Duration {
+    Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed))
+}
+
+/// Workers spawned so far and how many of them are parked now (a test hook).
+#[cfg(test)]
+pub(crate) fn parked() -> (usize, usize) {
+    let t = team();
+    let n = t.spawned.load(Ordering::Acquire);
+    let p = t.state[..n]
+        .iter()
+        .filter(|s| s.load(Ordering::SeqCst) == PARKED)
+        .count();
+    (n, p)
 }
 
 /// Number of threads a job can use (the caller included); 1 when there is no team.
 pub(crate) fn size() -> usize {
-    team().map_or(1, |t| t.state.len() + 1)
+    team().active.load(Ordering::Relaxed) + 1
 }
 
 /// Parts per thread for evenly divisible work: a few, so that when one thread is descheduled
@@ -226,7 +299,7 @@ pub(crate) fn run(parts: usize, f: &(dyn Fn(usize) + Sync)) {
     let team = if !(2..=MAX_PARTS).contains(&parts) || rayon::current_thread_index().is_some() {
         None
     } else {
-        team()
+        Some(team()).filter(|t| t.active.load(Ordering::Relaxed) > 0)
     };
     match team {
         Some(t)
@@ -326,7 +399,7 @@ mod tests {
     #[test]
     fn parked_workers_are_woken() {
         // long enough for every worker to park
-        std::thread::sleep(SPIN * 3);
+        std::thread::sleep(spin() * 3);
         let hits = AtomicU32::new(0);
         run(64, &|_| {
             hits.fetch_add(1, Ordering::Relaxed);

@@ -257,7 +257,7 @@ impl Tensor {
                 };
                 let any_dead = {
                     let _g = no_grad();
-                    dead.any(&[], false)?.item::<bool>()?
+                    dead.any((), false)?.item::<bool>()?
                 };
                 if any_dead {
                     (masked.masked_fill(&dead, 0.0)?, Some(dead))

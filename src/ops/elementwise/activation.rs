@@ -84,16 +84,38 @@ backward!(
     }
 );
 
+/// Which GELU: PyTorch's `approximate="none"` (exact, with `erf`) or `approximate="tanh"`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Approximate {
+    /// `x * Φ(x)` with the exact normal CDF (`approximate="none"`, the default).
+    #[default]
+    None,
+    /// The tanh approximation (`approximate="tanh"`).
+    Tanh,
+}
+
+impl Approximate {
+    /// PyTorch's name for it: `"none"` or `"tanh"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approximate::None => "none",
+            Approximate::Tanh => "tanh",
+        }
+    }
+}
+
 impl Tensor {
-    /// GELU; `approximate = true` is PyTorch's `approximate="tanh"`.
+    /// GELU (PyTorch's `gelu(input, approximate=...)`).
     ///
     /// ```
-    /// # use tapegrad::Tensor;
-    /// assert_eq!(Tensor::from_vec(vec![0.0f32], &[1])?.gelu(false)?.to_vec::<f32>()?, vec![0.0]);
+    /// # use tapegrad::{Approximate, Tensor};
+    /// let x = Tensor::from_vec(vec![0.0f32], &[1])?;
+    /// assert_eq!(x.gelu(Approximate::None)?.to_vec::<f32>()?, vec![0.0]);
+    /// assert_eq!(x.gelu(Approximate::Tanh)?.to_vec::<f32>()?, vec![0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn gelu(&self, approximate: bool) -> Result<Tensor> {
-        unary(self, UOp::Gelu(approximate))
+    pub fn gelu(&self, approximate: Approximate) -> Result<Tensor> {
+        unary(self, UOp::Gelu(approximate == Approximate::Tanh))
     }
     /// `log(1 + exp(beta x)) / beta`, linear above `threshold` (PyTorch defaults: 1, 20).
     ///

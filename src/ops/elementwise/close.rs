@@ -85,7 +85,7 @@ impl Tensor {
     /// ```
     pub fn allclose(&self, other: &Tensor, rtol: f64, atol: f64, equal_nan: bool) -> Result<bool> {
         let c = self.isclose(other, rtol, atol, equal_nan)?;
-        c.all(&[], false)?.item::<bool>()
+        c.all((), false)?.item::<bool>()
     }
 
     /// True if both tensors have one shape and equal elements (compared after promotion; NaN
@@ -103,6 +103,6 @@ impl Tensor {
             return Ok(false);
         }
         let _g = crate::autograd::no_grad();
-        self.eq(other)?.all(&[], false)?.item::<bool>()
+        self.eq(other)?.all((), false)?.item::<bool>()
     }
 }

@@ -52,4 +52,5 @@ pub(crate) mod unary;
 pub(crate) mod unary_complex;
 pub(crate) mod unary_grad;
 
+pub use activation::Approximate;
 pub use div_round::RoundingMode;

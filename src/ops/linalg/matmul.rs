@@ -296,7 +296,7 @@ impl Tensor {
         let out = {
             let _g = crate::autograd::no_grad();
             mm_raw(&self.unsqueeze(0)?, &other.unsqueeze(1)?)?
-                .view(&[])?
+                .view(())?
                 .copy()?
         };
         let (save_a, save_b) = (other.requires_grad(), self.requires_grad());

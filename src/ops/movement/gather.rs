@@ -554,7 +554,8 @@ impl Tensor {
     /// assert_eq!(x.index_select(0, &i)?.to_vec::<i64>()?, vec![4, 5, 0, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn index_select(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+    pub fn index_select(&self, dim: impl crate::Dim, index: &Tensor) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "index_select")?;
         let op = "index_select";
         self.check_strided(op)?;
         index.check_strided(op)?;
@@ -621,7 +622,8 @@ impl Tensor {
     /// assert_eq!(x.gather(1, &i)?.to_vec::<f32>()?, vec![2.0, 3.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn gather(&self, dim: i64, index: &Tensor) -> Result<Tensor> {
+    pub fn gather(&self, dim: impl crate::Dim, index: &Tensor) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "gather")?;
         let op = "gather";
         self.check_strided(op)?;
         index.check_strided(op)?;
@@ -660,7 +662,8 @@ impl Tensor {
     /// assert_eq!(z.scatter(0, &i, &s)?.to_vec::<f32>()?, vec![0.0, 6.0, 5.0, 0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn scatter(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    pub fn scatter(&self, dim: impl crate::Dim, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter")?;
         scatter_impl(self, dim, index, ScatterSrc::Tensor(src), false, false)
     }
 
@@ -673,7 +676,13 @@ impl Tensor {
     /// assert_eq!(z.scatter_value(1, &i, -1.5)?.to_vec::<f32>()?, vec![0.0, 0.0, -1.5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn scatter_value(&self, dim: i64, index: &Tensor, value: f64) -> Result<Tensor> {
+    pub fn scatter_value(
+        &self,
+        dim: impl crate::Dim,
+        index: &Tensor,
+        value: f64,
+    ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter_value")?;
         scatter_impl(self, dim, index, ScatterSrc::Value(value), false, false)
     }
 
@@ -687,7 +696,8 @@ impl Tensor {
     /// assert_eq!((z.to_vec::<i64>()?, z.version()), (vec![0, 7, 0], 1));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn scatter_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    pub fn scatter_(&self, dim: impl crate::Dim, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter_")?;
         scatter_impl(self, dim, index, ScatterSrc::Tensor(src), false, true)
     }
 
@@ -700,7 +710,13 @@ impl Tensor {
     /// assert_eq!(z.to_vec::<f32>()?, vec![2.0, 0.0, 0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn scatter_value_(&self, dim: i64, index: &Tensor, value: f64) -> Result<Tensor> {
+    pub fn scatter_value_(
+        &self,
+        dim: impl crate::Dim,
+        index: &Tensor,
+        value: f64,
+    ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter_value_")?;
         scatter_impl(self, dim, index, ScatterSrc::Value(value), false, true)
     }
 
@@ -714,7 +730,13 @@ impl Tensor {
     /// assert_eq!(z.scatter_add(0, &i, &s)?.to_vec::<f32>()?, vec![3.0, 3.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn scatter_add(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    pub fn scatter_add(
+        &self,
+        dim: impl crate::Dim,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter_add")?;
         scatter_impl(self, dim, index, ScatterSrc::Tensor(src), true, false)
     }
 
@@ -727,7 +749,13 @@ impl Tensor {
     /// assert_eq!(z.to_vec::<f32>()?, vec![3.0, 1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn scatter_add_(&self, dim: i64, index: &Tensor, src: &Tensor) -> Result<Tensor> {
+    pub fn scatter_add_(
+        &self,
+        dim: impl crate::Dim,
+        index: &Tensor,
+        src: &Tensor,
+    ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter_add_")?;
         scatter_impl(self, dim, index, ScatterSrc::Tensor(src), true, true)
     }
 }

@@ -196,7 +196,8 @@ impl Tensor {
     /// assert_eq!((c.shape(), c.to_vec::<f32>()?), (vec![2, 2], vec![1.0, 2.0, 0.5, 1.5]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn cat(tensors: &[&Tensor], dim: i64) -> Result<Tensor> {
+    pub fn cat(tensors: &[&Tensor], dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "cat")?;
         cat_impl(tensors, dim, "cat", "CatBackward0")
     }
 
@@ -209,7 +210,8 @@ impl Tensor {
     /// assert_eq!((s.shape(), s.to_vec::<f32>()?), (vec![2, 2], vec![1.0, 1.0, 2.0, 2.0]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn stack(tensors: &[&Tensor], dim: i64) -> Result<Tensor> {
+    pub fn stack(tensors: &[&Tensor], dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "stack")?;
         if tensors.is_empty() {
             bail!(
                 InvalidArgument,
@@ -247,7 +249,9 @@ impl Tensor {
     /// assert_eq!(x.flip(&[1])?.to_vec::<i64>()?, vec![1, 0, 3, 2]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn flip(&self, dims: &[i64]) -> Result<Tensor> {
+    pub fn flip(&self, dims: impl crate::IntoShape) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "flip")?;
+        let dims = &dims[..];
         let shape = self.shape();
         let ds = wrap_dims(dims, shape.len(), "flip")?;
         // a 0-dim tensor accepts dim 0 / -1 but has nothing to flip
@@ -271,11 +275,19 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::arange(1, 7, 1)?.view(&[2, 3])?;
-    /// assert_eq!(x.roll(&[1], &[])?.to_vec::<i64>()?, vec![6, 1, 2, 3, 4, 5]);
+    /// assert_eq!(x.roll(&[1], ())?.to_vec::<i64>()?, vec![6, 1, 2, 3, 4, 5]);
     /// assert_eq!(x.roll(&[-4], &[1])?.to_vec::<i64>()?, vec![2, 3, 1, 5, 6, 4]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn roll(&self, shifts: &[i64], dims: &[i64]) -> Result<Tensor> {
+    pub fn roll(
+        &self,
+        shifts: impl crate::IntoShape,
+        dims: impl crate::IntoShape,
+    ) -> Result<Tensor> {
+        let shifts = crate::tensor::dims::ints(shifts, "roll")?;
+        let shifts = &shifts[..];
+        let dims = crate::tensor::dims::ints(dims, "roll")?;
+        let dims = &dims[..];
         let shape = self.shape();
         if dims.is_empty() {
             if shifts.len() != 1 {
@@ -317,7 +329,9 @@ impl Tensor {
     /// assert_eq!((r.shape(), r.to_vec::<i64>()?), (vec![2, 4], vec![1, 2, 1, 2, 1, 2, 1, 2]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn repeat(&self, sizes: &[usize]) -> Result<Tensor> {
+    pub fn repeat(&self, sizes: impl crate::IntoShape) -> Result<Tensor> {
+        let sizes = crate::tensor::dims::sizes(sizes, "repeat")?;
+        let sizes = &sizes[..];
         let shape = self.shape();
         if sizes.len() < shape.len() {
             bail!(

@@ -116,7 +116,8 @@ impl Tensor {
     /// assert_eq!(x.softmax(0)?.to_vec::<f64>()?, vec![0.5, 0.5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn softmax(&self, dim: i64) -> Result<Tensor> {
+    pub fn softmax(&self, dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "softmax")?;
         softmax_impl(self, dim, false)
     }
 
@@ -128,7 +129,8 @@ impl Tensor {
     /// assert!((x.log_softmax(0)?.to_vec::<f64>()?[0] + 2f64.ln()).abs() < 1e-12);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn log_softmax(&self, dim: i64) -> Result<Tensor> {
+    pub fn log_softmax(&self, dim: impl crate::Dim) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "log_softmax")?;
         softmax_impl(self, dim, true)
     }
 }

@@ -76,7 +76,7 @@ impl Tensor {
         let ix = indices.reshape(&flat)?;
         if planes * h * w > 0 {
             let _g = crate::autograd::no_grad();
-            let (lo, hi) = (ix.amin(&[], false)?, ix.amax(&[], false)?);
+            let (lo, hi) = (ix.amin((), false)?, ix.amax((), false)?);
             let (lo, hi) = (lo.item::<i64>()?, hi.item::<i64>()?);
             if lo < 0 || hi >= plane as i64 {
                 let bad = if lo < 0 { lo } else { hi };

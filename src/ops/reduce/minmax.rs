@@ -198,7 +198,8 @@ impl Tensor {
     /// assert_eq!((v.to_vec::<f32>()?, i.to_vec::<i64>()?), (vec![5.0, 7.0], vec![1, 0]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn max_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    pub fn max_dim(&self, dim: impl crate::Dim, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let dim = crate::tensor::dims::dim(dim, "max_dim")?;
         along(self, dim, keepdim, true, "max")
     }
 
@@ -210,7 +211,8 @@ impl Tensor {
     /// assert_eq!(x.min_dim(0, true)?.1.to_vec::<i64>()?, vec![0, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn min_dim(&self, dim: i64, keepdim: bool) -> Result<(Tensor, Tensor)> {
+    pub fn min_dim(&self, dim: impl crate::Dim, keepdim: bool) -> Result<(Tensor, Tensor)> {
+        let dim = crate::tensor::dims::dim(dim, "min_dim")?;
         along(self, dim, keepdim, false, "min")
     }
 
@@ -222,7 +224,9 @@ impl Tensor {
     /// assert_eq!(x.amax(&[0], false)?.to_vec::<f64>()?, vec![7.0, 5.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn amax(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn amax(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "amax")?;
+        let dims = &dims[..];
         amax_impl(self, dims, keepdim, true, "amax")
     }
 
@@ -234,7 +238,9 @@ impl Tensor {
     /// assert_eq!(x.amin(&[1], true)?.to_vec::<f64>()?, vec![1.0, 2.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn amin(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn amin(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "amin")?;
+        let dims = &dims[..];
         amax_impl(self, dims, keepdim, false, "amin")
     }
 

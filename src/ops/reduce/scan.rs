@@ -46,7 +46,8 @@ impl Tensor {
     /// assert_eq!(x.cumsum(0, None)?.to_vec::<i64>()?, vec![1, 3, 6]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn cumsum(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn cumsum(&self, dim: impl crate::Dim, dtype: Option<DType>) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "cumsum")?;
         let dt = scan_dtype(self, dtype);
         let out = if dt.is_integral(true) {
             scan(self, dim, dt, RowOp::CumSumInt, "cumsum")?.0
@@ -82,7 +83,8 @@ impl Tensor {
     /// assert_eq!(x.cumprod(0, None)?.to_vec::<f32>()?, vec![2.0, 0.0, 0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn cumprod(&self, dim: i64, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn cumprod(&self, dim: impl crate::Dim, dtype: Option<DType>) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "cumprod")?;
         let dt = scan_dtype(self, dtype);
         if dt.is_integral(true) {
             return Ok(scan(self, dim, dt, RowOp::CumProdInt, "cumprod")?.0);

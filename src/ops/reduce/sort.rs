@@ -80,7 +80,13 @@ impl Tensor {
     /// assert_eq!(i.to_vec::<i64>()?, vec![1, 2, 0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn sort(&self, dim: i64, descending: bool, stable: bool) -> Result<(Tensor, Tensor)> {
+    pub fn sort(
+        &self,
+        dim: impl crate::Dim,
+        descending: bool,
+        stable: bool,
+    ) -> Result<(Tensor, Tensor)> {
+        let dim = crate::tensor::dims::dim(dim, "sort")?;
         let _ = stable;
         let (d, r) = sort_dim(self, dim, "sort")?;
         // PyTorch's sort keeps the input's memory order (its strides when dense)
@@ -96,7 +102,8 @@ impl Tensor {
     /// assert_eq!(x.argsort(0, true, true)?.to_vec::<i64>()?, vec![0, 2, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn argsort(&self, dim: i64, descending: bool, stable: bool) -> Result<Tensor> {
+    pub fn argsort(&self, dim: impl crate::Dim, descending: bool, stable: bool) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "argsort")?;
         let _g = no_grad();
         Ok(self.sort(dim, descending, stable)?.1)
     }
@@ -115,11 +122,13 @@ impl Tensor {
     /// ```
     pub fn topk(
         &self,
-        k: usize,
-        dim: i64,
+        k: impl crate::Dim,
+        dim: impl crate::Dim,
         largest: bool,
         sorted: bool,
     ) -> Result<(Tensor, Tensor)> {
+        let k = crate::tensor::dims::size(k, "topk", |_| "selected index k out of range".into())?;
+        let dim = crate::tensor::dims::dim(dim, "topk")?;
         let (d, r) = sort_dim(self, dim, "topk")?;
         if k > r {
             bail!(

@@ -154,11 +154,18 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 6.0], &[2, 2])?;
-    /// assert_eq!(x.mean(&[], false, None)?.item::<f32>()?, 3.0);
+    /// assert_eq!(x.mean((), false, None)?.item::<f32>()?, 3.0);
     /// assert_eq!(x.mean(&[1], true, None)?.to_vec::<f32>()?, vec![1.5, 4.5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn mean(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn mean(
+        &self,
+        dims: impl crate::IntoShape,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "mean")?;
+        let dims = &dims[..];
         self.check_strided("mean")?;
         let dt = dtype.unwrap_or(self.dtype());
         if !(dt.is_float() || dt.is_complex()) {
@@ -212,10 +219,17 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[4])?;
-    /// assert_eq!(x.var(&[], 0.0, false)?.item::<f64>()?, 1.25);
+    /// assert_eq!(x.var((), 0.0, false)?.item::<f64>()?, 1.25);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn var(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+    pub fn var(
+        &self,
+        dims: impl crate::IntoShape,
+        correction: f64,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "var")?;
+        let dims = &dims[..];
         float_or_complex(self, "var")?;
         let ds = norm_dims(Some(dims), self.dim(), "var")?;
         let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
@@ -258,10 +272,17 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1.0f64, 3.0], &[2])?;
-    /// assert_eq!(x.std(&[], 0.0, false)?.item::<f64>()?, 1.0);
+    /// assert_eq!(x.std((), 0.0, false)?.item::<f64>()?, 1.0);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn std(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
+    pub fn std(
+        &self,
+        dims: impl crate::IntoShape,
+        correction: f64,
+        keepdim: bool,
+    ) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "std")?;
+        let dims = &dims[..];
         let v = self.var(dims, correction, keepdim)?;
         sqrt_of(&v)
     }
@@ -271,10 +292,12 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
-    /// assert_eq!(x.prod(&[], false)?.item::<i64>()?, 24);
+    /// assert_eq!(x.prod((), false)?.item::<i64>()?, 24);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn prod(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "prod")?;
+        let dims = &dims[..];
         let ds = norm_dims(Some(dims), self.dim(), "prod")?;
         let dt = self.dtype();
         if dt.is_complex() {
@@ -318,7 +341,9 @@ impl Tensor {
     /// assert!((r - (1000.0 + 2f64.ln())).abs() < 1e-9);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn logsumexp(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn logsumexp(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "logsumexp")?;
+        let dims = &dims[..];
         let ds = norm_dims(Some(dims), self.dim(), "logsumexp")?;
         let dt = if self.dtype().is_float() || self.dtype().is_complex() {
             self.dtype()
@@ -369,12 +394,14 @@ impl Tensor {
     /// ```
     /// # use tapegrad::{Tensor, NormOrd};
     /// let x = Tensor::from_vec(vec![3.0f64, -4.0, 0.0], &[3])?;
-    /// assert_eq!(x.norm(NormOrd::L2, &[], false)?.item::<f64>()?, 5.0);
-    /// assert_eq!(x.norm(NormOrd::L1, &[], false)?.item::<f64>()?, 7.0);
-    /// assert_eq!(x.norm(NormOrd::P(0.0), &[], false)?.item::<f64>()?, 2.0);
+    /// assert_eq!(x.norm(NormOrd::L2, (), false)?.item::<f64>()?, 5.0);
+    /// assert_eq!(x.norm(NormOrd::L1, (), false)?.item::<f64>()?, 7.0);
+    /// assert_eq!(x.norm(NormOrd::P(0.0), (), false)?.item::<f64>()?, 2.0);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn norm(&self, ord: NormOrd, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn norm(&self, ord: NormOrd, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "norm")?;
+        let dims = &dims[..];
         let ord = ord.canonical();
         if self.dtype().is_complex() {
             // the norm of the magnitudes (real); `abs`'s backward gives the `sgn(z)` factor
@@ -417,7 +444,9 @@ impl Tensor {
     /// assert_eq!(x.all(&[1], false)?.to_vec::<bool>()?, vec![false, true]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn all(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn all(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "all")?;
+        let dims = &dims[..];
         logical(self, dims, keepdim, true)
     }
 
@@ -429,7 +458,9 @@ impl Tensor {
     /// assert_eq!(x.any(&[1], false)?.to_vec::<bool>()?, vec![false, true]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn any(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn any(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "any")?;
+        let dims = &dims[..];
         logical(self, dims, keepdim, false)
     }
 }

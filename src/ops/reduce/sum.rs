@@ -141,7 +141,9 @@ impl Tensor {
     /// assert_eq!(x.sum_dims(&[0], true)?.shape(), vec![1, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn sum_dims(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
+    pub fn sum_dims(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "sum_dims")?;
+        let dims = &dims[..];
         let ds = wrap_dims(dims, self.dim(), "sum")?;
         let ds = if ds.is_empty() {
             (0..self.dim()).collect()
@@ -172,7 +174,14 @@ impl Tensor {
     /// assert_eq!(x.sum_dims_dtype(&[0], false, DType::I32)?.dtype(), DType::I32);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn sum_dims_dtype(&self, dims: &[i64], keepdim: bool, dtype: DType) -> Result<Tensor> {
+    pub fn sum_dims_dtype(
+        &self,
+        dims: impl crate::IntoShape,
+        keepdim: bool,
+        dtype: DType,
+    ) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "sum_dims_dtype")?;
+        let dims = &dims[..];
         let x = self.to_dtype(dtype)?;
         let s = if dims.is_empty() && !keepdim {
             x.sum()?
@@ -189,10 +198,17 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1.0f32, f32::NAN, 2.0], &[3])?;
-    /// assert_eq!(x.nansum(&[], false, None)?.item::<f32>()?, 3.0);
+    /// assert_eq!(x.nansum((), false, None)?.item::<f32>()?, 3.0);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn nansum(&self, dims: &[i64], keepdim: bool, dtype: Option<DType>) -> Result<Tensor> {
+    pub fn nansum(
+        &self,
+        dims: impl crate::IntoShape,
+        keepdim: bool,
+        dtype: Option<DType>,
+    ) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "nansum")?;
+        let dims = &dims[..];
         if self.dtype().is_complex() || dtype.is_some_and(|d| d.is_complex()) {
             crate::bail!(
                 Unsupported,
@@ -229,7 +245,9 @@ impl Tensor {
     /// assert_eq!(x.count_nonzero(&[1])?.to_vec::<i64>()?, vec![1, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn count_nonzero(&self, dims: &[i64]) -> Result<Tensor> {
+    pub fn count_nonzero(&self, dims: impl crate::IntoShape) -> Result<Tensor> {
+        let dims = crate::tensor::dims::ints(dims, "count_nonzero")?;
+        let dims = &dims[..];
         let nz = self.ne(0)?;
         if dims.is_empty() {
             nz.sum()
@@ -247,7 +265,9 @@ impl Tensor {
     /// assert_eq!((s.shape(), s.to_vec::<f32>()?), (vec![2, 1], vec![12.0, 12.0]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn sum_to_size(&self, shape: &[usize]) -> Result<Tensor> {
+    pub fn sum_to_size(&self, shape: impl crate::IntoShape) -> Result<Tensor> {
+        let shape = crate::tensor::dims::sizes(shape, "sum_to_size")?;
+        let shape = &shape[..];
         let mine = self.shape();
         if mine == shape {
             return Ok(self.clone());

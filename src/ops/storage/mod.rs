@@ -263,7 +263,9 @@ impl Tensor {
     /// assert_eq!(x.to_vec::<i64>()?, vec![1, 2, 3, 0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn resize_(&self, sizes: &[usize]) -> Result<Tensor> {
+    pub fn resize_(&self, sizes: impl crate::IntoShape) -> Result<Tensor> {
+        let sizes = crate::tensor::dims::sizes(sizes, "resize_")?;
+        let sizes = &sizes[..];
         self.resize_with(sizes, ResizeFill::Zero)
     }
 
@@ -289,7 +291,9 @@ impl Tensor {
     /// assert!(x.to_vec::<f32>()?[1].is_nan());
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn resize_with(&self, sizes: &[usize], fill: ResizeFill) -> Result<Tensor> {
+    pub fn resize_with(&self, sizes: impl crate::IntoShape, fill: ResizeFill) -> Result<Tensor> {
+        let sizes = crate::tensor::dims::sizes(sizes, "resize_with")?;
+        let sizes = &sizes[..];
         if self.requires_grad() {
             bail!(
                 ResizeRequiresGrad,

@@ -138,15 +138,17 @@ fn coo_filter(
     };
     let n_chunks = (hi - lo).div_ceil(CHUNK);
     let bounds = |c: usize| (lo + c * CHUNK, (lo + (c + 1) * CHUNK).min(hi));
-    let par = hi - lo >= PAR_ROWS;
+    let par = hi - lo >= PAR_ROWS && crate::backend::cpu::threads::parallel();
     let counts: Vec<usize> = if par {
-        (0..n_chunks)
-            .into_par_iter()
-            .map(|c| {
-                let (a, b) = bounds(c);
-                count(a, b)
-            })
-            .collect()
+        crate::backend::cpu::threads::install(|| {
+            (0..n_chunks)
+                .into_par_iter()
+                .map(|c| {
+                    let (a, b) = bounds(c);
+                    count(a, b)
+                })
+                .collect()
+        })
     } else {
         (0..n_chunks)
             .map(|c| {
@@ -219,7 +221,7 @@ fn coo_filter(
             debug_assert_eq!(w, k);
         };
         if par {
-            pieces.into_par_iter().for_each(fill);
+            crate::backend::cpu::threads::install(|| pieces.into_par_iter().for_each(fill));
         } else {
             pieces.into_iter().for_each(fill);
         }

@@ -42,13 +42,17 @@ pub(crate) fn gather_rows(
         let src = range::<T>(src, soff, src_len)?;
         let dst = &mut elems_mut::<T>(dst)[..m * rl];
         match sel {
-            Rows::List(l) if l.len() >= PAR_ROWS && rl == 1 => {
+            Rows::List(l)
+                if l.len() >= PAR_ROWS && rl == 1 && crate::backend::cpu::threads::parallel() =>
+            {
                 use rayon::prelude::*;
                 const STEP: usize = 1 << 14;
-                dst.par_chunks_mut(STEP).zip(l.par_chunks(STEP)).for_each(|(d, s)| {
-                    for (o, &i) in d.iter_mut().zip(s) {
-                        *o = src[i];
-                    }
+                crate::backend::cpu::threads::install(|| {
+                    dst.par_chunks_mut(STEP).zip(l.par_chunks(STEP)).for_each(|(d, s)| {
+                        for (o, &i) in d.iter_mut().zip(s) {
+                            *o = src[i];
+                        }
+                    })
                 });
             }
             Rows::List(l) if rl == 1 => {

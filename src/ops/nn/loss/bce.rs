@@ -127,7 +127,7 @@ impl Tensor {
         match reduction {
             Reduction::None => Ok(loss),
             Reduction::Sum => loss.sum(),
-            Reduction::Mean => loss.mean(&[], false, None),
+            Reduction::Mean => loss.mean((), false, None),
         }
     }
 }

@@ -1,0 +1,164 @@
+//! The integer convention of the public API: every size, dim, index or count argument accepts
+//! any of Rust's common integer types, and every list of sizes or dims accepts any list of them.
+//!
+//! - [`Dim`]: one integer (`i64`, `i32`, `isize`, `usize`, `u32`, `u64`). Dims and indices may
+//!   be negative where PyTorch allows it (counted from the end); sizes and counts may not.
+//! - [`IntoShape`]: a list of such integers: `&[T]`, `[T; N]`, `&[T; N]`, `Vec<T>`, `&Vec<T>`
+//!   (sizes for `view`/`reshape`/`from_vec`/`zeros`/..., dims for `permute`/`sum_dims`/...).
+//!   `view`, `reshape`, `expand` and `unflatten` take `-1` as PyTorch does. The empty list (a
+//!   0-dim shape) is `()`, since an empty literal `&[]` leaves Rust no element type to infer.
+//!
+//! What the methods return stays `usize` (`shape()`, `size(d)`, `dim()`), as Rust indexes with
+//! it. A value that does not fit (a `usize` above `i64::MAX`) or is negative where it may not be
+//! is an `InvalidArgument` error naming the op, never a wrapping cast.
+
+use crate::{Result, bail};
+use smallvec::SmallVec;
+
+/// Integer lists as converted (no allocation up to 6 entries).
+pub(crate) type Ints = SmallVec<[i64; 6]>;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// One integer argument (a dim, an index, a size or a count) of any common integer type; see
+/// the [module rule](crate#integers). Integer literals work as they are (`x.transpose(0, 1)`).
+pub trait Dim: Copy + sealed::Sealed {
+    /// The value as an `i64`, or `None` if it does not fit.
+    #[doc(hidden)]
+    fn to_i64(self) -> Option<i64>;
+}
+
+macro_rules! dim_impls {
+    ($($t:ty),*) => {$(
+        impl sealed::Sealed for $t {}
+        impl Dim for $t {
+            fn to_i64(self) -> Option<i64> {
+                i64::try_from(self).ok()
+            }
+        }
+    )*};
+}
+dim_impls!(i64, i32, isize, usize, u32, u64);
+
+/// A list of sizes or dims of any [`Dim`] type: `&[T]`, `[T; N]`, `&[T; N]`, `Vec<T>`, `&Vec<T>`
+/// (so `x.view(&[2, 3])`, `x.view(&[-1i64, 3])`, `x.view(y.shape())` and
+/// `Tensor::zeros(&y.shape(), dtype)` all work).
+pub trait IntoShape {
+    /// The entries as `i64`s, or the first one that does not fit.
+    #[doc(hidden)]
+    fn to_i64s(&self) -> std::result::Result<Ints, u64>;
+}
+
+fn collect<T: Dim + TryInto<u64>>(s: &[T]) -> std::result::Result<Ints, u64> {
+    s.iter()
+        .map(|&v| v.to_i64().ok_or_else(|| v.try_into().unwrap_or(u64::MAX)))
+        .collect()
+}
+
+/// The empty list (a 0-dim shape): `Tensor::zeros((), dtype)`. (An empty literal `&[]` has no
+/// element type for Rust to infer; `&[] as &[i64]` works too.)
+impl IntoShape for () {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        Ok(Ints::new())
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoShape for &[T] {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(self)
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoShape for &mut [T] {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(self)
+    }
+}
+impl<T: Dim + TryInto<u64>, const N: usize> IntoShape for [T; N] {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(self)
+    }
+}
+impl<T: Dim + TryInto<u64>, const N: usize> IntoShape for &[T; N] {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(*self)
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoShape for Vec<T> {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(self)
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoShape for &Vec<T> {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(self)
+    }
+}
+impl<T: Dim + TryInto<u64>, A: smallvec::Array<Item = T>> IntoShape for &SmallVec<A> {
+    fn to_i64s(&self) -> std::result::Result<Ints, u64> {
+        collect(self)
+    }
+}
+
+/// One dim or index (negative allowed: the op wraps it).
+pub(crate) fn dim(d: impl Dim, op: &'static str) -> Result<i64> {
+    match d.to_i64() {
+        Some(v) => Ok(v),
+        None => bail!(InvalidArgument, op, "{}: value out of range for int64", op),
+    }
+}
+
+/// One size or count, which must be non-negative; `negative` words the error for a negative
+/// value (PyTorch's message for the op).
+pub(crate) fn size(
+    d: impl Dim,
+    op: &'static str,
+    negative: impl FnOnce(i64) -> String,
+) -> Result<usize> {
+    let v = dim(d, op)?;
+    if v < 0 {
+        return Err(crate::Error::new(
+            crate::ErrorKind::InvalidArgument,
+            op,
+            negative(v),
+        ));
+    }
+    Ok(v as usize)
+}
+
+/// A list of dims or sizes as given (negative entries kept, for the op to check).
+pub(crate) fn ints(s: impl IntoShape, op: &'static str) -> Result<Ints> {
+    match s.to_i64s() {
+        Ok(v) => Ok(v),
+        Err(big) => bail!(
+            InvalidArgument,
+            op,
+            "{}: size {} does not fit in int64",
+            op,
+            big
+        ),
+    }
+}
+
+/// A list of sizes of a tensor to create: every entry non-negative (PyTorch's "Trying to create
+/// tensor with negative dimension").
+pub(crate) fn sizes(s: impl IntoShape, op: &'static str) -> Result<Vec<usize>> {
+    let v = ints(s, op)?;
+    if let Some(&d) = v.iter().find(|&&d| d < 0) {
+        if op == "zeros" {
+            bail!(
+                InvalidArgument,
+                op,
+                "zeros: Dimension size must be non-negative."
+            );
+        }
+        bail!(
+            InvalidArgument,
+            op,
+            "Trying to create tensor with negative dimension {}: {:?}",
+            d,
+            &v[..]
+        );
+    }
+    Ok(v.iter().map(|&d| d as usize).collect())
+}
