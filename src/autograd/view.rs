@@ -469,8 +469,20 @@ fn mark_stale(t: &Tensor) {
 }
 
 impl InplaceRecord {
-    /// Finishes an in-place *view* op (`t_`, `unsqueeze_`, ...): the tensor's own history gains
-    /// `bw`; no CopySlices, since no element changed.
+    /// Readies the record for an in-place *view* op on `self_`, before its geometry changes: a
+    /// view's history continues from the view's own gradient edge (its `grad_fn`, regenerated
+    /// first if stale), as PyTorch's `unsqueeze_`/`t_` of a view do, instead of being rebased on
+    /// its base.
+    pub(crate) fn for_view_op(mut self, self_: &Tensor) -> Result<Self> {
+        if self.base.take().is_some() {
+            self.edges[0] = gradient_edge(self_)?;
+        }
+        Ok(self)
+    }
+
+    /// Finishes an in-place *view* op (`t_`, `unsqueeze_`, ...; the record readied by
+    /// [`for_view_op`](Self::for_view_op)): the tensor's own history gains `bw`; no
+    /// CopySlices, since no element changed.
     pub(crate) fn finish_view_op(self, self_: &Tensor, bw: impl Backward) -> Result<()> {
         let node = Node::new(
             bw,

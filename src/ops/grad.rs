@@ -81,3 +81,35 @@ macro_rules! backward {
     };
 }
 pub(crate) use backward;
+
+/// A backward formula's result `r` as PyTorch's fused backward kernel would return it under
+/// `create_graph`: that kernel (`threshold_backward`, `leaky_relu_backward`, `sgn(x) * grad`,
+/// `nll_loss_backward`, ...) also reads the saved tensors `on`, and its own derivative w.r.t.
+/// them is zero (derivatives.yaml: `self: zeros_like(grad)`), so `r` requires grad through
+/// them when they do. When recording and `r` has no history of its own yet, `r` gets a node
+/// `name` linking it to `on` that gives them zeros; otherwise `r` is returned as is.
+pub(crate) fn zero_grad_link(r: Tensor, on: &[&Tensor], name: &'static str) -> Result<Tensor> {
+    if !crate::autograd::is_grad_enabled()
+        || r.requires_grad()
+        || !on.iter().any(|t| t.requires_grad())
+    {
+        return Ok(r);
+    }
+    let metas = on.iter().map(|t| (t.shape(), t.dtype())).collect();
+    crate::autograd::record(&[&r], on, Vec::new, ZeroLinkBackward { name, metas })?;
+    Ok(r)
+}
+
+/// [`zero_grad_link`]'s node: zeros for each linked tensor (shape and dtype kept).
+struct ZeroLinkBackward {
+    name: &'static str,
+    metas: Vec<(Vec<usize>, crate::DType)>,
+}
+
+backward!(ZeroLinkBackward, self.name, |self, ctx, _g: Tensor| {
+    self.metas
+        .iter()
+        .enumerate()
+        .map(|(i, (shape, dt))| ctx.grad_if(i, || Tensor::zeros(shape, *dt)))
+        .collect()
+});

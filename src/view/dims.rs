@@ -420,7 +420,9 @@ impl Tensor {
         name: &'static str,
         inv: Option<Vec<i64>>,
     ) -> Result<Tensor> {
-        let rec = check_inplace(self, &[])?;
+        let rec = check_inplace(self, &[])?
+            .map(|r| r.for_view_op(self))
+            .transpose()?;
         let old = self.layout();
         let new = f(&old)?;
         self.0.data.write().layout = new;

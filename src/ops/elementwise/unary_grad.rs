@@ -8,7 +8,7 @@ use crate::backend::Transcendental;
 use crate::ops::elementwise::activation::gelu_grad;
 use crate::ops::elementwise::unary::{UOp, float_go};
 use crate::ops::elementwise::unary_complex;
-use crate::ops::grad::{backward, grads, input_grad};
+use crate::ops::grad::{backward, grads, input_grad, zero_grad_link};
 use crate::{DType, Result, Tensor};
 
 /// Backward of every op in [`UOp`]; saved: nothing, the input or the output (see `UOp::save`;
@@ -60,7 +60,11 @@ backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
         // PyTorch's threshold_backward: zero where the output is <= 0 (NaN passes the grad)
         Relu => match fused!(&g, s(), |g, y| if y <= 0.0 { 0.0 } else { g }) {
             Some(r) => r?,
-            None => Tensor::where_(&s().le(0)?, 0.0, &g)?,
+            None => zero_grad_link(
+                Tensor::where_(&s().le(0)?, 0.0, &g)?,
+                &[s()],
+                "ThresholdBackwardBackward0",
+            )?,
         },
         Exp => g.mul(&s().conj_if_complex()?)?,
         Exp2 => g.mul(s())?.mul(ln2)?,
@@ -120,7 +124,11 @@ backward!(UnaryBackward, self.op.backward_name(), |self, ctx, g| {
             if self.inplace {
                 negative_slope_check(sl, "leakyReLu")?;
             }
-            Tensor::where_(&s().gt(0)?, &g, &g.mul(sl)?)?
+            zero_grad_link(
+                Tensor::where_(&s().gt(0)?, &g, &g.mul(sl)?)?,
+                &[s()],
+                "LeakyReluBackwardBackward0",
+            )?
         }
         // `g * gelu'(x)` in one pass when no graph is recorded (the workload
         // `gelu_backward_f32_4M`)

@@ -409,9 +409,6 @@ struct ScatterBackward {
     /// `scatter_add` (self's gradient passes unchanged).
     add: bool,
     has_src: bool,
-    /// `src`'s gradient positions and shape when `src` is larger than the index (each `src`
-    /// position's flat target in self, [`SKIP`] if unused); `None`: `g.gather(dim, index)`.
-    src_map: Option<(Arc<Vec<usize>>, Vec<usize>)>,
 }
 
 // saved: the index
@@ -428,10 +425,9 @@ backward!(ScatterBackward, self.name, |self, ctx, g: Tensor| {
     if !self.has_src {
         return grads([gs]);
     }
-    let gsrc = ctx.grad_if(1, || match &self.src_map {
-        None => g.gather(d, index),
-        Some((m, sh)) => take(&g, m.clone(), sh, "TakeBackward0"),
-    })?;
+    // index-shaped, like PyTorch's `grad.gather(dim, index)`: when `src` is larger than the
+    // index the engine's shape check refuses it, as PyTorch's does
+    let gsrc = ctx.grad_if(1, || g.gather(d, index))?;
     grads([gs, gsrc])
 });
 
@@ -502,19 +498,6 @@ fn scatter_impl(
         crate::backend::movement::scatter_dim(&r.data(), &sd, &id, &walk, dt, add)?;
         r
     };
-    // `src` larger than the index: its unused positions get no gradient (positions on the
-    // host, the rare case; the index is valid by now)
-    let src_map = match &ssh {
-        Some(ss) if *ss != index.shape() && src_t.as_ref().is_some_and(|t| t.requires_grad()) => {
-            let pairs = scatter_pairs(&shape, d, index, Some(ss), op)?;
-            let mut m = vec![SKIP; ss.iter().product()];
-            for &(t, k) in &pairs {
-                m[k] = t;
-            }
-            Some((Arc::new(m), ss.clone()))
-        }
-        _ => None,
-    };
     let bw = ScatterBackward {
         name: if add {
             "ScatterAddBackward0"
@@ -526,7 +509,6 @@ fn scatter_impl(
         dim: d,
         add,
         has_src: src_t.is_some(),
-        src_map,
     };
     let mut inputs: Vec<&Tensor> = vec![x];
     if let Some(t) = &src_t {

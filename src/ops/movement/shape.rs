@@ -455,9 +455,12 @@ impl Tensor {
         sh.push(c);
         let t = Tensor::from_vec(out, &sh)?;
         // PyTorch builds the result with two in-place writes (zero fill, then scatter_), which
-        // its version counter shows; keep the same observable state.
-        t.0.version.bump();
-        t.0.version.bump();
+        // its version counter shows; keep the same observable state. An empty input returns
+        // early there (`at::empty`): version 0.
+        if !v.is_empty() {
+            t.0.version.bump();
+            t.0.version.bump();
+        }
         Ok(t)
     }
 }

@@ -261,6 +261,7 @@ impl Tensor {
                     dims: ds,
                     keepdim,
                     dof,
+                    all: dims.is_empty() || self.dim() == 0,
                 },
             )?;
         }
@@ -424,7 +425,7 @@ impl Tensor {
         let exact = match ord {
             NormOrd::L2 => Exact::NormL2,
             NormOrd::P(p) => Exact::NormP(p),
-            _ => Exact::None,
+            _ => Exact::Linked,
         };
         record_weighted(&out, self, "NormBackward1", &rw, keepdim, exact, || {
             let _g = crate::autograd::no_grad();
@@ -509,12 +510,28 @@ struct VarBackward {
     dims: Vec<usize>,
     keepdim: bool,
     dof: f64,
+    /// Reduced over all dims without naming them (PyTorch's `dim=None` branch).
+    all: bool,
 }
 
 backward!(VarBackward, "VarBackward0", |self, ctx, g: Tensor| {
     let x = &ctx.saved[0];
     let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
     let dl: Vec<i64> = self.dims.iter().map(|&d| d as i64).collect();
+    if self.all && self.dof <= 0.0 {
+        // PyTorch (no dims): `g * where(x == mean(x), nan, inf)`, a mask of the input (not
+        // differentiable: only `g` carries a graph)
+        let f = {
+            let _ng = crate::autograd::no_grad();
+            let x = x.detach();
+            let same = x.eq(&x.mean(&dl, true, None)?)?;
+            // real, as PyTorch's `where` of two scalars: a complex input's gradient is then
+            // `nan + 0i` once cast back
+            let inf = Tensor::full(&same.shape(), f64::INFINITY, x.dtype().to_real())?;
+            Tensor::where_(&same, f64::NAN, &inf)?
+        };
+        return input_grad(g.mul(&f)?);
+    }
     let d = x.sub(&x.mean(&dl, true, None)?)?;
     input_grad(g.mul(2.0 / self.dof)?.mul(&d)?)
 });

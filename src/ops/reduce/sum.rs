@@ -93,7 +93,9 @@ struct SumBackward {
 
 backward!(SumBackward, self.name, |self, _, g: Tensor| {
     let mut g = g;
-    if !self.keepdim {
+    // the full sum's rule is PyTorch's `grad.expand(self.sizes())` (no unsqueezes first: the
+    // new dims all get stride 0)
+    if !self.keepdim && self.name != "SumBackward0" {
         let mut dims = self.dims.clone();
         dims.sort_unstable();
         for d in dims {

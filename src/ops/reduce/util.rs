@@ -142,6 +142,10 @@ pub(crate) enum Exact {
     NormP(f64),
     /// `sqrt` (of std): `0.5 / out` (0 where `out == 0`).
     Sqrt,
+    /// L1 / ±inf `norm`: the weight stays piecewise constant, but PyTorch's formula reads the
+    /// input (`sgn(x)`), so the gradient is linked to it with a zero derivative
+    /// ([`zero_grad_link`](crate::ops::grad::zero_grad_link)).
+    Linked,
 }
 
 /// Backward of reductions whose input gradient is `grad (re-expanded) * w` for a weight tensor
@@ -168,6 +172,10 @@ backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
             Exact::Sqrt => Tensor::where_(&out.eq(0)?, 0.0, &out.mul(2.0)?.reciprocal()?)?,
             Exact::Prod => prod_of_others(x, &self.dims)?,
             Exact::NormP(p) => crate::ops::reduce::stats::norm_p_weight(x, &out, p)?,
+            Exact::Linked => {
+                let gi = g.mul(&self.w)?;
+                return input_grad(crate::ops::grad::zero_grad_link(gi, &[x], self.name)?);
+            }
             Exact::None => unreachable!("internal: checked above"),
         };
         return input_grad(g.mul(&w)?);

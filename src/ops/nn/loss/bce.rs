@@ -23,10 +23,11 @@ backward!(
             let den = x.mul(&one_minus)?.clamp_min(EPS)?;
             g.mul(&x.sub(t)?)?.div(&den)
         })?;
+        // PyTorch's `binary_cross_entropy_target_backward`: `-logit(x) g`, unclamped (±inf at
+        // x = 0 / 1), `logit(x) = log(x / (1 - x))`
         let gt = ctx.grad_if(1, || {
-            let l1 = x.neg()?.add(1.0)?.log()?.clamp_min(-100.0)?;
-            let l0 = x.log()?.clamp_min(-100.0)?;
-            g.mul(&l1.sub(&l0)?)
+            let logit = x.div(&x.neg()?.add(1.0)?)?.log()?;
+            g.mul(&logit.neg()?)
         })?;
         grads([gx, gt])
     }

@@ -4,8 +4,8 @@
 //! optional label smoothing; composed of differentiable ops except the NLL pick).
 
 use super::{CrossEntropyOptions, NllLossOptions, Reduction};
-use crate::autograd::record;
-use crate::ops::grad::{backward, input_grad};
+use crate::autograd::{SavedTensor, record};
+use crate::ops::grad::{backward, input_grad, zero_grad_link};
 use crate::ops::movement::gather::{SKIP, cstrides, for_each_pos, put_add};
 use crate::ops::nn::{check_float, from_f64};
 use crate::{DType, Result, Tensor, bail};
@@ -111,10 +111,17 @@ struct NllLossBackward {
     in_shape: Vec<usize>,
 }
 
-backward!(NllLossBackward, "NllLossBackward0", |self, _, g: Tensor| {
-    let gi = g.mul(&self.coef)?;
-    input_grad(put_add(&gi, self.idx.clone(), &self.in_shape)?)
-});
+// saved: the input (PyTorch's `nll_loss_backward` reads it; its derivative w.r.t. it is zero)
+backward!(
+    NllLossBackward,
+    "NllLossBackward0",
+    |self, ctx, g: Tensor| {
+        let gi = g.mul(&self.coef)?;
+        let gi = put_add(&gi, self.idx.clone(), &self.in_shape)?;
+        let name = "NllLossBackwardBackward0";
+        input_grad(zero_grad_link(gi, &[&ctx.saved[0]], name)?)
+    }
+);
 
 fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
     // only the picked entries are read (a positional read kernel, not a copy of the input)
@@ -152,7 +159,7 @@ fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
     record(
         &[&out],
         &[input],
-        Vec::new,
+        || vec![SavedTensor::input(input)],
         NllLossBackward {
             idx: Arc::new(p.idx),
             coef,

@@ -4,7 +4,7 @@
 
 use super::{BceWithLogitsOptions, Reduction, reduce};
 use crate::autograd::{SavedTensor, no_grad, record};
-use crate::ops::grad::{GradIf, backward, grads};
+use crate::ops::grad::{GradIf, backward, grads, zero_grad_link};
 use crate::ops::nn::check_float;
 use crate::{DType, Result, Tensor, bail};
 
@@ -16,11 +16,14 @@ struct ConstGradBackward {
     grads: Vec<Tensor>,
 }
 
+// saved: the inputs (PyTorch's formula reads them, `grad * sgn(d)`: under create_graph the
+// gradient is linked to them with a zero derivative)
 backward!(ConstGradBackward, self.name, |self, ctx, g: Tensor| {
+    let on: Vec<&Tensor> = ctx.saved.iter().collect();
     self.grads
         .iter()
         .enumerate()
-        .map(|(i, d)| ctx.grad_if(i, || g.mul(d)))
+        .map(|(i, d)| ctx.grad_if(i, || zero_grad_link(g.mul(d)?, &on, self.name)))
         .collect()
 });
 
@@ -96,7 +99,7 @@ impl Tensor {
         record(
             &[&out],
             &[&d],
-            Vec::new,
+            || vec![SavedTensor::input(&d)],
             ConstGradBackward {
                 name: "AbsBackward0",
                 grads: vec![sg],
