@@ -19,6 +19,33 @@
 //! (see [`Tensor`]); a differentiable op of your own is an [`autograd::Function`] (PyTorch's
 //! `autograd.Function`: `save_for_backward`, `mark_dirty`, double backward).
 //!
+//! ```
+//! use tapegrad::autograd::{Function, FunctionCtx, FunctionGradCtx};
+//! use tapegrad::{Result, Tensor};
+//!
+//! struct XExp; // x * exp(x), with its own backward
+//! impl Function for XExp {
+//!     fn forward(&mut self, ctx: &mut FunctionCtx, inputs: &[Tensor]) -> Result<Vec<Tensor>> {
+//!         ctx.save_for_backward(&[&inputs[0]]);
+//!         Ok(vec![inputs[0].mul(&inputs[0].exp()?)?])
+//!     }
+//!     fn backward(&self, ctx: &FunctionGradCtx, g: &[Tensor]) -> Result<Vec<Option<Tensor>>> {
+//!         let x = &ctx.saved_tensors()[0];
+//!         Ok(vec![Some(g[0].mul(&x.add(1.0)?.mul(&x.exp()?)?)?)])
+//!     }
+//! }
+//!
+//! let x = Tensor::from_vec(vec![0.0f64, 1.0], &[2])?.requires_grad_(true)?;
+//! let w = Tensor::from_vec(vec![2.0f64, 3.0], &[2])?;
+//! let y = XExp.apply(&[&x])?.remove(0);
+//! let loss = (&y * &w + 1.0).sum()?;          // operators: the op methods, panicking on error
+//! loss.backward()?;
+//! let g = x.grad().unwrap().to_vec::<f64>()?;   // w * (x + 1) * exp(x)
+//! assert_eq!(g[0], 2.0);
+//! assert!((g[1] - 6.0 * std::f64::consts::E).abs() < 1e-12);
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
+//!
 //! Debugging: under [`autograd::detect_anomaly`] each node remembers the backtrace of the
 //! forward call that made it, and a backward pass fails on the first NaN or infinite gradient
 //! (`ErrorKind::NonFiniteGradient`) naming that node; every backward error names its node and
@@ -57,6 +84,29 @@
 //! assert_eq!(y.narrow(0, -2, 2usize)?.shape(), vec![2]);
 //! assert_eq!(Tensor::zeros((), DType::F32)?.dim(), 0);
 //! assert!(Tensor::zeros(&[-1i64], DType::F32).is_err());
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
+//!
+//! ## Randomness
+//!
+//! [`random`] is PyTorch's `torch.random`: a global generator seeded with [`manual_seed`]
+//! (saved and restored with [`random::get_rng_state`] / [`random::set_rng_state`]) feeds
+//! `rand`, `randn`, `randint`, dropout and the `nn::init` initialisers; [`random::Generator`]
+//! objects give independent streams to the samplers and `*_with` factories (PyTorch's
+//! `generator=`). The stream (ChaCha12, with the transforms written out in the crate) is stable
+//! across tapegrad versions, but it is not PyTorch's: a seed gives other values than in PyTorch.
+//!
+//! ```
+//! use tapegrad::{DType, Tensor, random::Generator};
+//! tapegrad::manual_seed(7);
+//! let a = Tensor::randn(&[3], DType::F64)?;
+//! let state = tapegrad::random::get_rng_state();
+//! let b = Tensor::rand(&[3], DType::F64)?;
+//! tapegrad::random::set_rng_state(&state);
+//! assert_eq!(Tensor::rand(&[3], DType::F64)?.to_vec::<f64>()?, b.to_vec::<f64>()?);
+//! let g = Generator::new(7);                    // its own stream, seeded like the global one
+//! let c = Tensor::randn_with(&[3], DType::F64, Some(&g))?;
+//! assert_eq!(c.to_vec::<f64>()?, a.to_vec::<f64>()?);
 //! # Ok::<(), tapegrad::Error>(())
 //! ```
 //!
