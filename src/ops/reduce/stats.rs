@@ -1,4 +1,4 @@
-//! Statistical reductions: `mean`, `var`/`std` (with correction), `prod`, `logsumexp`, `norm`
+//! Statistical reductions: `mean`, `var`/`std` (with correction), `logsumexp`, `norm`
 //! (any p: 1, 2 (= "fro"), inf, -inf, 0 (count of non-zeros) and general p), `all`/`any`.
 //! `mean` is a composition of differentiable ops, `var` records PyTorch's `var_backward`
 //! ([`VarBackward`]); the others record a weight-based backward (see `util::WeightedBackward`;
@@ -264,49 +264,6 @@ impl Tensor {
     pub fn std(&self, dims: &[i64], correction: f64, keepdim: bool) -> Result<Tensor> {
         let v = self.var(dims, correction, keepdim)?;
         sqrt_of(&v)
-    }
-
-    /// Product over `dims` (empty = all); integers and bool multiply in i64.
-    ///
-    /// ```
-    /// # use tapegrad::Tensor;
-    /// let x = Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
-    /// assert_eq!(x.prod(&[], false)?.item::<i64>()?, 24);
-    /// # Ok::<(), tapegrad::Error>(())
-    /// ```
-    pub fn prod(&self, dims: &[i64], keepdim: bool) -> Result<Tensor> {
-        let ds = norm_dims(Some(dims), self.dim(), "prod")?;
-        let dt = self.dtype();
-        if dt.is_complex() {
-            bail!(
-                Unsupported,
-                "prod",
-                "prod(): complex inputs are not supported yet"
-            );
-        }
-        let rw = rows(self, &ds, "prod")?;
-        let _g = crate::autograd::no_grad();
-        if dt.is_integral(true) {
-            let out = reduce_to(self, &rw, DType::I64, ReduceOp::Prod, "prod")?;
-            return crate::ops::util::fresh_output(&out, rw.shape(keepdim));
-        }
-        let out = reduce_to(self, &rw, dt, ReduceOp::Prod, "prod")?;
-        let out = crate::ops::util::fresh_output(&out, rw.shape(keepdim))?;
-        drop(_g);
-        record_weighted(
-            &out,
-            self,
-            "ProdBackward1",
-            &rw,
-            keepdim,
-            Exact::Prod,
-            || {
-                // product of all other elements of the row (prefix * suffix; exact with zeros)
-                let _g = crate::autograd::no_grad();
-                row_map(self, None, &rw, dt, RowOp::ProdOthers, "prod")
-            },
-        )?;
-        Ok(out)
     }
 
     /// `log(sum(exp(x)))` over `dims`, computed stably (max-shifted).
