@@ -9,11 +9,11 @@
 //! `out` = result):
 //! - sum: `g`; nansum: `g` where `x` is not NaN (else 0); sum_to_size: `g` expanded back;
 //!   mean: composed; var: `(2 / dof) g (x - mean(x))`; std: var's with `0.5 g / out` (0 where
-//!   `out == 0`); complex logsumexp: composed
+//!   `out == 0`)
 //! - max/min (all), amax/amin: `g * ties / count(ties)` (split evenly among ties)
 //! - max_dim/min_dim: `g` at the returned index; argmax/argmin: not differentiable
 //! - prod: `g * conj(out / x)`; with a zero in the input `g * conj(excl_cumprod(x) *
-//!   reverse_excl_cumprod(x))` (PyTorch's `prod_backward`); logsumexp: `g * exp(x - out)`
+//!   reverse_excl_cumprod(x))` (PyTorch's `prod_backward`); logsumexp: `g * conj(exp(x - out))`
 //! - norm: L2 `g x / out` (0 where `out == 0`), L1 `g sign(x)`, ±inf `g` split among the extrema,
 //!   p = 0: none (no gradient), other p: `g sgn(x) |x|^(p-1) / out^(p-1)` (masked at zeros);
 //!   complex input: the norm of `abs(x)`

@@ -293,7 +293,24 @@ impl Tensor {
             );
         }
         if dt.is_complex() && self.numel() > 0 {
-            return logsumexp_complex(self, &ds, keepdim);
+            let out = {
+                let _g = crate::autograd::no_grad();
+                logsumexp_complex(self, &ds, keepdim)?
+            };
+            if crate::autograd::is_grad_enabled() && self.requires_grad() {
+                crate::autograd::record(
+                    &[&out],
+                    &[self],
+                    || {
+                        vec![
+                            crate::autograd::SavedTensor::input(self),
+                            crate::autograd::SavedTensor::output(&out, 0),
+                        ]
+                    },
+                    LogsumexpComplexBackward { dims: ds, keepdim },
+                )?;
+            }
+            return Ok(out);
         }
         let rw = rows(self, &ds, "logsumexp")?;
         let g = crate::autograd::no_grad();
@@ -391,9 +408,27 @@ impl Tensor {
     }
 }
 
+/// Complex `logsumexp`'s backward, PyTorch's `logsumexp_backward`: `g conj(exp(x - out))` from
+/// the saved input and result (built from differentiable ops).
+struct LogsumexpComplexBackward {
+    dims: Vec<usize>,
+    keepdim: bool,
+}
+
+backward!(
+    LogsumexpComplexBackward,
+    "LogsumexpBackward0",
+    |self, ctx, g: Tensor| {
+        let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
+        let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+        let out = unsqueeze_dims(out, &self.dims, self.keepdim)?;
+        input_grad(g.mul(&x.sub(&out)?.exp()?.conj_if_complex()?)?)
+    }
+);
+
 /// Complex `logsumexp` as PyTorch computes it: shifted by the largest real part per row (0
-/// where that is infinite), `log(sum(exp(x - m))) + m`; composed of differentiable ops, so the
-/// gradient is `g conj(exp(x - out))`.
+/// where that is infinite), `log(sum(exp(x - m))) + m` (run without recording; the backward
+/// is [`LogsumexpComplexBackward`]).
 fn logsumexp_complex(x: &Tensor, ds: &[usize], keepdim: bool) -> Result<Tensor> {
     let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
     let shift = |keep: bool| -> Result<Tensor> {
