@@ -256,3 +256,121 @@ fn general_norms_nansum_count_nonzero() -> R {
     );
     Ok(())
 }
+
+// ---- issue 21: complex prod / cumprod and PyTorch's prod / cumprod backward rules
+// (expected values recorded from PyTorch 2.15 on the CPU)
+
+fn c128(v: &[(f64, f64)], shape: &[usize]) -> Tensor {
+    let v = v
+        .iter()
+        .map(|&(a, b)| tapegrad::dtype::C128::new(a, b))
+        .collect();
+    Tensor::from_vec(v, shape).unwrap()
+}
+
+#[test]
+fn complex_prod_and_cumprod_values() -> R {
+    use tapegrad::dtype::C64;
+    let inf = f32::INFINITY;
+    // the naive complex product from 1: 1 * (inf + 0i) = inf + nan i
+    let p = Tensor::from_vec(vec![C64::new(inf, 0.0)], &[1])?.prod((), false)?;
+    let p = p.item::<C64>()?;
+    assert!(p.re == inf && p.im.is_nan());
+    let p = Tensor::from_vec(vec![C64::new(inf, 0.0), C64::new(2.0, 1.0)], &[2])?;
+    let p = p.prod((), false)?.item::<C64>()?;
+    assert!(p.re.is_nan() && p.im.is_nan());
+    let c = Tensor::from_vec(vec![C64::new(1.0, inf), C64::new(0.0, 1.0)], &[2])?;
+    let c = c.cumprod(0, None)?.to_vec::<C64>()?;
+    assert!(c[0].re.is_nan() && c[0].im == inf);
+    assert!(c[1].re.is_nan() && c[1].im.is_nan());
+    // f16 rounds at every step: 65504 * -65504 is already -inf
+    let h = Tensor::from_vec(vec![65504.0f32, -65504.0, 1.0 / 65536.0, 0.5], &[4])?
+        .to_dtype(DType::F16)?;
+    assert_eq!(
+        h.prod((), false)?.to_dtype(DType::F32)?.item::<f32>()?,
+        f32::NEG_INFINITY
+    );
+    Ok(())
+}
+
+#[test]
+fn complex_prod_gradient() -> R {
+    use tapegrad::dtype::C128;
+    let x = c128(
+        &[
+            (0.5, 1.0),
+            (2.0, -1.0),
+            (-1.5, 0.25),
+            (1.0, 1.0),
+            (0.0, 2.0),
+            (3.0, -0.5),
+        ],
+        &[2, 3],
+    )
+    .requires_grad_(true)?;
+    let p = x.prod(&[1], false)?;
+    let got = p.to_vec::<C128>()?;
+    assert_eq!(got, vec![C128::new(-3.375, -1.75), C128::new(-5.0, 7.0)]);
+    p.backward_with(Some(&c128(&[(1.0, 0.5), (-0.5, 2.0)], &[2])), false, false)?;
+    let want = [
+        (-1.75, -3.375),
+        (-1.6875, 0.875),
+        (2.75, -0.5),
+        (11.5, 5.0),
+        (3.25, 8.25),
+        (5.0, -3.0),
+    ];
+    for (g, w) in x.grad().unwrap().to_vec::<C128>()?.iter().zip(want) {
+        assert!(
+            (g.re - w.0).abs() < 1e-12 && (g.im - w.1).abs() < 1e-12,
+            "{g} vs {w:?}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn prod_and_cumprod_backward_with_zeros() -> R {
+    // prod(): two zeros and no graph being built -> zeros (even beside a NaN)
+    let x = t64(&[0.5, 2.0, 0.0, 0.0, f64::NAN, 3.0], &[2, 3]).requires_grad_(true)?;
+    x.prod((), false)?
+        .backward_with(Some(&t64(&[2.0], &[])), false, false)?;
+    assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0; 6]);
+    // prod(dim) with a zero somewhere: the exclusive-cumprod rule for every row
+    let x = t64(&[0.5, 2.0, 0.0, 1.5, f64::INFINITY, 3.0], &[2, 3]).requires_grad_(true)?;
+    x.prod(&[1], false)?
+        .backward_with(Some(&t64(&[1.0, 1.0], &[2])), false, false)?;
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>()?,
+        vec![0.0, 0.0, 1.0, f64::INFINITY, 4.5, f64::INFINITY]
+    );
+    // no zero: g * out / x (inf / inf is NaN, as PyTorch)
+    let x = t64(&[0.5, 2.0, 4.0, 1.5, f64::INFINITY, 3.0], &[2, 3]).requires_grad_(true)?;
+    x.prod(&[1], false)?
+        .backward_with(Some(&t64(&[1.0, 1.0], &[2])), false, false)?;
+    let g = x.grad().unwrap().to_vec::<f64>()?;
+    assert_eq!(&g[..3], &[8.0, 2.0, 1.0]);
+    assert!(g[3] == f64::INFINITY && g[4].is_nan() && g[5] == f64::INFINITY);
+    // cumprod: the first-zero rule
+    let x = t64(&[0.5, 2.0, 0.0, -1.5, 1.0, 0.0, 3.0, 0.0], &[2, 4]).requires_grad_(true)?;
+    let ct = t64(&[1.0, -0.5, 2.0, 0.25, 0.5, 1.5, -1.0, 2.0], &[2, 4]);
+    x.cumprod(1, None)?.backward_with(Some(&ct), false, false)?;
+    assert_eq!(
+        x.grad().unwrap().to_vec::<f64>()?,
+        vec![0.0, -0.25, 1.625, 0.0, 0.5, -1.5, 0.0, 0.0]
+    );
+    Ok(())
+}
+
+#[test]
+fn prod_dtype_refuses_a_non_differentiable_result() -> R {
+    let x = t64(&[1.5, 2.0], &[2]);
+    assert_eq!(x.prod_dtype((), false, DType::I64)?.item::<i64>()?, 2);
+    let x = x.requires_grad_(true)?;
+    assert_eq!(
+        x.prod_dtype((), false, DType::I64).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    assert_eq!(x.prod_dtype((), false, DType::F32)?.item::<f32>()?, 3.0);
+    Ok(())
+}

@@ -824,3 +824,49 @@ fn f32_transcendentals_equal_on_strided_inputs() -> R {
     }
     Ok(())
 }
+
+// ---- issue 21: complex and edge values as PyTorch 2.15 computes them (values recorded from
+// torch on the CPU)
+
+#[test]
+fn complex_edge_values_match_pytorch() -> R {
+    use tapegrad::dtype::{C64, C128};
+    let inf = f32::INFINITY;
+    // add/sub: `x + y * alpha` with the complex product even for alpha = 1
+    let a = Tensor::from_vec(vec![C64::new(1.5, -1.875)], &[1])?;
+    let r = a.add(f64::INFINITY)?.to_vec::<C64>()?[0];
+    assert!(r.re == inf && r.im.is_nan());
+    let b = Tensor::from_vec(vec![C64::new(inf, 0.0)], &[1])?;
+    let r = a.sub(&b)?.to_vec::<C64>()?[0];
+    assert!(r.re == -inf && r.im.is_nan());
+    // pow: glibc's cpow, exp(y log x) with Annex G's product
+    let x = Tensor::from_vec(
+        vec![C128::new(0.0, 0.0), C128::new(f64::INFINITY, 0.0)],
+        &[2],
+    )?;
+    let e = Tensor::from_vec(vec![C128::new(1.0, f64::NAN); 2], &[2])?;
+    let r = x.pow(&e)?.to_vec::<C128>()?;
+    assert!(r[0].re == 0.0 && r[0].im == 0.0);
+    assert!(r[1].re == f64::INFINITY && r[1].im.is_nan());
+    // square: fused multiply-adds, (1e30 - 1e30i)^2 = -inf - inf i in complex64
+    let s = Tensor::from_vec(vec![C64::new(1e30, -1e30)], &[1])?.square()?;
+    assert_eq!(s.to_vec::<C64>()?, vec![C64::new(-inf, -inf)]);
+    Ok(())
+}
+
+#[test]
+fn real_edge_values_match_pytorch() -> R {
+    // atan2(±0, ±0): zero gradients, not NaN
+    let x = t64(&[-0.0, 0.0], &[2]).requires_grad_(true)?;
+    let y = t64(&[0.0, -1.0], &[2]).requires_grad_(true)?;
+    x.atan2(&y)?
+        .backward_with(Some(&t64(&[0.6875, 1.375], &[2])), false, false)?;
+    assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, -1.375]);
+    assert_eq!(y.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0]);
+    // an f16 loss whose sum overflows f16 has PyTorch's finite mean
+    let a = Tensor::from_vec(vec![65504.0f32, -65504.0, 0.5], &[3])?.to_dtype(DType::F16)?;
+    let b = Tensor::from_vec(vec![-2.875f32, 2.5, 0.0], &[3])?.to_dtype(DType::F16)?;
+    let l = a.l1_loss(&b, Default::default())?.to_dtype(DType::F32)?;
+    assert!(l.item::<f32>()?.is_finite());
+    Ok(())
+}

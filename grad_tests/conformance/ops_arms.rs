@@ -454,10 +454,10 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             let dims = dims_of(c.opt(1, "dim"))?;
             // read before the call, so that a failing prod does not leave `dtype` unconsumed
             let dt = c.kw("dtype").map(to_dtype).transpose()?;
-            let r = x.prod(&dims, c.bool_or(2, "keepdim", false)?)?;
+            let keepdim = c.bool_or(2, "keepdim", false)?;
             match dt {
-                Some(d) => val(r.to_dtype(d)),
-                None => Ok(Val::T(r)),
+                Some(d) => val(x.prod_dtype(&dims, keepdim, d)),
+                None => val(x.prod(&dims, keepdim)),
             }
         }
         "var" | "std" => {

@@ -80,6 +80,7 @@ const ALIASES: &[(&str, &str)] = &[
     ("max_pool1d_with_indices", "max_pool1d"),
     ("adaptive_max_pool2d_with_indices", "adaptive_max_pool2d"),
     ("unfold_blocks", "unfold"),
+    ("prod_dtype", "prod"),
 ];
 
 /// Public names the sweep has no sample for, each with the reason.

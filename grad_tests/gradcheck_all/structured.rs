@@ -28,6 +28,21 @@ pub(crate) fn reduce_cases() -> Vec<Case> {
             [leaf_v(&[0.5, 0.0, -1.5, 2.0, 0.7, 1.1], &[2, 3])],
             |v| v[0].prod(&[1], false)
         ),
+        case!("prod_dtype", [x(180)], |v| v[0].prod_dtype(
+            &[1],
+            false,
+            DType::F64
+        )),
+        case!(
+            "prod/zeros_all",
+            [leaf_v(&[0.5, 0.0, -1.5, 2.0, 0.0, 1.1], &[2, 3])],
+            |v| v[0].prod((), false)
+        ),
+        case!(
+            "prod/zero_dims",
+            [leaf_v(&[0.5, 0.0, -1.5, 2.0, 0.7, 1.1], &[3, 2])],
+            |v| v[0].prod(&[0, 1], true)
+        ),
         case!("logsumexp", [x(153)], |v| v[0].logsumexp(&[1], false)),
         case!("logsumexp/keepdim", [x(154)], |v| v[0]
             .logsumexp(&[0, 2], true)),
@@ -609,6 +624,43 @@ pub(crate) fn complex_cases() -> Vec<Case> {
     out.push(case!("logsumexp/complex", [a, b], |v| to_c(&v[0], &v[1])?
         .logsumexp(&[0], false)?
         .abs()));
+    // complex prod / cumprod (issue 21): conj(out / z) weights, and the zero-safe paths (the
+    // middle element masked to an exact complex zero)
+    let zero_mid = || cplx(&[(1.0, 0.0), (0.0, 0.0), (1.0, 0.0)], &[3]);
+    let [a, b] = xs(668);
+    out.push(case!("prod/complex", [a, b], |v| to_c(&v[0], &v[1])?
+        .add(c())?
+        .prod((), false)?
+        .abs()));
+    let [a, b] = xs(670);
+    out.push(case!("prod/complex_dims", [a, b], |v| to_c(&v[0], &v[1])?
+        .add(c())?
+        .view(&[1, 3])?
+        .prod(&[1], true)?
+        .mul(c())?
+        .abs()));
+    let [a, b] = xs(672);
+    out.push(case!("prod/complex_zero", [a, b], |v| to_c(&v[0], &v[1])?
+        .add(c())?
+        .mul(zero_mid())?
+        .view(&[1, 3])?
+        .prod(&[1], false)?
+        .abs()));
+    let [a, b] = xs(674);
+    out.push(case!("cumprod/complex", [a, b], |v| to_c(&v[0], &v[1])?
+        .add(c())?
+        .cumprod(0, None)?
+        .mul(c())?
+        .abs()));
+    let [a, b] = xs(676);
+    out.push(case!("cumprod/complex_zero", [a, b], |v| to_c(
+        &v[0], &v[1]
+    )?
+    .add(c())?
+    .mul(zero_mid())?
+    .cumprod(0, None)?
+    .mul(c())?
+    .abs()));
     out
 }
 

@@ -35,7 +35,8 @@ pub(crate) enum ReduceOp {
     Max,
     /// Smallest element and its first index; NaN wins (first NaN).
     Min,
-    /// Sequential product: f64 for floats, wrapping i64 for integers and bool.
+    /// Sequential product from 1: in the element type for floats and complex (rounded at every
+    /// step), wrapping i64 for integers and bool.
     Prod,
     /// Vector norm, accumulated in f64.
     Norm(NormOrd),
@@ -53,21 +54,17 @@ pub(crate) enum ReduceOp {
 pub(crate) enum RowOp {
     /// Running sum; rounded to f32 after every step unless the output is f64.
     CumSum,
-    /// Running product in f64.
+    /// Running product from 1: in f64 for real floats, complex128 (naive product) for complex.
     CumProd,
     /// Running wrapping i64 sum.
     CumSumInt,
     /// Running wrapping i64 product.
     CumProdInt,
-    /// Product of the other elements of the row (prefix times suffix, exact with zeros).
-    ProdOthers,
     /// `exp(x - y)` (`y`: the second source).
     ExpShift,
     /// The norm's per-element weight (`y`: the norm of the row): L1 `sign(x)`, L2 `x / y`
     /// (0 if `y == 0`), ±inf `sign(x) / ties` at the elements with `|x| == y`.
     NormWeights(NormOrd),
-    /// `sum_{k >= i} y_k prod_{j <= k, j != i} x_j` (`y`: the output gradient).
-    CumprodBackward,
 }
 
 /// A row-wise kernel of the nn family: each row is the `n` elements along one dim.

@@ -2,15 +2,17 @@
 //! types to dtypes, [`Scalar`] values, PyTorch type promotion (`promote.rs`, [`result_type`]) and the dispatch
 //! macros that turn a runtime `DType` into a monomorphised call (`dispatch.rs`: the one list of
 //! dtypes every dispatch form is generated from, and how to add a dtype); `complex_div.rs`:
-//! PyTorch's complex division.
+//! PyTorch's complex division; `complex_pow.rs`: its complex `pow` (glibc's `cpow`).
 
 mod complex_div;
+mod complex_pow;
 mod dispatch;
 mod element;
 mod promote;
 mod scalar;
 
 pub(crate) use complex_div::{div_c64, div_c128};
+pub(crate) use complex_pow::{pow_c64, pow_c128};
 pub(crate) use dispatch::FloatCompute;
 pub use element::Element;
 pub(crate) use element::cast;

@@ -219,16 +219,18 @@ impl<T: Element + PartialOrd, const MAX: bool> Fold<T> for Ext<MAX> {
     }
 }
 
-/// `f64` product (sequential, from 1).
-struct ProdF;
-impl<T: Element> Fold<T> for ProdF {
-    type S = f64;
-    fn init(&self, _: usize) -> f64 {
-        1.0
+/// Product in the element type, sequential from 1 (`1 * x0 * x1 ...`, each step rounded to
+/// `T`): PyTorch's scalar reduction loop for floats (f16/bf16 round at every step) and complex
+/// (the naive `(ac - bd) + (ad + bc)i` product, so `1 * (inf + 0i)` is `inf + nan i`).
+struct ProdT;
+impl<T: Element> Fold<T> for ProdT {
+    type S = T;
+    fn init(&self, _: usize) -> T {
+        T::one()
     }
     #[inline(always)]
-    fn step(&self, s: &mut f64, v: T, _: usize) {
-        *s *= cast::<T, f64>(v);
+    fn step(&self, s: &mut T, v: T, _: usize) {
+        *s = s.mul(v);
     }
 }
 
@@ -363,7 +365,7 @@ pub(crate) fn reduce(
             if sdt.is_integral(true) {
                 write(dst, doff, ddt, &fold_rows(x, &g, &ProdI));
             } else {
-                write(dst, doff, ddt, &fold_rows(x, &g, &ProdF));
+                write(dst, doff, ddt, &fold_rows(x, &g, &ProdT));
             }
         }),
         ReduceOp::Norm(ord) => dispatch!(sdt, T => {

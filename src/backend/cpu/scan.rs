@@ -1,10 +1,9 @@
 //! Row maps: each row of a strided source (its last `nred` dims, see [`super::reduce::Geo`])
-//! is read into an accumulator-typed row buffer (f64, complex128 for complex `cumsum`, or
-//! wrapping i64 for integer scans),
+//! is read into an accumulator-typed row buffer (f64, complex128 for complex `cumsum` and
+//! `cumprod`, or wrapping i64 for integer scans),
 //! transformed as a whole, and written to the same row of the destination cast to its dtype.
 //! The kernels of `cumsum`/`cumprod` and of the per-element weights of reduction backwards
-//! (products of the other elements, `exp(x - lse)`, norm weights, cumprod's backward). Rows run
-//! on the kernel team when the work pays.
+//! (`exp(x - lse)`, norm weights). Rows run on the kernel team when the work pays.
 
 use super::reduce::{Geo, elems, elems_mut};
 use super::team;
@@ -121,6 +120,19 @@ pub(crate) fn row_map(
             });
             scatter(dst, &gd, ddt, &rows);
         }
+        RowOp::CumProd if sdt.is_complex() => {
+            // PyTorch's CPU scan: a complex128 accumulator from 1, `acc *= x` with the naive
+            // product (so `1 * (inf + 0i)` is `inf + nan i`), each partial product cast to the
+            // output dtype
+            let rows = map_rows::<C128>(src, &gs, sdt, s2, &|x, _, o| {
+                let mut acc = C128::new(1.0, 0.0);
+                for (&v, o) in x.iter().zip(o.iter_mut()) {
+                    acc *= v;
+                    *o = acc;
+                }
+            });
+            scatter(dst, &gd, ddt, &rows);
+        }
         RowOp::CumSumInt | RowOp::CumProdInt => {
             let rows = map_rows::<i64>(src, &gs, sdt, s2, &|x, _, o| {
                 let mut acc = 0i64;
@@ -152,19 +164,6 @@ pub(crate) fn row_map(
                             *o = acc;
                         }
                     }
-                    RowOp::ProdOthers => {
-                        // prefix * suffix products: exact with zeros
-                        let mut pre = 1.0;
-                        for j in 0..r {
-                            o[j] = pre;
-                            pre *= x[j];
-                        }
-                        let mut suf = 1.0;
-                        for j in (0..r).rev() {
-                            o[j] *= suf;
-                            suf *= x[j];
-                        }
-                    }
                     RowOp::ExpShift => {
                         for j in 0..r {
                             o[j] = (x[j] - y[j]).exp();
@@ -183,20 +182,6 @@ pub(crate) fn row_map(
                                 NormOrd::Inf | NormOrd::NegInf => 0.0,
                                 NormOrd::P(_) => unreachable!("internal: composed weight"),
                             };
-                        }
-                    }
-                    RowOp::CumprodBackward => {
-                        // grad_i = sum_{k >= i} g_k prod_{j <= k, j != i} x_j
-                        for i in 0..r {
-                            let mut pre: f64 = x[..i].iter().product();
-                            let mut acc = 0.0;
-                            for k in i..r {
-                                if k > i {
-                                    pre *= x[k];
-                                }
-                                acc += y[k] * pre;
-                            }
-                            o[i] = acc;
                         }
                     }
                     RowOp::CumSumInt | RowOp::CumProdInt => unreachable!("internal: int scan"),

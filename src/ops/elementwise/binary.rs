@@ -165,11 +165,18 @@ fn arith_kernel(
     b: &Tensor,
 ) -> Result<Tensor> {
     // One closure per (op, alpha == 1) so every kernel loop is branch-free and vectorises.
+    // PyTorch's complex add/sub is always `x + y * alpha` (sub: `-alpha`) with the naive
+    // complex product, so `y = inf + 0i` adds `inf + nan i` even for alpha = 1.
     macro_rules! go {
         ($T:ty, $div:expr) => {{
             let al: $T = alpha.to::<$T>();
-            let one = alpha == Scalar::Int(1);
+            let cplx = <$T as Element>::DTYPE.is_complex();
+            let one = alpha == Scalar::Int(1) && !cplx;
             match (op, one) {
+                (Arith::Sub, false) if cplx => {
+                    let neg = <$T as Element>::zero().sub(al);
+                    arith_run::<$T>(op, out, a, b, move |x: $T, y: $T| x.add(y.mul(neg)))
+                }
                 (Arith::Add, true) => arith_run::<$T>(op, out, a, b, |x: $T, y: $T| x.add(y)),
                 (Arith::Add, false) => {
                     arith_run::<$T>(op, out, a, b, move |x: $T, y: $T| x.add(y.mul(al)))

@@ -24,7 +24,8 @@
 //!   input (`x` on ties or when `y` is NaN)
 //! - remainder/fmod: `g`, `-g * floor(x / y)` (fmod: `trunc`); floor_divide: none (backward
 //!   through it is a `NotImplemented` error, as in PyTorch)
-//! - atan2: `g y / (x² + y²)`, `-g x / (x² + y²)`; hypot: `g x / out`, `g y / out`
+//! - atan2: `g y / (x² + y²)`, `-g x / (x² + y²)` (0 where `x² + y² = 0`); hypot: `g x / out`,
+//!   `g y / out`
 //! - div_rounding: zero for both inputs
 //! - where_: `g` where `cond` (else 0) for `a`, `g` where `!cond` for `b`; masked_fill: `g` where
 //!   `!mask` for self, `sum(g where mask)` for a tensor value; nan_to_num: `g` where finite

@@ -7,9 +7,10 @@
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor};
+use crate::ops::elementwise::unary::unary_map;
 use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use crate::ops::util::{tensors, write_back};
-use crate::{DType, Result, Scalar, Tensor, bail};
+use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
 fn ipow<T: Copy + PartialEq + Default>(
     mut base: T,
@@ -38,10 +39,26 @@ fn ipow<T: Copy + PartialEq + Default>(
     r
 }
 
-fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
+/// `f` over `a` and `b`; a scalar exponent (`scalar`: `b` is its 0-dim tensor) runs as a unary
+/// map, so the result is laid out like PyTorch's unary iterator lays out `pow(t, s)`.
+fn pow_map<T: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    scalar: bool,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<Tensor> {
+    if scalar {
+        let e = b.item::<T>()?;
+        unary_map::<T, T>(a, |x| f(x, e))
+    } else {
+        binary_map::<T, T>(a, b, "pow", f)
+    }
+}
+
+fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType, scalar: bool) -> Result<Tensor> {
     macro_rules! int {
         ($T:ty) => {
-            binary_map::<$T, $T>(a, b, "pow", |x, e| {
+            pow_map::<$T>(a, b, scalar, |x, e| {
                 ipow(
                     x,
                     e as i64,
@@ -54,13 +71,13 @@ fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
     }
     use crate::dtype::FloatCompute;
     match dt {
-        DType::Bool => binary_map::<bool, bool>(a, b, "pow", |x, e| x || !e),
+        DType::Bool => pow_map::<bool>(a, b, scalar, |x, e| x || !e),
         d if d.is_float() => crate::match_dtype!(d, float, T => {
-            binary_map::<T, T>(a, b, "pow", |x, e| T::narrow(x.widen().powf(e.widen())))
+            pow_map::<T>(a, b, scalar, |x, e| T::narrow(x.widen().powf(e.widen())))
         }),
-        d if d.is_complex() => crate::match_dtype!(d, complex, T => {
-            binary_map::<T, T>(a, b, "pow", |x, e| x.powc(e))
-        }),
+        // glibc's cpow (`exp(y log x)` with Annex G's product), as PyTorch's std::pow
+        DType::C64 => pow_map(a, b, scalar, crate::dtype::pow_c64),
+        DType::C128 => pow_map(a, b, scalar, crate::dtype::pow_c128),
         d => crate::match_dtype!(d, int, T => int!(T)),
     }
 }
@@ -84,41 +101,55 @@ pub(crate) fn pow_result(a: &Operand, b: &Operand) -> Result<Tensor> {
     {
         return r;
     }
-    pow_kernel(&ta, &tb, dt)
+    let scalar_exp = matches!((a, b), (Operand::Tensor(_), Operand::Scalar(_)));
+    pow_kernel(&ta, &tb, dt, scalar_exp)
 }
 
 /// PyTorch's complex `pow` by the scalars 0, 1, 2, 3 and -2: one, a copy, products
-/// (`z * z`, ...), not `exp(e log z)`, so exact values stay exact. `None` for other exponents.
+/// (`z * z`, ...; fused multiply-adds), not `exp(e log z)`, so exact values stay exact. `None`
+/// for other exponents.
 fn complex_small_power(a: &Tensor, e: f64, dt: DType) -> Option<Result<Tensor>> {
-    use crate::ops::elementwise::unary::unary_map;
     macro_rules! go {
-        ($T:ty) => {{
+        ($T:ty, $fma:expr) => {{
             let one = <$T>::new(1.0, 0.0);
+            // the complex product as PyTorch's compiled kernels compute it: complex64 with each
+            // part one fused multiply-add (so `(1e30 - 1e30i)^2` is `-inf - inf i`, where the
+            // textbook formula gives `inf - inf = NaN`), complex128 by the textbook formula
+            // (recorded: `(1e30 - 1e30i)^2` has real part exactly 0 there)
+            let mul = |x: $T, y: $T| {
+                if $fma {
+                    <$T>::new(
+                        x.re.mul_add(y.re, -(x.im * y.im)),
+                        x.re.mul_add(y.im, x.im * y.re),
+                    )
+                } else {
+                    x * y
+                }
+            };
             if e == 0.0 {
                 Some(unary_map::<$T, $T>(a, move |_| one))
             } else if e == 1.0 {
                 Some(unary_map::<$T, $T>(a, |z| z))
             } else if e == 2.0 {
-                Some(unary_map::<$T, $T>(a, |z| z * z))
+                Some(unary_map::<$T, $T>(a, |z| mul(z, z)))
             } else if e == 3.0 {
-                Some(unary_map::<$T, $T>(a, |z| z * z * z))
+                Some(unary_map::<$T, $T>(a, |z| mul(mul(z, z), z)))
             } else if e == -2.0 {
-                Some(unary_map::<$T, $T>(a, move |z| one / (z * z)))
+                Some(unary_map::<$T, $T>(a, move |z| one / mul(z, z)))
             } else {
                 None
             }
         }};
     }
     match dt {
-        DType::C64 => go!(crate::dtype::C64),
-        _ => go!(crate::dtype::C128),
+        DType::C64 => go!(crate::dtype::C64, true),
+        _ => go!(crate::dtype::C128, false),
     }
 }
 
 /// `e >= 0` as PyTorch's pow backward reads it: for a complex `e`, real (zero imaginary part)
 /// and with a real part >= 0.
 fn real_nonnegative(e: &Tensor) -> Result<Tensor> {
-    use crate::ops::elementwise::unary::unary_map;
     let _g = crate::autograd::no_grad();
     match e.dtype() {
         DType::C64 => unary_map::<crate::dtype::C64, bool>(e, |z| z.im == 0.0 && z.re >= 0.0),

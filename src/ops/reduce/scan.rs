@@ -1,6 +1,6 @@
 //! Scans along one dim: `cumsum` (real and complex; backward = reverse cumsum, differentiable)
-//! and `cumprod` (backward computed from the saved input, exact with zeros). Integers/bool
-//! accumulate in i64.
+//! and `cumprod` (real and complex; PyTorch's `cumprod_backward`, composed of differentiable
+//! ops, exact with zeros). Integers/bool accumulate in i64.
 
 use crate::autograd::{SavedTensor, record};
 use crate::backend::RowOp;
@@ -75,7 +75,8 @@ impl Tensor {
         Ok(out)
     }
 
-    /// Cumulative product along `dim`; integers accumulate in i64.
+    /// Cumulative product along `dim`; integers accumulate in i64, real floats in f64,
+    /// complex in complex128 (from 1, PyTorch's naive complex product), unless `dtype` is given.
     ///
     /// ```
     /// # use tapegrad::Tensor;
@@ -89,16 +90,16 @@ impl Tensor {
         if dt.is_integral(true) {
             return Ok(scan(self, dim, dt, RowOp::CumProdInt, "cumprod")?.0);
         }
-        if dt.is_complex() || self.dtype().is_complex() {
+        if self.dtype().is_complex() && !dt.is_complex() {
             crate::bail!(
-                Unsupported,
+                DTypeMismatch,
                 "cumprod",
-                "cumprod: complex inputs are not supported yet"
+                "cumprod: a complex input needs a complex dtype, got {}",
+                dt.torch_scalar_name()
             );
         }
-        let (out, rw) = scan(self, dim, dt, RowOp::CumProd, "cumprod")?;
+        let (out, _) = scan(self, dim, dt, RowOp::CumProd, "cumprod")?;
         if crate::autograd::is_grad_enabled() && self.requires_grad() {
-            let x = self.clone();
             let dim = if self.dim() == 0 {
                 0
             } else {
@@ -107,57 +108,107 @@ impl Tensor {
             record(
                 &[&out],
                 &[self],
-                || vec![SavedTensor::input(self)],
-                CumprodBackward { rw, x, dim },
+                || vec![SavedTensor::input(self), SavedTensor::output(&out, 0)],
+                CumprodBackward { dim },
             )?;
         }
         Ok(out)
     }
 }
 
-/// grad_i = sum_{k >= i} g_k * prod_{j <= k, j != i} x_j (exact with zeros), computed from the
-/// input rows; under `create_graph` the same sum is built from recorded ops on the saved input.
+/// `cumprod`'s backward: PyTorch's `cumprod_backward(g, x, dim, out)` from the saved input and
+/// result (`g` cast to the input's dtype first).
 struct CumprodBackward {
-    rw: Rows,
-    x: Tensor,
     dim: usize,
-}
-
-impl CumprodBackward {
-    /// `[.., i, k]` holds `prod_{j <= k, j != i} x_j` (cumprod of x with x_i replaced by 1);
-    /// grad_i sums `g_k` times it over `k >= i`.
-    fn differentiable(&self, x: &Tensor, g: &Tensor) -> Result<Tensor> {
-        let d = self.dim as i64;
-        let r = x.shape()[self.dim];
-        let xm = x.movedim(&[d], &[-1])?;
-        let gm = g.movedim(&[d], &[-1])?;
-        let eye = Tensor::eye(r, DType::F64)?.gt(0.5)?;
-        let c = Tensor::where_(&eye, 1.0, &xm.unsqueeze(-2)?)?.cumprod(-1, None)?;
-        let upper = Tensor::ones(&[r, r], x.dtype())?.triu(0)?;
-        c.mul(&gm.unsqueeze(-2)?)?
-            .mul(&upper)?
-            .sum_dims(&[-1], false)?
-            .movedim(&[-1], &[d])
-    }
 }
 
 backward!(
     CumprodBackward,
     "CumprodBackward0",
     |self, ctx, g: Tensor| {
-        if ctx.create_graph && g.dim() > 0 {
-            return input_grad(self.differentiable(&ctx.saved[0], &g)?);
-        }
-        let _g = crate::autograd::no_grad();
-        let x = self.x.detach();
-        let out = row_map(
-            &x,
-            Some(&g),
-            &self.rw,
-            g.dtype(),
-            RowOp::CumprodBackward,
-            "cumprod",
-        )?;
-        input_grad(out)
+        let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
+        let g = if g.dtype() != x.dtype() {
+            g.to_dtype(x.dtype())?
+        } else {
+            g
+        };
+        let gi = cumprod_backward(&g, x, self.dim, out)?;
+        input_grad(if gi.dtype() != x.dtype() {
+            gi.to_dtype(x.dtype())?
+        } else {
+            gi
+        })
     }
 );
+
+/// `w` summed from each position to the end of `dim`.
+fn reversed_cumsum(w: &Tensor, dim: i64) -> Result<Tensor> {
+    w.flip(&[dim])?.cumsum(dim, None)?.flip(&[dim])
+}
+
+/// PyTorch's `cumprod_backward`: `reversed_cumsum(conj(out) g) / conj(x)` when no element is
+/// zero; with zeros, the elements before a row's first zero by that formula on the zero-free
+/// prefix, the first zero by `prod(x[..z1]) * sum_{z1 <= k < z2} g_k prod(x(z1..=k))`, the rest
+/// 0; while a graph is being built, the O(n^2) sum of omitted products (differentiable).
+fn cumprod_backward(g: &Tensor, x: &Tensor, dim: usize, out: &Tensor) -> Result<Tensor> {
+    if x.numel() <= 1 || x.shape()[dim] == 1 {
+        return Ok(g.clone());
+    }
+    let (n, d) = (x.shape()[dim], dim as i64);
+    let xc = x.conj_if_complex()?;
+    let oc = out.conj_if_complex()?;
+    let w = oc.mul(g)?;
+    let is_zero = {
+        let _g = crate::autograd::no_grad();
+        x.eq(0)?
+    };
+    if !is_zero.any(&[], false)?.item::<bool>()? {
+        return reversed_cumsum(&w, d)?.div(&xc);
+    }
+    if !crate::autograd::is_grad_enabled() {
+        let count = is_zero.cumsum(d, None)?;
+        let before = count.eq(0)?;
+        let upto_second = count.eq(1)?;
+        let first = is_zero.logical_and(&upto_second)?;
+        let between = upto_second.logical_and(&first.logical_not()?)?;
+        let head = reversed_cumsum(&w.masked_fill(&before.logical_not()?, 0.0)?, d)?.div(&xc)?;
+        let gi = Tensor::where_(&before, &head, 0.0)?;
+        // the output just before the first zero (1 when the zero comes first)
+        let z1 = upto_second.to_dtype(DType::I64)?.max_dim(d, true)?.1;
+        let prev = oc
+            .gather(d, &z1.sub(1)?.clamp_min(0)?)?
+            .masked_fill(&z1.eq(0)?, 1.0)?;
+        let at_first = xc
+            .masked_fill(&between.logical_not()?, 1.0)?
+            .cumprod(d, None)?
+            .mul(&g.masked_fill(&upto_second.logical_not()?, 0.0)?)?
+            .sum_dims(&[d], true)?
+            .mul(&prev)?;
+        return Tensor::where_(&first, &at_first, &gi);
+    }
+    let mut ones_size: Vec<i64> = x.shape().iter().map(|&s| s as i64).collect();
+    ones_size[dim] = 1;
+    let ones = Tensor::ones(&[1], g.dtype())?.expand(&ones_size)?;
+    let mut slices = Vec::with_capacity(n);
+    for k in 0..n {
+        let omitted = if k == 0 {
+            Tensor::cat(&[&ones, &xc.narrow(d, 1, n - 1)?.cumprod(d, None)?], d)?
+        } else {
+            let until = xc.narrow(d, 0, k)?.prod(&[d], true)?;
+            if k == n - 1 {
+                until
+            } else {
+                let from = xc.narrow(d, k as i64 + 1, n - k - 1)?.cumprod(d, None)?;
+                let rest = until.expand_as(&from)?.mul(&from)?;
+                Tensor::cat(&[&until, &rest], d)?
+            }
+        };
+        slices.push(
+            g.narrow(d, k as i64, n - k)?
+                .mul(&omitted)?
+                .sum_dims(&[d], false)?,
+        );
+    }
+    let refs: Vec<&Tensor> = slices.iter().collect();
+    Tensor::stack(&refs, d)
+}

@@ -1,4 +1,4 @@
-//! Statistical reductions: `mean`, `var`/`std` (with correction), `prod`, `logsumexp`, `norm`
+//! Statistical reductions: `mean`, `var`/`std` (with correction), `logsumexp`, `norm`
 //! (any p: 1, 2 (= "fro"), inf, -inf, 0 (count of non-zeros) and general p), `all`/`any`.
 //! `mean` is a composition of differentiable ops, `var` records PyTorch's `var_backward`
 //! ([`VarBackward`]); the others record a weight-based backward (see `util::WeightedBackward`;
@@ -288,51 +288,6 @@ impl Tensor {
         sqrt_of(&v)
     }
 
-    /// Product over `dims` (empty = all); integers and bool multiply in i64.
-    ///
-    /// ```
-    /// # use tapegrad::Tensor;
-    /// let x = Tensor::from_vec(vec![1i32, 2, 3, 4], &[2, 2])?;
-    /// assert_eq!(x.prod((), false)?.item::<i64>()?, 24);
-    /// # Ok::<(), tapegrad::Error>(())
-    /// ```
-    pub fn prod(&self, dims: impl crate::IntoShape, keepdim: bool) -> Result<Tensor> {
-        let dims = crate::tensor::dims::ints(dims, "prod")?;
-        let dims = &dims[..];
-        let ds = norm_dims(Some(dims), self.dim(), "prod")?;
-        let dt = self.dtype();
-        if dt.is_complex() {
-            bail!(
-                Unsupported,
-                "prod",
-                "prod(): complex inputs are not supported yet"
-            );
-        }
-        let rw = rows(self, &ds, "prod")?;
-        let _g = crate::autograd::no_grad();
-        if dt.is_integral(true) {
-            let out = reduce_to(self, &rw, DType::I64, ReduceOp::Prod, "prod")?;
-            return crate::ops::util::fresh_output(&out, rw.shape(keepdim));
-        }
-        let out = reduce_to(self, &rw, dt, ReduceOp::Prod, "prod")?;
-        let out = crate::ops::util::fresh_output(&out, rw.shape(keepdim))?;
-        drop(_g);
-        record_weighted(
-            &out,
-            self,
-            "ProdBackward1",
-            &rw,
-            keepdim,
-            Exact::Prod,
-            || {
-                // product of all other elements of the row (prefix * suffix; exact with zeros)
-                let _g = crate::autograd::no_grad();
-                row_map(self, None, &rw, dt, RowOp::ProdOthers, "prod")
-            },
-        )?;
-        Ok(out)
-    }
-
     /// `log(sum(exp(x)))` over `dims`, computed stably (max-shifted).
     ///
     /// ```
@@ -362,7 +317,24 @@ impl Tensor {
             );
         }
         if dt.is_complex() && self.numel() > 0 {
-            return logsumexp_complex(self, &ds, keepdim);
+            let out = {
+                let _g = crate::autograd::no_grad();
+                logsumexp_complex(self, &ds, keepdim)?
+            };
+            if crate::autograd::is_grad_enabled() && self.requires_grad() {
+                crate::autograd::record(
+                    &[&out],
+                    &[self],
+                    || {
+                        vec![
+                            crate::autograd::SavedTensor::input(self),
+                            crate::autograd::SavedTensor::output(&out, 0),
+                        ]
+                    },
+                    LogsumexpComplexBackward { dims: ds, keepdim },
+                )?;
+            }
+            return Ok(out);
         }
         let rw = rows(self, &ds, "logsumexp")?;
         let g = crate::autograd::no_grad();
@@ -466,9 +438,27 @@ impl Tensor {
     }
 }
 
+/// Complex `logsumexp`'s backward, PyTorch's `logsumexp_backward`: `g conj(exp(x - out))` from
+/// the saved input and result (built from differentiable ops).
+struct LogsumexpComplexBackward {
+    dims: Vec<usize>,
+    keepdim: bool,
+}
+
+backward!(
+    LogsumexpComplexBackward,
+    "LogsumexpBackward0",
+    |self, ctx, g: Tensor| {
+        let (x, out) = (&ctx.saved[0], &ctx.saved[1]);
+        let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
+        let out = unsqueeze_dims(out, &self.dims, self.keepdim)?;
+        input_grad(g.mul(&x.sub(&out)?.exp()?.conj_if_complex()?)?)
+    }
+);
+
 /// Complex `logsumexp` as PyTorch computes it: shifted by the largest real part per row (0
-/// where that is infinite), `log(sum(exp(x - m))) + m`; composed of differentiable ops, so the
-/// gradient is `g conj(exp(x - out))`.
+/// where that is infinite), `log(sum(exp(x - m))) + m` (run without recording; the backward
+/// is [`LogsumexpComplexBackward`]).
 fn logsumexp_complex(x: &Tensor, ds: &[usize], keepdim: bool) -> Result<Tensor> {
     let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
     let shift = |keep: bool| -> Result<Tensor> {

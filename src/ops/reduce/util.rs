@@ -132,8 +132,6 @@ pub(crate) fn unsqueeze_dims(g: &Tensor, dims: &[usize], keepdim: bool) -> Resul
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(crate) enum Exact {
     None,
-    /// `prod`: product of the other elements of the row (exact with zeros).
-    Prod,
     /// `logsumexp`: `exp(x - out)`.
     Logsumexp,
     /// L2 `norm`: `x / out` (0 where `out == 0`).
@@ -150,7 +148,7 @@ pub(crate) enum Exact {
 
 /// Backward of reductions whose input gradient is `grad (re-expanded) * w` for a weight tensor
 /// `w` of the input's shape computed in the forward (tie masks / counts for max/amax, one-hot
-/// indices for max(dim), products-of-others for prod, softmax for logsumexp, ...). With
+/// indices for max(dim), softmax for logsumexp, ...). With
 /// `create_graph`, ops whose weight depends smoothly on the input rebuild it from the saved
 /// input and output with recorded ops (see [`Exact`]), so double backward is exact.
 pub(crate) struct WeightedBackward {
@@ -170,7 +168,6 @@ backward!(WeightedBackward, self.name, |self, ctx, g: Tensor| {
             Exact::Logsumexp => x.sub(&out)?.exp()?,
             Exact::NormL2 => Tensor::where_(&out.eq(0)?, 0.0, &x.div(&out)?)?,
             Exact::Sqrt => Tensor::where_(&out.eq(0)?, 0.0, &out.mul(2.0)?.reciprocal()?)?,
-            Exact::Prod => prod_of_others(x, &self.dims)?,
             Exact::NormP(p) => crate::ops::reduce::stats::norm_p_weight(x, &out, p)?,
             Exact::Linked => {
                 let gi = g.mul(&self.w)?;
@@ -196,31 +193,6 @@ fn inplace_writes(name: &str) -> usize {
         "MaxBackward0" | "MinBackward0" => 2,
         _ => 0,
     }
-}
-
-/// For each element, the product of the other elements of its row over `dims`, built from
-/// recorded ops (`[.., r, r]` with the diagonal set to 1, then `prod` over the last dim).
-fn prod_of_others(x: &Tensor, dims: &[usize]) -> Result<Tensor> {
-    let shape = x.shape();
-    if dims.is_empty() || shape.is_empty() {
-        return x.ones_like();
-    }
-    let kept: Vec<usize> = (0..shape.len()).filter(|d| !dims.contains(d)).collect();
-    let order: Vec<usize> = kept.iter().chain(dims.iter()).copied().collect();
-    let perm: Vec<i64> = order.iter().map(|&d| d as i64).collect();
-    let r: usize = dims.iter().map(|&d| shape[d]).product();
-    let mut rows_shape: Vec<i64> = kept.iter().map(|&d| shape[d] as i64).collect();
-    rows_shape.push(r as i64);
-    let xr = x.permute(&perm)?.reshape(&rows_shape)?;
-    let eye = Tensor::eye(r, DType::F64)?.gt(0.5)?;
-    let others = Tensor::where_(&eye, 1.0, &xr.unsqueeze(-2)?)?;
-    let w = others.prod(&[-1], false)?;
-    let pshape: Vec<i64> = order.iter().map(|&d| shape[d] as i64).collect();
-    let mut inv = vec![0i64; order.len()];
-    for (i, &d) in order.iter().enumerate() {
-        inv[d] = i as i64;
-    }
-    w.reshape(&pshape)?.permute(&inv)
 }
 
 /// Records a [`WeightedBackward`] for `out` if `x` needs grad; `w` is built lazily. With an

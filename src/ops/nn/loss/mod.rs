@@ -81,10 +81,9 @@ pub(crate) fn reduce(l: Tensor, r: Reduction) -> Result<Tensor> {
     match r {
         Reduction::None => Ok(l),
         Reduction::Sum => l.sum(),
-        Reduction::Mean => {
-            let n = l.numel() as f64;
-            l.sum()?.div(n)
-        }
+        // PyTorch's `mean()`: accumulated and divided in the accumulation dtype (an f16 loss
+        // whose sum overflows f16 can still have a finite mean)
+        Reduction::Mean => l.mean(&[], false, None),
     }
 }
 
