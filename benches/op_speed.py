@@ -81,6 +81,7 @@ def ops():
     emb_idx = torch.randint(0, N, (4096,), generator=g)
     out = torch.empty(N, N)
     t = x.t()
+    xd = x.double()
     yt = y.t()
     d = {
         # unary
@@ -95,6 +96,7 @@ def ops():
         "sigmoid": lambda: x.sigmoid(), "floor": lambda: x.floor(), "ceil": lambda: x.ceil(),
         "round": lambda: x.round(), "trunc": lambda: x.trunc(), "frac": lambda: x.frac(),
         "square": lambda: x.square(), "erf": lambda: x.erf(),
+        "erf_f64": lambda: xd.erf(),
         "isnan": lambda: x.isnan(), "isinf": lambda: x.isinf(), "isfinite": lambda: x.isfinite(),
         "logical_not": lambda: mask.logical_not(), "nonzero": lambda: mask.nonzero(),
         "silu": lambda: F.silu(x), "gelu": lambda: F.gelu(x),

@@ -94,6 +94,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
     let emb_idx = leak(Tensor::randint(0, N as i64, &[4096])?);
     let out = leak(Tensor::empty(&[N, N], f32)?);
     let t = leak(x.t()?);
+    let xd = leak(x.to_dtype(DType::F64)?);
     let yt = leak(y.t()?);
     let (v1n, v2n) = (leak(vec1.narrow(0, 0, N)?), leak(vec2.narrow(0, 0, N)?));
     let xi: &'static [Option<Tensor>] = Box::leak(Box::new([Some(idx_rows.clone())]));
@@ -108,7 +109,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
             "acos" => unit.acos(), "atan" => x.atan(), "sinh" => x.sinh(), "cosh" => x.cosh(),
             "tanh" => x.tanh(), "sigmoid" => x.sigmoid(), "floor" => x.floor(),
             "ceil" => x.ceil(), "round" => x.round(), "trunc" => x.trunc(), "frac" => x.frac(),
-            "square" => x.square(), "erf" => x.erf(), "isnan" => x.isnan(),
+            "square" => x.square(), "erf" => x.erf(), "erf_f64" => xd.erf(), "isnan" => x.isnan(),
             "isinf" => x.isinf(), "isfinite" => x.isfinite(),
             "logical_not" => mask.logical_not(), "nonzero" => mask.nonzero(),
             "silu" => x.silu(), "gelu" => x.gelu(tapegrad::Approximate::None), "gelu_tanh" => x.gelu(tapegrad::Approximate::Tanh),

@@ -280,3 +280,38 @@ fn slice_kernels_match_the_lanes_bitwise() {
             .all(|(&v, &a)| v.to_bits() == fp64::exp(a).to_bits())
     );
 }
+
+/// f64 `erf` within 1 ulp of the correctly rounded value (mpmath at 200 bits) across its
+/// fdlibm ranges and edges, odd, and ±1 / NaN at the ends.
+#[test]
+fn erf_f64_is_within_one_ulp_of_exact() {
+    const EXACT: [(f64, f64); 17] = [
+        (1e-300, 1.1283791670955126e-300),
+        (1e-10, 1.1283791670955126e-10),
+        (0.1, 0.1124629160182849),
+        (0.5, 0.5204998778130465),
+        (0.84375, 0.7672256612323416),
+        (0.9, 0.7969082124228322),
+        (1.0, 0.8427007929497149),
+        (1.25, 0.9229001282564583),
+        (1.5, 0.9661051464753108),
+        (2.0, 0.9953222650189527),
+        (2.5, 0.999593047982555),
+        (2.857, 0.9999466417399131),
+        (3.0, 0.9999779095030014),
+        (4.0, 0.9999999845827421),
+        (5.0, 0.9999999999984626),
+        (5.9, 0.9999999999999999),
+        (6.0, 1.0),
+    ];
+    for (x, want) in EXACT {
+        for (x, want) in [(x, want), (-x, -want)] {
+            let got = fp64::erf(x);
+            let ulps = (got.to_bits() as i64 - want.to_bits() as i64).abs();
+            assert!(ulps <= 1, "erf({x}) = {got}, exact {want}");
+        }
+    }
+    assert_eq!((fp64::erf(f64::INFINITY), fp64::erf(-27.0)), (1.0, -1.0));
+    assert_eq!(fp64::erf(-0.0).to_bits(), (-0.0f64).to_bits());
+    assert!(fp64::erf(f64::NAN).is_nan());
+}
