@@ -311,7 +311,10 @@ fn complex_prod_gradient() -> R {
     let p = x.prod(&[1], false)?;
     let got = p.to_vec::<C128>()?;
     assert_eq!(got, vec![C128::new(-3.375, -1.75), C128::new(-5.0, 7.0)]);
-    p.backward_with(Some(&c128(&[(1.0, 0.5), (-0.5, 2.0)], &[2])), false, false)?;
+    p.backward_with(
+        Some(&c128(&[(1.0, 0.5), (-0.5, 2.0)], &[2])),
+        tapegrad::autograd::BackwardOptions::default(),
+    )?;
     let want = [
         (-1.75, -3.375),
         (-1.6875, 0.875),
@@ -333,28 +336,35 @@ fn complex_prod_gradient() -> R {
 fn prod_and_cumprod_backward_with_zeros() -> R {
     // prod(): two zeros and no graph being built -> zeros (even beside a NaN)
     let x = t64(&[0.5, 2.0, 0.0, 0.0, f64::NAN, 3.0], &[2, 3]).requires_grad_(true)?;
-    x.prod((), false)?
-        .backward_with(Some(&t64(&[2.0], &[])), false, false)?;
+    x.prod((), false)?.backward_with(
+        Some(&t64(&[2.0], &[])),
+        tapegrad::autograd::BackwardOptions::default(),
+    )?;
     assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0; 6]);
     // prod(dim) with a zero somewhere: the exclusive-cumprod rule for every row
     let x = t64(&[0.5, 2.0, 0.0, 1.5, f64::INFINITY, 3.0], &[2, 3]).requires_grad_(true)?;
-    x.prod(&[1], false)?
-        .backward_with(Some(&t64(&[1.0, 1.0], &[2])), false, false)?;
+    x.prod(&[1], false)?.backward_with(
+        Some(&t64(&[1.0, 1.0], &[2])),
+        tapegrad::autograd::BackwardOptions::default(),
+    )?;
     assert_eq!(
         x.grad().unwrap().to_vec::<f64>()?,
         vec![0.0, 0.0, 1.0, f64::INFINITY, 4.5, f64::INFINITY]
     );
     // no zero: g * out / x (inf / inf is NaN, as PyTorch)
     let x = t64(&[0.5, 2.0, 4.0, 1.5, f64::INFINITY, 3.0], &[2, 3]).requires_grad_(true)?;
-    x.prod(&[1], false)?
-        .backward_with(Some(&t64(&[1.0, 1.0], &[2])), false, false)?;
+    x.prod(&[1], false)?.backward_with(
+        Some(&t64(&[1.0, 1.0], &[2])),
+        tapegrad::autograd::BackwardOptions::default(),
+    )?;
     let g = x.grad().unwrap().to_vec::<f64>()?;
     assert_eq!(&g[..3], &[8.0, 2.0, 1.0]);
     assert!(g[3] == f64::INFINITY && g[4].is_nan() && g[5] == f64::INFINITY);
     // cumprod: the first-zero rule
     let x = t64(&[0.5, 2.0, 0.0, -1.5, 1.0, 0.0, 3.0, 0.0], &[2, 4]).requires_grad_(true)?;
     let ct = t64(&[1.0, -0.5, 2.0, 0.25, 0.5, 1.5, -1.0, 2.0], &[2, 4]);
-    x.cumprod(1, None)?.backward_with(Some(&ct), false, false)?;
+    x.cumprod(1, None)?
+        .backward_with(Some(&ct), tapegrad::autograd::BackwardOptions::default())?;
     assert_eq!(
         x.grad().unwrap().to_vec::<f64>()?,
         vec![0.0, -0.25, 1.625, 0.0, 0.5, -1.5, 0.0, 0.0]

@@ -859,8 +859,10 @@ fn real_edge_values_match_pytorch() -> R {
     // atan2(±0, ±0): zero gradients, not NaN
     let x = t64(&[-0.0, 0.0], &[2]).requires_grad_(true)?;
     let y = t64(&[0.0, -1.0], &[2]).requires_grad_(true)?;
-    x.atan2(&y)?
-        .backward_with(Some(&t64(&[0.6875, 1.375], &[2])), false, false)?;
+    x.atan2(&y)?.backward_with(
+        Some(&t64(&[0.6875, 1.375], &[2])),
+        tapegrad::autograd::BackwardOptions::default(),
+    )?;
     assert_eq!(x.grad().unwrap().to_vec::<f64>()?, vec![0.0, -1.375]);
     assert_eq!(y.grad().unwrap().to_vec::<f64>()?, vec![0.0, 0.0]);
     // an f16 loss whose sum overflows f16 has PyTorch's finite mean

@@ -60,7 +60,12 @@ impl Tensor {
     /// assert_eq!(x.prod_dtype((), false, DType::F64)?.item::<f64>()?, 3.0);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn prod_dtype(&self, dims: impl crate::IntoShape, keepdim: bool, dtype: DType) -> Result<Tensor> {
+    pub fn prod_dtype(
+        &self,
+        dims: impl crate::IntoShape,
+        keepdim: bool,
+        dtype: DType,
+    ) -> Result<Tensor> {
         if !dtype.is_differentiable() && self.requires_grad() && is_grad_enabled() {
             bail!(
                 DTypeMismatch,
@@ -127,9 +132,9 @@ fn prod_backward(
         x.eq(0)?.sum()?.item::<i64>()?
     };
     let Some(ds) = dims else {
-        let g = if keepdim { g.reshape(&[])? } else { g.clone() };
+        let g = if keepdim { g.reshape(())? } else { g.clone() };
         if zeros == 0 {
-            return g.mul(&out.reshape(&[])?.div(x)?.conj_if_complex()?);
+            return g.mul(&out.reshape(())?.div(x)?.conj_if_complex()?);
         }
         if zeros > 1 && !is_grad_enabled() {
             return x.zeros_like();

@@ -162,7 +162,7 @@ fn cumprod_backward(g: &Tensor, x: &Tensor, dim: usize, out: &Tensor) -> Result<
         let _g = crate::autograd::no_grad();
         x.eq(0)?
     };
-    if !is_zero.any(&[], false)?.item::<bool>()? {
+    if !is_zero.any((), false)?.item::<bool>()? {
         return reversed_cumsum(&w, d)?.div(&xc);
     }
     if !crate::autograd::is_grad_enabled() {

@@ -83,7 +83,7 @@ pub(crate) fn reduce(l: Tensor, r: Reduction) -> Result<Tensor> {
         Reduction::Sum => l.sum(),
         // PyTorch's `mean()`: accumulated and divided in the accumulation dtype (an f16 loss
         // whose sum overflows f16 can still have a finite mean)
-        Reduction::Mean => l.mean(&[], false, None),
+        Reduction::Mean => l.mean((), false, None),
     }
 }
 
