@@ -8,6 +8,10 @@
 //!
 //! `cargo run --release --example train_charlm [-- --epochs N]`
 
+#[path = "common/mod.rs"]
+#[allow(dead_code)] // the digits and the progress bar serve the other examples
+mod common;
+
 use rand::{Rng, SeedableRng};
 use std::collections::BTreeSet;
 use std::time::Instant;
@@ -202,14 +206,7 @@ pub struct Report {
 
 #[allow(dead_code)] // grad_tests/train.rs includes this file and calls `run` directly
 fn main() -> Result<()> {
-    let args: Vec<String> = std::env::args().collect();
-    let epochs: usize = args
-        .iter()
-        .position(|a| a == "--epochs")
-        .and_then(|i| args.get(i + 1))
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(12);
-    let r = run(epochs, true)?;
+    let r = run(common::epochs_arg(12), true)?;
     println!("val loss: {:.3}", r.val.last().copied().unwrap_or(f64::NAN));
     println!("sample: {}", r.sample);
     Ok(())

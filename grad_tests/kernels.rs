@@ -342,6 +342,22 @@ fn binary_cross_entropy_values_and_gradients() -> R {
     )?;
     let e = t64(&[1.5], &[1]).binary_cross_entropy(&t64(&[1.0], &[1]), None, Reduction::Mean);
     assert_eq!(e.unwrap_err().kind(), ErrorKind::InvalidArgument);
+    // the first element out of [0, 1] in either tensor names it, the input on a tie (recorded
+    // from F.binary_cross_entropy)
+    for (x, t, which) in [
+        ([0.5, 2.0], [1.5, 0.5], "target"),
+        ([2.0, 0.5], [1.5, 0.5], "input"),
+        ([0.5, 0.5], [0.5, f64::NAN], "target"),
+        ([0.5, f64::NAN], [0.5, 0.5], "input"),
+        ([0.5, 0.2], [0.7, -1.0], "target"),
+    ] {
+        let e = t64(&x, &[2])
+            .binary_cross_entropy(&t64(&t, &[2]), None, Reduction::Mean)
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        let want = format!("all elements of {which} should be between 0 and 1");
+        assert!(e.to_string().contains(&want), "{x:?} {t:?}: {e}");
+    }
     let e = p.binary_cross_entropy(&t.to_dtype(DType::F32)?, None, Reduction::Mean);
     assert_eq!(e.unwrap_err().kind(), ErrorKind::DTypeMismatch);
     Ok(())

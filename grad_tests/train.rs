@@ -5,6 +5,7 @@
 //! holding `serial`.
 
 #[path = "../examples/train_mlp.rs"]
+#[allow(clippy::duplicate_mod)] // every example includes examples/common/mod.rs
 mod train_mlp;
 
 #[test]
@@ -18,6 +19,7 @@ fn digits_mlp_learns_and_is_deterministic_under_a_seed() {
 }
 
 #[path = "../examples/train_cnn.rs"]
+#[allow(clippy::duplicate_mod)] // every example includes examples/common/mod.rs
 mod train_cnn;
 
 /// The conv + batch norm + pooling network of `examples/train_cnn.rs` (PyTorch's model of the
@@ -33,6 +35,7 @@ fn digits_cnn_learns_past_the_bar_and_is_deterministic() {
 }
 
 #[path = "../examples/train_charlm.rs"]
+#[allow(clippy::duplicate_mod)] // every example includes examples/common/mod.rs
 mod train_charlm;
 
 /// The character-level transformer of `examples/train_charlm.rs`: its validation loss falls

@@ -7,7 +7,7 @@
 
 use super::Cpu;
 use super::elementwise::{map1 as vmap1, map2 as vmap2, update1, update2};
-use super::scalar;
+use super::{istrides, scalar};
 use crate::DType;
 use crate::Scalar;
 use crate::backend::ElementwiseKernels;
@@ -16,13 +16,7 @@ use crate::backend::{Flat, Source};
 use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run, par_ranges};
 use crate::storage::CpuBuffer;
 use crate::{Element, Result};
-use smallvec::SmallVec;
 use std::any::TypeId;
-
-/// `l`'s strides as signed strides.
-fn istrides(l: &Layout) -> SmallVec<[isize; 6]> {
-    l.strides().iter().map(|&s| s as isize).collect()
-}
 
 #[inline(always)]
 /// True if elements `[off, off + n)` of size `sz` lie inside `len` bytes.

@@ -88,16 +88,19 @@ impl Tensor {
             let x = self.to_dtype(DType::F64)?;
             let t = target.to_dtype(DType::F64)?;
             // PyTorch checks input then target element by element: the first element out of
-            // [0, 1] (NaN included) names the tensor
-            let outside = |v: &Tensor| -> Result<Vec<bool>> {
-                v.ge(0.0)?
-                    .logical_and(&v.le(1.0)?)?
-                    .logical_not()?
-                    .to_vec::<bool>()
+            // [0, 1] (NaN included) names the tensor, the input when both are out there
+            let first_outside = |v: &Tensor| -> Result<Option<usize>> {
+                let mask = v.ge(0.0)?.logical_and(&v.le(1.0)?)?.logical_not()?;
+                let hits = crate::backend::movement::nonzero(&mask.data(), DType::Bool)?;
+                Ok(hits.first().copied())
             };
-            let (bad_x, bad_t) = (outside(&x)?, outside(&t)?);
-            if let Some(i) = (0..bad_x.len()).find(|&i| bad_x[i] || bad_t[i]) {
-                let which = if bad_x[i] { "input" } else { "target" };
+            let (bad_x, bad_t) = (first_outside(&x)?, first_outside(&t)?);
+            if bad_x.is_some() || bad_t.is_some() {
+                let which = match (bad_x, bad_t) {
+                    (Some(i), Some(j)) if j < i => "target",
+                    (None, _) => "target",
+                    _ => "input",
+                };
                 bail!(
                     InvalidArgument,
                     op,
