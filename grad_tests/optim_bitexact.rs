@@ -66,6 +66,7 @@ fn sgd_steps_are_bit_identical_to_pytorch() {
             dampening: h["dampening"].as_f64().unwrap(),
             weight_decay: h["weight_decay"].as_f64().unwrap(),
             nesterov: h["nesterov"].as_bool().unwrap(),
+            maximize: false,
         };
         let params: Vec<Tensor> = c["initial"]
             .as_array()
@@ -137,6 +138,7 @@ fn adam_steps_are_bit_identical_to_pytorch_but_for_its_sqrt() {
             weight_decay: h["weight_decay"].as_f64().unwrap(),
             amsgrad,
             decoupled: c["class"] == "AdamW",
+            maximize: false,
         };
         let params: Vec<Tensor> = c["initial"]
             .as_array()
