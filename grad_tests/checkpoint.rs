@@ -461,7 +461,7 @@ fn optimizer_state_dict_layout_matches_pytorch_names() -> R {
     }
     assert_eq!(sd.metadata("optimizer"), Some("Adam"));
     assert_eq!(sd.metadata("param_groups.0.lr"), Some("0.01"));
-    assert_eq!(sd.metadata("amsgrad"), Some("true"));
+    assert_eq!(sd.metadata("param_groups.0.amsgrad"), Some("true"));
     assert_eq!(sd.metadata("num_params"), Some("4"));
 
     let mut sgd = Sgd::new(
