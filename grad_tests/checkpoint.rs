@@ -460,8 +460,8 @@ fn optimizer_state_dict_layout_matches_pytorch_names() -> R {
         ));
     }
     assert_eq!(sd.metadata("optimizer"), Some("Adam"));
-    assert_eq!(sd.metadata("lr"), Some("0.01"));
-    assert_eq!(sd.metadata("amsgrad"), Some("true"));
+    assert_eq!(sd.metadata("param_groups.0.lr"), Some("0.01"));
+    assert_eq!(sd.metadata("param_groups.0.amsgrad"), Some("true"));
     assert_eq!(sd.metadata("num_params"), Some("4"));
 
     let mut sgd = Sgd::new(
@@ -612,12 +612,12 @@ fn optimizer_load_errors_change_nothing() -> R {
     check(&target);
     // bad hyper-parameters in the metadata
     let mut bad = good.clone();
-    bad.set_metadata("beta1", "1.5");
+    bad.set_metadata("param_groups.0.beta1", "1.5");
     assert_eq!(
         target.load_state_dict(&bad).unwrap_err().kind(),
         ErrorKind::InvalidArgument
     );
-    bad.set_metadata("beta1", "zero point nine");
+    bad.set_metadata("param_groups.0.beta1", "zero point nine");
     let e = target.load_state_dict(&bad).unwrap_err();
     assert!(e.to_string().contains("beta1"), "{e}");
     check(&target);

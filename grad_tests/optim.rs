@@ -66,6 +66,7 @@ fn run(name: &str) {
                     dampening: h["dampening"].as_f64().unwrap(),
                     weight_decay: h["weight_decay"].as_f64().unwrap(),
                     nesterov: h["nesterov"].as_bool().unwrap(),
+                    maximize: false,
                 },
             )
             .unwrap(),
@@ -83,6 +84,7 @@ fn run(name: &str) {
                 decoupled: h["decoupled_weight_decay"]
                     .as_bool()
                     .unwrap_or(class == "AdamW"),
+                maximize: false,
             };
             if class == "AdamW" {
                 // the `AdamW` type (which forces decoupled decay)
@@ -112,7 +114,7 @@ fn run(name: &str) {
         Some("CosineAnnealingLR") => {
             let k = &f["scheduler"]["kwargs"];
             Some(Box::new(CosineAnnealingLr::new(
-                opt.as_ref(),
+                opt.as_mut(),
                 k["T_max"].as_u64().unwrap(),
                 k["eta_min"].as_f64().unwrap(),
             )))
@@ -148,7 +150,7 @@ fn run(name: &str) {
         close(&p1, &step["params_after"]["p1"], name);
         close(&p2, &step["params_after"]["p2"], name);
         if let Some(s) = sched.as_mut() {
-            s.step(opt.as_mut());
+            s.step(opt.as_mut()).unwrap();
         }
     }
 }

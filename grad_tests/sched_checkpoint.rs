@@ -53,12 +53,12 @@ fn epoch(
     opt.zero_grad()?;
     loss.backward()?;
     opt.step()?;
-    s.step(opt);
+    s.step(opt)?;
     Ok(opt.lr())
 }
 
 type MakeOpt = fn(Vec<Tensor>) -> tapegrad::Result<Box<dyn Optimizer>>;
-type MakeSched = fn(&dyn Optimizer) -> Box<dyn LrScheduler>;
+type MakeSched = fn(&mut dyn Optimizer) -> Box<dyn LrScheduler>;
 
 /// (name, optimizer, scheduler as configured, scheduler a fresh run builds before loading).
 fn setups() -> Vec<(&'static str, MakeOpt, MakeSched, MakeSched)> {
@@ -105,7 +105,7 @@ fn resumed_schedule_reproduces_the_uninterrupted_run() -> R {
 
             // a: uninterrupted
             let mut oa = make_opt(a.parameters())?;
-            let mut sa = make_sched(oa.as_ref());
+            let mut sa = make_sched(oa.as_mut());
             let mut lr_a = Vec::new();
             let mut params_a = Vec::new();
             for _ in 0..TOTAL {
@@ -115,7 +115,7 @@ fn resumed_schedule_reproduces_the_uninterrupted_run() -> R {
 
             // b: k epochs, checkpoint; c: fresh objects resume from the files
             let mut ob = make_opt(b.parameters())?;
-            let mut sb = make_sched(ob.as_ref());
+            let mut sb = make_sched(ob.as_mut());
             let mut lr_c = Vec::new();
             let mut params_c = Vec::new();
             for _ in 0..k {
@@ -133,7 +133,7 @@ fn resumed_schedule_reproduces_the_uninterrupted_run() -> R {
             nn::load_into(&mp, &c)?;
             let mut oc = make_opt(c.parameters())?;
             oc.set_lr(7.0);
-            let mut sc = make_fresh(oc.as_ref());
+            let mut sc = make_fresh(oc.as_mut());
             optim::load_with_scheduler(&op, oc.as_mut(), sc.as_mut())?;
             assert_eq!(sc.state().last_epoch, k as u64, "{name} k={k}");
             assert_eq!(
@@ -162,7 +162,7 @@ fn sa_state_after(
     let m = net()?;
     nn::load_into(init_path, &m)?;
     let mut o = make_opt(m.parameters())?;
-    let mut s = make_sched(o.as_ref());
+    let mut s = make_sched(o.as_mut());
     for _ in 0..k {
         epoch(&m, o.as_mut(), s.as_mut())?;
     }
@@ -176,15 +176,15 @@ fn without_scheduler_state_the_schedule_restarts() -> R {
     let mut o = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
     let mut s = StepLr::new(3, 0.5);
     for _ in 0..2 {
-        s.step(&mut o);
+        s.step(&mut o)?;
     }
     let path = tmp("restart");
     optim::save(&path, &o)?;
     let mut o2 = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
     optim::load_into(&path, &mut o2)?;
     let mut fresh = StepLr::new(3, 0.5);
-    fresh.step(&mut o2);
-    s.step(&mut o);
+    fresh.step(&mut o2)?;
+    s.step(&mut o)?;
     assert_eq!(o.lr(), 0.05, "epoch 3 decays");
     assert_eq!(o2.lr(), 0.1, "a fresh StepLr is at epoch 1");
     Ok(())
@@ -240,24 +240,24 @@ const TORCH_COSINE: [f64; 25] = [
 ];
 
 fn torch_run(
-    make: fn(&dyn Optimizer) -> Box<dyn LrScheduler>,
+    make: fn(&mut dyn Optimizer) -> Box<dyn LrScheduler>,
     k: usize,
     name: &str,
 ) -> tapegrad::Result<Vec<f64>> {
     let p = Tensor::zeros(&[1], DType::F64)?.requires_grad_(true)?;
     let mut opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
-    let mut s = make(&opt);
+    let mut s = make(&mut opt);
     let path = tmp(name);
     let mut lrs = Vec::new();
     for e in 0..25 {
         if e == k {
             optim::save_with_scheduler(&path, &opt, s.as_ref())?;
             opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.7))?;
-            s = make(&opt);
+            s = make(&mut opt);
             optim::load_with_scheduler(&path, &mut opt, s.as_mut())?;
         }
         opt.step()?;
-        s.step(&mut opt);
+        s.step(&mut opt)?;
         lrs.push(opt.lr());
     }
     Ok(lrs)
@@ -266,8 +266,8 @@ fn torch_run(
 #[test]
 fn pytorch_lr_sequences_survive_a_checkpoint() -> R {
     // exact: the same f64 operations in the same order as PyTorch's recursive formulas
-    let step = |_: &dyn Optimizer| -> Box<dyn LrScheduler> { Box::new(StepLr::new(4, 0.5)) };
-    let cos = |o: &dyn Optimizer| -> Box<dyn LrScheduler> {
+    let step = |_: &mut dyn Optimizer| -> Box<dyn LrScheduler> { Box::new(StepLr::new(4, 0.5)) };
+    let cos = |o: &mut dyn Optimizer| -> Box<dyn LrScheduler> {
         Box::new(CosineAnnealingLr::new(o, 7, 0.01))
     };
     assert_eq!(torch_run(step, 10, "torch_step")?, TORCH_STEP);
@@ -282,9 +282,9 @@ fn pytorch_lr_sequences_survive_a_checkpoint() -> R {
 fn state_layout_follows_pytorch_names() -> R {
     let p = Tensor::zeros(&[1], DType::F64)?.requires_grad_(true)?;
     let mut o = Sgd::new(vec![p], SgdConfig::new(0.1))?;
-    let mut s = CosineAnnealingLr::new(&o, 7, 0.01);
+    let mut s = CosineAnnealingLr::new(&mut o, 7, 0.01);
     for _ in 0..3 {
-        s.step(&mut o);
+        s.step(&mut o)?;
     }
     let path = tmp("layout");
     optim::save_with_scheduler(&path, &o, &s)?;
@@ -295,7 +295,7 @@ fn state_layout_follows_pytorch_names() -> R {
     );
     assert_eq!(sd.metadata("scheduler"), Some("CosineAnnealingLR"));
     assert_eq!(sd.metadata("scheduler.last_epoch"), Some("3"));
-    assert_eq!(sd.metadata("scheduler.base_lr"), Some("0.1"));
+    assert_eq!(sd.metadata("scheduler.base_lrs"), Some("0.1"));
     assert_eq!(sd.metadata("scheduler.T_max"), Some("7"));
     assert_eq!(sd.metadata("scheduler.eta_min"), Some("0.01"));
     assert_eq!(
@@ -306,22 +306,24 @@ fn state_layout_follows_pytorch_names() -> R {
                 eta_min: 0.01
             },
             last_epoch: 3,
-            base_lr: Some(0.1),
+            base_lrs: vec![0.1],
         }
     );
     // an ordinary optimizer checkpoint: load_into reads it and ignores the scheduler entries
     let mut o2 = Sgd::new(o.params().to_vec(), SgdConfig::new(0.5))?;
     optim::load_into(&path, &mut o2)?;
     assert_eq!(o2.lr(), o.lr());
-    // StepLr: base lr unknown before the first step, then the optimizer's lr at that step
+    // StepLr: base lrs unknown before the first step, then the optimizer's initial lrs (the
+    // lr when the first scheduler, here the cosine, was attached; restored by load_into)
     let mut st = StepLr::new(4, 0.5);
-    assert_eq!(st.state().base_lr, None);
+    assert!(st.state().base_lrs.is_empty());
     let mut sd = StateDict::new();
     st.state().insert_into(&mut sd);
-    assert_eq!(sd.metadata("scheduler.base_lr"), None);
+    assert_eq!(sd.metadata("scheduler.base_lrs"), None);
     assert_eq!(SchedulerState::from_state_dict(&sd)?, st.state());
-    st.step(&mut o2);
-    assert_eq!(st.state().base_lr, Some(o.lr()));
+    st.step(&mut o2)?;
+    assert_eq!(st.state().base_lrs, vec![0.1]);
+    assert_eq!(o2.param_groups()[0].initial_lr(), Some(0.1));
     Ok(())
 }
 
@@ -330,10 +332,10 @@ fn scheduler_load_errors_change_nothing() -> R {
     let p = Tensor::from_vec(vec![1.0f64, -2.0], &[2])?.requires_grad_(true)?;
     let mut o = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
     let mut step = StepLr::new(4, 0.5);
-    let mut cos = CosineAnnealingLr::new(&o, 7, 0.01);
+    let mut cos = CosineAnnealingLr::new(&mut o, 7, 0.01);
     for _ in 0..3 {
-        step.step(&mut o);
-        cos.step(&mut o);
+        step.step(&mut o)?;
+        cos.step(&mut o)?;
     }
     let (step0, cos0, lr0) = (step.state(), cos.state(), o.lr());
     let check_unchanged = |step: &StepLr, cos: &CosineAnnealingLr, o: &Sgd| {
@@ -359,11 +361,11 @@ fn scheduler_load_errors_change_nothing() -> R {
                 step_size: 0,
                 gamma: 0.5,
             },
-            ..step0
+            ..step0.clone()
         },
         SchedulerState {
             last_epoch: u64::MAX,
-            ..step0
+            ..step0.clone()
         },
     ];
     for b in &bad {
@@ -374,19 +376,19 @@ fn scheduler_load_errors_change_nothing() -> R {
     }
     let bad = [
         SchedulerState {
-            base_lr: None,
-            ..cos0
+            base_lrs: vec![],
+            ..cos0.clone()
         },
         SchedulerState {
-            base_lr: Some(f64::NAN),
-            ..cos0
+            base_lrs: vec![f64::NAN],
+            ..cos0.clone()
         },
         SchedulerState {
             kind: SchedulerKind::CosineAnnealingLr {
                 t_max: 0,
                 eta_min: 0.0,
             },
-            ..cos0
+            ..cos0.clone()
         },
     ];
     for b in &bad {
@@ -409,8 +411,8 @@ fn scheduler_load_errors_change_nothing() -> R {
     );
 
     let mut o_other = Sgd::new(vec![p.clone()], SgdConfig::new(0.3))?;
-    let mut cos_other = CosineAnnealingLr::new(&o_other, 2, 0.0);
-    cos_other.step(&mut o_other);
+    let mut cos_other = CosineAnnealingLr::new(&mut o_other, 2, 0.0);
+    cos_other.step(&mut o_other)?;
     let other_kind = tmp("err_kind");
     optim::save_with_scheduler(&other_kind, &o_other, &cos_other)?;
     let e = optim::load_with_scheduler(&other_kind, &mut o, &mut step).unwrap_err();
@@ -428,8 +430,8 @@ fn scheduler_load_errors_change_nothing() -> R {
     let q = Tensor::zeros(&[2], DType::F64)?.requires_grad_(true)?;
     let q2 = Tensor::zeros(&[3], DType::F64)?.requires_grad_(true)?;
     let mut adam = Adam::new(vec![q, q2], AdamConfig::adam(0.3))?;
-    let mut cos_adam = CosineAnnealingLr::new(&adam, 5, 0.0);
-    cos_adam.step(&mut adam);
+    let mut cos_adam = CosineAnnealingLr::new(&mut adam, 5, 0.0);
+    cos_adam.step(&mut adam)?;
     let wrong_opt = tmp("err_opt");
     optim::save_with_scheduler(&wrong_opt, &adam, &cos_adam)?;
     let e = optim::load_with_scheduler(&wrong_opt, &mut o, &mut cos).unwrap_err();

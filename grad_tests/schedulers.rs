@@ -68,7 +68,7 @@ fn trajectories_equal_pytorch_and_resume() {
         let mut saved = None;
         for k in 0..want.len() - 1 {
             opt.step().unwrap();
-            s.step(&mut opt);
+            s.step(&mut opt).unwrap();
             got.push(opt.lr());
             if k == 4 {
                 saved = Some((s.state(), opt.lr()));
@@ -86,7 +86,7 @@ fn trajectories_equal_pytorch_and_resume() {
         s2.load_state(&back).unwrap();
         opt2.set_lr(lr5);
         for (k, w) in want.iter().enumerate().skip(6) {
-            s2.step(&mut opt2);
+            s2.step(&mut opt2).unwrap();
             assert_eq!(opt2.lr(), *w, "{name} resumed, epoch {k}");
         }
     }
@@ -108,7 +108,7 @@ fn factor_schedulers_refuse_bad_arguments_and_states() {
         lin.load_state(&lam_state).unwrap_err().kind(),
         ErrorKind::InvalidArgument
     );
-    let mut bad = before;
+    let mut bad = before.clone();
     bad.kind = SchedulerKind::LinearLr {
         start_factor: 2.0,
         end_factor: 1.0,

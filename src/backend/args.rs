@@ -91,6 +91,8 @@ pub(crate) enum OptimStep {
         dampening: f64,
         weight_decay: f64,
         nesterov: bool,
+        /// Step along the gradient (the gradient is negated first).
+        maximize: bool,
         first: bool,
     },
     /// Adam / AdamW (`decoupled`); buffers `[param, grad, exp_avg, exp_avg_sq]` plus
@@ -102,6 +104,8 @@ pub(crate) enum OptimStep {
         eps: f64,
         weight_decay: f64,
         decoupled: bool,
+        /// Step along the gradient (the gradient is negated first).
+        maximize: bool,
         step: u64,
     },
 }

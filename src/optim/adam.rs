@@ -1,7 +1,9 @@
-//! `Adam` and `AdamW` (decoupled weight decay), with AMSGrad, as PyTorch's single-tensor code.
+//! `Adam` and `AdamW` (decoupled weight decay), with AMSGrad and maximize, over parameter
+//! groups, as PyTorch's single-tensor code.
 
 use super::Optimizer;
 use super::fused::{OptimStep, run_fused};
+use super::group::{Group, GroupOptions, Groups, ParamGroup, refuse};
 use super::state;
 use crate::checkpoint::StateDict;
 use crate::{DType, Result, Tensor, bail};
@@ -21,6 +23,8 @@ pub struct AdamConfig {
     pub amsgrad: bool,
     /// Decoupled weight decay (AdamW).
     pub decoupled: bool,
+    /// Maximize the objective (steps along the gradient).
+    pub maximize: bool,
 }
 
 impl AdamConfig {
@@ -33,6 +37,7 @@ impl AdamConfig {
             weight_decay: 0.0,
             amsgrad: false,
             decoupled: false,
+            maximize: false,
         }
     }
     /// `torch.optim.AdamW(lr=lr)` defaults (weight_decay 0.01).
@@ -42,6 +47,77 @@ impl AdamConfig {
             decoupled: true,
             ..Self::adam(lr)
         }
+    }
+    /// With betas `(beta1, beta2)`.
+    pub fn betas(self, beta1: f64, beta2: f64) -> Self {
+        AdamConfig {
+            betas: (beta1, beta2),
+            ..self
+        }
+    }
+    /// With weight decay `wd`.
+    pub fn weight_decay(self, wd: f64) -> Self {
+        AdamConfig {
+            weight_decay: wd,
+            ..self
+        }
+    }
+}
+
+impl GroupOptions for AdamConfig {
+    fn resolve(&self, s: &ParamGroup, op: &'static str) -> Result<Self> {
+        refuse(op, "momentum", s.momentum.is_some())?;
+        refuse(op, "dampening", s.dampening.is_some())?;
+        refuse(op, "nesterov", s.nesterov.is_some())?;
+        Ok(AdamConfig {
+            lr: s.lr.unwrap_or(self.lr),
+            betas: s.betas.unwrap_or(self.betas),
+            eps: s.eps.unwrap_or(self.eps),
+            weight_decay: s.weight_decay.unwrap_or(self.weight_decay),
+            amsgrad: s.amsgrad.unwrap_or(self.amsgrad),
+            decoupled: self.decoupled,
+            maximize: s.maximize.unwrap_or(self.maximize),
+        })
+    }
+    fn validate(&self, op: &'static str) -> Result<()> {
+        validate(self, op)
+    }
+    fn lr(&self) -> f64 {
+        self.lr
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+    fn cycle_momentum(&self) -> f64 {
+        self.betas.0
+    }
+    fn set_cycle_momentum(&mut self, m: f64) {
+        self.betas.0 = m;
+    }
+    fn to_meta(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("lr", self.lr.to_string()),
+            ("beta1", self.betas.0.to_string()),
+            ("beta2", self.betas.1.to_string()),
+            ("eps", self.eps.to_string()),
+            ("weight_decay", self.weight_decay.to_string()),
+            ("amsgrad", self.amsgrad.to_string()),
+            ("maximize", self.maximize.to_string()),
+        ]
+    }
+    fn from_meta(sd: &StateDict, pre: &str, op: &'static str) -> Result<Self> {
+        Ok(AdamConfig {
+            lr: sd.parse_meta(&format!("{pre}lr"), op)?,
+            betas: (
+                sd.parse_meta(&format!("{pre}beta1"), op)?,
+                sd.parse_meta(&format!("{pre}beta2"), op)?,
+            ),
+            eps: sd.parse_meta(&format!("{pre}eps"), op)?,
+            weight_decay: sd.parse_meta(&format!("{pre}weight_decay"), op)?,
+            amsgrad: sd.parse_meta(&format!("{pre}amsgrad"), op)?,
+            decoupled: sd.metadata(state::KIND) == Some(KINDS[1]),
+            maximize: sd.parse_meta(&format!("{pre}maximize"), op)?,
+        })
     }
 }
 
@@ -64,21 +140,42 @@ struct State {
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 pub struct Adam {
-    params: Vec<Tensor>,
-    cfg: AdamConfig,
+    defaults: AdamConfig,
+    groups: Groups<AdamConfig>,
     state: Vec<Option<State>>,
 }
 
 impl Adam {
-    /// Creates the optimizer.
+    /// Creates the optimizer with one group of `params`.
     pub fn new(params: Vec<Tensor>, cfg: AdamConfig) -> Result<Self> {
-        validate(&cfg, "Adam")?;
-        let n = params.len();
+        Self::with_groups(cfg, vec![ParamGroup::new(params)])
+    }
+    /// Creates the optimizer over parameter groups whose unset options take `defaults`
+    /// (PyTorch's `Adam([{"params": ..}, ..], lr=..)`).
+    pub fn with_groups(defaults: AdamConfig, groups: Vec<ParamGroup>) -> Result<Self> {
+        let op = if defaults.decoupled { "AdamW" } else { "Adam" };
+        let groups = Groups::new(&defaults, groups, op)?;
+        let n = groups.flat.len();
         Ok(Adam {
-            params,
-            cfg,
+            defaults,
+            groups,
             state: (0..n).map(|_| None).collect(),
         })
+    }
+    /// PyTorch's `add_param_group`: a parameter already in a group is refused.
+    pub fn add_param_group(&mut self, group: ParamGroup) -> Result<()> {
+        self.groups
+            .add(&self.defaults, group, "Adam::add_param_group")?;
+        self.state.resize_with(self.groups.flat.len(), || None);
+        Ok(())
+    }
+    /// The parameter groups (PyTorch's `param_groups`).
+    pub fn param_groups(&self) -> &[Group<AdamConfig>] {
+        &self.groups.groups
+    }
+    /// The parameter groups, to change a group's options (e.g. its lr).
+    pub fn param_groups_mut(&mut self) -> &mut [Group<AdamConfig>] {
+        &mut self.groups.groups
     }
     /// (step, exp_avg, exp_avg_sq, max_exp_avg_sq) of parameter `i`.
     pub fn state(&self, i: usize) -> Option<(u64, &Tensor, &Tensor, Option<&Tensor>)> {
@@ -126,14 +223,15 @@ fn read_step(t: &Tensor, k: &str, op: &'static str) -> Result<u64> {
 impl Optimizer for Adam {
     fn step(&mut self) -> Result<()> {
         let _span = tracing::debug_span!("adam_step").entered();
-        for (i, p) in self.params.iter().enumerate() {
+        for (i, p) in self.groups.flat.iter().enumerate() {
             let Some(g) = p.grad() else { continue };
+            let c = self.groups.groups[self.groups.owner[i]].config;
             if self.state[i].is_none() {
                 self.state[i] = Some(State {
                     step: 0,
                     exp_avg: p.zeros_like()?,
                     exp_avg_sq: p.zeros_like()?,
-                    max_exp_avg_sq: if self.cfg.amsgrad {
+                    max_exp_avg_sq: if c.amsgrad {
                         Some(p.zeros_like()?)
                     } else {
                         None
@@ -144,7 +242,7 @@ impl Optimizer for Adam {
                 .as_mut()
                 .expect("internal: state initialised above");
             st.step += 1;
-            let (c, t) = (self.cfg, st.step);
+            let t = st.step;
             let mut states = vec![&st.exp_avg, &st.exp_avg_sq];
             states.extend(st.max_exp_avg_sq.as_ref());
             let step = OptimStep::Adam {
@@ -154,6 +252,7 @@ impl Optimizer for Adam {
                 eps: c.eps,
                 weight_decay: c.weight_decay,
                 decoupled: c.decoupled,
+                maximize: c.maximize,
                 step: t,
             };
             run_fused(p, &g, &states, step)?;
@@ -161,24 +260,31 @@ impl Optimizer for Adam {
         Ok(())
     }
     fn params(&self) -> &[Tensor] {
-        &self.params
+        &self.groups.flat
     }
-    fn lr(&self) -> f64 {
-        self.cfg.lr
+    fn lrs(&self) -> Vec<f64> {
+        self.groups.lrs()
     }
-    fn set_lr(&mut self, lr: f64) {
-        self.cfg.lr = lr;
+    fn set_lrs(&mut self, lrs: &[f64]) -> Result<()> {
+        self.groups.set_lrs(lrs, "Adam::set_lrs")
+    }
+    fn initial_lrs(&mut self) -> Vec<f64> {
+        self.groups.initial_lrs()
+    }
+    fn momentums(&self) -> Option<Vec<f64>> {
+        Some(self.groups.momentums())
+    }
+    fn set_momentums(&mut self, m: &[f64]) -> Result<()> {
+        self.groups.set_momentums(m, "Adam::set_momentums")
     }
     fn state_dict(&self) -> Result<StateDict> {
-        let c = self.cfg;
-        let kind = if c.decoupled { KINDS[1] } else { KINDS[0] };
-        let mut sd = state::header(kind, self.params.len());
-        sd.set_metadata("lr", c.lr.to_string());
-        sd.set_metadata("beta1", c.betas.0.to_string());
-        sd.set_metadata("beta2", c.betas.1.to_string());
-        sd.set_metadata("eps", c.eps.to_string());
-        sd.set_metadata("weight_decay", c.weight_decay.to_string());
-        sd.set_metadata("amsgrad", c.amsgrad.to_string());
+        let kind = if self.defaults.decoupled {
+            KINDS[1]
+        } else {
+            KINDS[0]
+        };
+        let mut sd = state::header(kind, self.groups.flat.len());
+        self.groups.write(&mut sd);
         for (i, s) in self.state.iter().enumerate() {
             let Some(s) = s else { continue };
             sd.insert(
@@ -195,18 +301,11 @@ impl Optimizer for Adam {
     }
     fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
         let op = "Adam::load_state_dict";
-        state::check_layout(sd, &KINDS, &self.params, &NAMES, op)?;
-        let cfg = AdamConfig {
-            lr: sd.parse_meta("lr", op)?,
-            betas: (sd.parse_meta("beta1", op)?, sd.parse_meta("beta2", op)?),
-            eps: sd.parse_meta("eps", op)?,
-            weight_decay: sd.parse_meta("weight_decay", op)?,
-            amsgrad: sd.parse_meta("amsgrad", op)?,
-            decoupled: sd.metadata(state::KIND) == Some(KINDS[1]),
-        };
-        validate(&cfg, op)?;
-        let mut found = Vec::with_capacity(self.params.len());
-        for (i, p) in self.params.iter().enumerate() {
+        state::check_layout(sd, &KINDS, &self.groups.flat, &NAMES, op)?;
+        let configs = self.groups.read(sd, op)?;
+        let mut found = Vec::with_capacity(self.groups.flat.len());
+        for (i, p) in self.groups.flat.iter().enumerate() {
+            let cfg = configs[self.groups.owner[i]].0;
             let step = sd.get(&state::key(i, "step"));
             let m = state::get_like(sd, i, "exp_avg", p, op)?;
             let v = state::get_like(sd, i, "exp_avg_sq", p, op)?;
@@ -231,7 +330,7 @@ impl Optimizer for Adam {
             found.push(entry);
         }
         let mut states = Vec::with_capacity(found.len());
-        for (e, p) in found.into_iter().zip(&self.params) {
+        for (e, p) in found.into_iter().zip(&self.groups.flat) {
             states.push(match e {
                 None => None,
                 Some((step, m, v, vmax)) => Some(State {
@@ -245,7 +344,8 @@ impl Optimizer for Adam {
                 }),
             });
         }
-        self.cfg = cfg;
+        self.defaults.decoupled = sd.metadata(state::KIND) == Some(KINDS[1]);
+        self.groups.install(configs);
         self.state = states;
         Ok(())
     }
@@ -269,14 +369,30 @@ impl Optimizer for Adam {
 pub struct AdamW(Adam);
 
 impl AdamW {
-    /// Creates the optimizer (`cfg.decoupled` is set).
+    /// Creates the optimizer with one group of `params` (`cfg.decoupled` is set).
     pub fn new(params: Vec<Tensor>, cfg: AdamConfig) -> Result<Self> {
-        let cfg = AdamConfig {
+        Self::with_groups(cfg, vec![ParamGroup::new(params)])
+    }
+    /// Creates the optimizer over parameter groups whose unset options take `defaults`
+    /// (`defaults.decoupled` is set).
+    pub fn with_groups(defaults: AdamConfig, groups: Vec<ParamGroup>) -> Result<Self> {
+        let defaults = AdamConfig {
             decoupled: true,
-            ..cfg
+            ..defaults
         };
-        validate(&cfg, "AdamW")?;
-        Adam::new(params, cfg).map(AdamW)
+        Adam::with_groups(defaults, groups).map(AdamW)
+    }
+    /// PyTorch's `add_param_group`: a parameter already in a group is refused.
+    pub fn add_param_group(&mut self, group: ParamGroup) -> Result<()> {
+        self.0.add_param_group(group)
+    }
+    /// The parameter groups (PyTorch's `param_groups`).
+    pub fn param_groups(&self) -> &[Group<AdamConfig>] {
+        self.0.param_groups()
+    }
+    /// The parameter groups, to change a group's options (e.g. its lr).
+    pub fn param_groups_mut(&mut self) -> &mut [Group<AdamConfig>] {
+        self.0.param_groups_mut()
     }
     /// (step, exp_avg, exp_avg_sq, max_exp_avg_sq) of parameter `i`.
     pub fn state(&self, i: usize) -> Option<(u64, &Tensor, &Tensor, Option<&Tensor>)> {
@@ -291,11 +407,20 @@ impl Optimizer for AdamW {
     fn params(&self) -> &[Tensor] {
         self.0.params()
     }
-    fn lr(&self) -> f64 {
-        self.0.lr()
+    fn lrs(&self) -> Vec<f64> {
+        self.0.lrs()
     }
-    fn set_lr(&mut self, lr: f64) {
-        self.0.set_lr(lr)
+    fn set_lrs(&mut self, lrs: &[f64]) -> Result<()> {
+        self.0.set_lrs(lrs)
+    }
+    fn initial_lrs(&mut self) -> Vec<f64> {
+        self.0.initial_lrs()
+    }
+    fn momentums(&self) -> Option<Vec<f64>> {
+        self.0.momentums()
+    }
+    fn set_momentums(&mut self, m: &[f64]) -> Result<()> {
+        self.0.set_momentums(m)
     }
     fn state_dict(&self) -> Result<StateDict> {
         self.0.state_dict()

@@ -3,11 +3,12 @@
 //! PyTorch, constructing one already applies the factor of epoch 0 to the optimizer's lr.
 
 use super::Optimizer;
-use super::sched::{LrScheduler, check_common, wrong_kind};
+use super::sched::{LrScheduler, check_common, check_groups, finite_base, wrong_kind};
 use super::sched_state::{SchedulerKind, SchedulerState};
 use crate::{Result, bail};
 
-/// lr = base_lr × `lr_lambda(epoch)` (PyTorch's `LambdaLR`). The function is not part of the
+/// lr = base_lr × `lr_lambda(epoch)` for every group (PyTorch's `LambdaLR` with one function).
+/// The function is not part of the
 /// [state](LrScheduler::state) (PyTorch does not save a plain function either): a resumed run
 /// builds the scheduler with the same function and loads `last_epoch` and the base lr.
 ///
@@ -17,41 +18,59 @@ use crate::{Result, bail};
 /// let mut opt = Sgd::new(vec![p], SgdConfig::new(0.1))?;
 /// let mut s = LambdaLr::new(&mut opt, |e| 1.0 / (e as f64 + 1.0));
 /// assert_eq!(opt.lr(), 0.1);
-/// s.step(&mut opt);
+/// s.step(&mut opt)?;
 /// assert_eq!(opt.lr(), 0.05);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 pub struct LambdaLr {
     lr_lambda: Box<dyn Fn(u64) -> f64 + Send>,
-    base_lr: f64,
+    base_lrs: Vec<f64>,
     epoch: u64,
 }
 
 impl LambdaLr {
-    /// `LambdaLR(optimizer, lr_lambda)`: the base lr is the optimizer's current lr, which is
-    /// set to `base_lr * lr_lambda(0)` at once.
+    /// `LambdaLR(optimizer, lr_lambda)`: the base lrs are the optimizer's
+    /// [`initial_lrs`](Optimizer::initial_lrs); each group's lr is set to
+    /// `base_lr * lr_lambda(0)` at once.
     pub fn new(opt: &mut dyn Optimizer, lr_lambda: impl Fn(u64) -> f64 + Send + 'static) -> Self {
-        let base_lr = opt.lr();
-        opt.set_lr(base_lr * lr_lambda(0));
+        let base_lrs = opt.initial_lrs();
+        let l0 = lr_lambda(0);
+        let lrs: Vec<f64> = base_lrs.iter().map(|b| b * l0).collect();
+        // one lr per group, read from this optimizer: cannot fail
+        let _ = opt.set_lrs(&lrs);
         LambdaLr {
             lr_lambda: Box::new(lr_lambda),
-            base_lr,
+            base_lrs,
             epoch: 0,
         }
+    }
+
+    fn apply(&self, opt: &mut dyn Optimizer, epoch: u64) -> Result<()> {
+        check_groups("LambdaLr::step", &self.base_lrs, opt)?;
+        let f = (self.lr_lambda)(epoch);
+        let lrs: Vec<f64> = self.base_lrs.iter().map(|b| b * f).collect();
+        opt.set_lrs(&lrs)
     }
 }
 
 impl LrScheduler for LambdaLr {
-    fn step(&mut self, opt: &mut dyn Optimizer) {
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        self.apply(opt, self.epoch + 1)?;
         self.epoch += 1;
-        opt.set_lr(self.base_lr * (self.lr_lambda)(self.epoch));
+        Ok(())
+    }
+
+    fn restart(&mut self, opt: &mut dyn Optimizer, _closed_form: bool) -> Result<()> {
+        self.apply(opt, 0)?;
+        self.epoch = 0;
+        Ok(())
     }
 
     fn state(&self) -> SchedulerState {
         SchedulerState {
             kind: SchedulerKind::LambdaLr,
             last_epoch: self.epoch,
-            base_lr: Some(self.base_lr),
+            base_lrs: self.base_lrs.clone(),
         }
     }
 
@@ -61,15 +80,7 @@ impl LrScheduler for LambdaLr {
             return Err(wrong_kind(op, "LambdaLR", state));
         };
         check_common(op, state)?;
-        let Some(base_lr) = state.base_lr.filter(|b| b.is_finite()) else {
-            bail!(
-                InvalidArgument,
-                op,
-                "a LambdaLR state needs a finite base lr, got {:?}",
-                state.base_lr
-            );
-        };
-        self.base_lr = base_lr;
+        self.base_lrs = finite_base(op, "LambdaLR", state)?;
         self.epoch = state.last_epoch;
         Ok(())
     }
@@ -84,7 +95,7 @@ impl LrScheduler for LambdaLr {
 /// let mut opt = Sgd::new(vec![p], SgdConfig::new(0.1))?;
 /// let mut s = LinearLr::new(&mut opt, 0.25, 1.0, 3)?;
 /// assert_eq!(opt.lr(), 0.025);
-/// for _ in 0..3 { s.step(&mut opt); }
+/// for _ in 0..3 { s.step(&mut opt)?; }
 /// assert!((opt.lr() - 0.1).abs() < 1e-15);
 /// assert!(LinearLr::new(&mut opt, 0.0, 1.0, 3).is_err());
 /// # Ok::<(), tapegrad::Error>(())
@@ -93,7 +104,7 @@ pub struct LinearLr {
     start_factor: f64,
     end_factor: f64,
     total_iters: u64,
-    base_lr: f64,
+    base_lrs: Vec<f64>,
     epoch: u64,
 }
 
@@ -128,27 +139,57 @@ impl LinearLr {
         total_iters: u64,
     ) -> Result<Self> {
         check_linear("LinearLr::new", start_factor, end_factor)?;
-        let base_lr = opt.lr();
-        opt.set_lr(base_lr * start_factor);
+        let base_lrs = opt.initial_lrs();
+        let lrs: Vec<f64> = opt.lrs().iter().map(|lr| lr * start_factor).collect();
+        opt.set_lrs(&lrs)?;
         Ok(LinearLr {
             start_factor,
             end_factor,
             total_iters,
-            base_lr,
+            base_lrs,
             epoch: 0,
         })
     }
 }
 
 impl LrScheduler for LinearLr {
-    fn step(&mut self, opt: &mut dyn Optimizer) {
-        self.epoch += 1;
-        if self.epoch > self.total_iters {
-            return;
+    fn step(&mut self, opt: &mut dyn Optimizer) -> Result<()> {
+        check_groups("LinearLr::step", &self.base_lrs, opt)?;
+        let epoch = self.epoch + 1;
+        if epoch <= self.total_iters {
+            let (s, e) = (self.start_factor, self.end_factor);
+            let f = 1.0 + (e - s) / (self.total_iters as f64 * s + (epoch - 1) as f64 * (e - s));
+            let lrs: Vec<f64> = opt.lrs().iter().map(|lr| lr * f).collect();
+            opt.set_lrs(&lrs)?;
         }
+        self.epoch = epoch;
+        Ok(())
+    }
+
+    fn restart(&mut self, opt: &mut dyn Optimizer, closed_form: bool) -> Result<()> {
+        check_groups("LinearLr::restart", &self.base_lrs, opt)?;
         let (s, e) = (self.start_factor, self.end_factor);
-        let f = 1.0 + (e - s) / (self.total_iters as f64 * s + (self.epoch - 1) as f64 * (e - s));
-        opt.set_lr(opt.lr() * f);
+        let lrs: Vec<f64> = if closed_form {
+            if self.total_iters == 0 {
+                bail!(
+                    InvalidArgument,
+                    "LinearLr::restart",
+                    "the closed form divides by total_iters, which is 0"
+                );
+            }
+            // base_lr * (start + (end - start) * min(total_iters, last_epoch) / total_iters),
+            // at last_epoch 0
+            let (k, t) = (0.0f64, self.total_iters as f64);
+            self.base_lrs
+                .iter()
+                .map(|b| b * (s + (e - s) * k / t))
+                .collect()
+        } else {
+            opt.lrs().iter().map(|lr| lr * s).collect()
+        };
+        opt.set_lrs(&lrs)?;
+        self.epoch = 0;
+        Ok(())
     }
 
     fn state(&self) -> SchedulerState {
@@ -159,7 +200,7 @@ impl LrScheduler for LinearLr {
                 total_iters: self.total_iters,
             },
             last_epoch: self.epoch,
-            base_lr: Some(self.base_lr),
+            base_lrs: self.base_lrs.clone(),
         }
     }
 
@@ -175,19 +216,12 @@ impl LrScheduler for LinearLr {
         };
         check_common(op, state)?;
         check_linear(op, start_factor, end_factor)?;
-        let Some(base_lr) = state.base_lr.filter(|b| b.is_finite()) else {
-            bail!(
-                InvalidArgument,
-                op,
-                "a LinearLR state needs a finite base lr, got {:?}",
-                state.base_lr
-            );
-        };
+        let base_lrs = finite_base(op, "LinearLR", state)?;
         *self = LinearLr {
             start_factor,
             end_factor,
             total_iters,
-            base_lr,
+            base_lrs,
             epoch: state.last_epoch,
         };
         Ok(())

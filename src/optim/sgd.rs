@@ -1,7 +1,9 @@
-//! `Sgd`: PyTorch's SGD with momentum, dampening, Nesterov and L2 weight decay.
+//! `Sgd`: PyTorch's SGD with momentum, dampening, Nesterov, L2 weight decay and maximize, over
+//! parameter groups.
 
 use super::Optimizer;
 use super::fused::{OptimStep, run_fused};
+use super::group::{Group, GroupOptions, Groups, ParamGroup, refuse};
 use super::state;
 use crate::checkpoint::StateDict;
 use crate::{Result, Tensor, bail};
@@ -19,6 +21,8 @@ pub struct SgdConfig {
     pub weight_decay: f64,
     /// Nesterov momentum.
     pub nesterov: bool,
+    /// Maximize the objective (steps along the gradient).
+    pub maximize: bool,
 }
 
 impl SgdConfig {
@@ -30,7 +34,73 @@ impl SgdConfig {
             dampening: 0.0,
             weight_decay: 0.0,
             nesterov: false,
+            maximize: false,
         }
+    }
+    /// With momentum `m`.
+    pub fn momentum(self, m: f64) -> Self {
+        SgdConfig {
+            momentum: m,
+            ..self
+        }
+    }
+    /// With weight decay `wd`.
+    pub fn weight_decay(self, wd: f64) -> Self {
+        SgdConfig {
+            weight_decay: wd,
+            ..self
+        }
+    }
+}
+
+impl GroupOptions for SgdConfig {
+    fn resolve(&self, s: &ParamGroup, op: &'static str) -> Result<Self> {
+        refuse(op, "betas", s.betas.is_some())?;
+        refuse(op, "eps", s.eps.is_some())?;
+        refuse(op, "amsgrad", s.amsgrad.is_some())?;
+        Ok(SgdConfig {
+            lr: s.lr.unwrap_or(self.lr),
+            momentum: s.momentum.unwrap_or(self.momentum),
+            dampening: s.dampening.unwrap_or(self.dampening),
+            weight_decay: s.weight_decay.unwrap_or(self.weight_decay),
+            nesterov: s.nesterov.unwrap_or(self.nesterov),
+            maximize: s.maximize.unwrap_or(self.maximize),
+        })
+    }
+    fn validate(&self, op: &'static str) -> Result<()> {
+        validate(self, op)
+    }
+    fn lr(&self) -> f64 {
+        self.lr
+    }
+    fn set_lr(&mut self, lr: f64) {
+        self.lr = lr;
+    }
+    fn cycle_momentum(&self) -> f64 {
+        self.momentum
+    }
+    fn set_cycle_momentum(&mut self, m: f64) {
+        self.momentum = m;
+    }
+    fn to_meta(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("lr", self.lr.to_string()),
+            ("momentum", self.momentum.to_string()),
+            ("dampening", self.dampening.to_string()),
+            ("weight_decay", self.weight_decay.to_string()),
+            ("nesterov", self.nesterov.to_string()),
+            ("maximize", self.maximize.to_string()),
+        ]
+    }
+    fn from_meta(sd: &StateDict, pre: &str, op: &'static str) -> Result<Self> {
+        Ok(SgdConfig {
+            lr: sd.parse_meta(&format!("{pre}lr"), op)?,
+            momentum: sd.parse_meta(&format!("{pre}momentum"), op)?,
+            dampening: sd.parse_meta(&format!("{pre}dampening"), op)?,
+            weight_decay: sd.parse_meta(&format!("{pre}weight_decay"), op)?,
+            nesterov: sd.parse_meta(&format!("{pre}nesterov"), op)?,
+            maximize: sd.parse_meta(&format!("{pre}maximize"), op)?,
+        })
     }
 }
 
@@ -46,21 +116,42 @@ impl SgdConfig {
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 pub struct Sgd {
-    params: Vec<Tensor>,
-    cfg: SgdConfig,
+    defaults: SgdConfig,
+    groups: Groups<SgdConfig>,
     bufs: Vec<Option<Tensor>>,
 }
 
 impl Sgd {
-    /// Creates the optimizer (Nesterov needs momentum > 0 and dampening 0).
+    /// Creates the optimizer with one group of `params` (Nesterov needs momentum > 0 and
+    /// dampening 0).
     pub fn new(params: Vec<Tensor>, cfg: SgdConfig) -> Result<Self> {
-        validate(&cfg, "Sgd")?;
-        let n = params.len();
+        Self::with_groups(cfg, vec![ParamGroup::new(params)])
+    }
+    /// Creates the optimizer over parameter groups whose unset options take `defaults`
+    /// (PyTorch's `SGD([{"params": ..}, ..], lr=..)`).
+    pub fn with_groups(defaults: SgdConfig, groups: Vec<ParamGroup>) -> Result<Self> {
+        let groups = Groups::new(&defaults, groups, "Sgd")?;
+        let n = groups.flat.len();
         Ok(Sgd {
-            params,
-            cfg,
+            defaults,
+            groups,
             bufs: vec![None; n],
         })
+    }
+    /// PyTorch's `add_param_group`: a parameter already in a group is refused.
+    pub fn add_param_group(&mut self, group: ParamGroup) -> Result<()> {
+        self.groups
+            .add(&self.defaults, group, "Sgd::add_param_group")?;
+        self.bufs.resize(self.groups.flat.len(), None);
+        Ok(())
+    }
+    /// The parameter groups (PyTorch's `param_groups`).
+    pub fn param_groups(&self) -> &[Group<SgdConfig>] {
+        &self.groups.groups
+    }
+    /// The parameter groups, to change a group's options (e.g. its lr).
+    pub fn param_groups_mut(&mut self) -> &mut [Group<SgdConfig>] {
+        &mut self.groups.groups
     }
     /// The momentum buffer of parameter `i` (None before the first step or without momentum).
     pub fn momentum_buffer(&self, i: usize) -> Option<&Tensor> {
@@ -88,9 +179,9 @@ const BUF: &str = "momentum_buffer";
 impl Optimizer for Sgd {
     fn step(&mut self) -> Result<()> {
         let _span = tracing::debug_span!("sgd_step").entered();
-        for (i, p) in self.params.iter().enumerate() {
+        for (i, p) in self.groups.flat.iter().enumerate() {
             let Some(g) = p.grad() else { continue };
-            let c = self.cfg;
+            let c = self.groups.groups[self.groups.owner[i]].config;
             let first = self.bufs[i].is_none();
             if c.momentum != 0.0 && first {
                 self.bufs[i] = Some(p.zeros_like()?);
@@ -102,6 +193,7 @@ impl Optimizer for Sgd {
                 dampening: c.dampening,
                 weight_decay: c.weight_decay,
                 nesterov: c.nesterov,
+                maximize: c.maximize,
                 first,
             };
             run_fused(p, &g, &states, step)?;
@@ -109,22 +201,26 @@ impl Optimizer for Sgd {
         Ok(())
     }
     fn params(&self) -> &[Tensor] {
-        &self.params
+        &self.groups.flat
     }
-    fn lr(&self) -> f64 {
-        self.cfg.lr
+    fn lrs(&self) -> Vec<f64> {
+        self.groups.lrs()
     }
-    fn set_lr(&mut self, lr: f64) {
-        self.cfg.lr = lr;
+    fn set_lrs(&mut self, lrs: &[f64]) -> Result<()> {
+        self.groups.set_lrs(lrs, "Sgd::set_lrs")
+    }
+    fn initial_lrs(&mut self) -> Vec<f64> {
+        self.groups.initial_lrs()
+    }
+    fn momentums(&self) -> Option<Vec<f64>> {
+        Some(self.groups.momentums())
+    }
+    fn set_momentums(&mut self, m: &[f64]) -> Result<()> {
+        self.groups.set_momentums(m, "Sgd::set_momentums")
     }
     fn state_dict(&self) -> Result<StateDict> {
-        let c = self.cfg;
-        let mut sd = state::header(KIND, self.params.len());
-        sd.set_metadata("lr", c.lr.to_string());
-        sd.set_metadata("momentum", c.momentum.to_string());
-        sd.set_metadata("dampening", c.dampening.to_string());
-        sd.set_metadata("weight_decay", c.weight_decay.to_string());
-        sd.set_metadata("nesterov", c.nesterov.to_string());
+        let mut sd = state::header(KIND, self.groups.flat.len());
+        self.groups.write(&mut sd);
         for (i, b) in self.bufs.iter().enumerate() {
             if let Some(b) = b {
                 sd.insert(state::key(i, BUF), b)?;
@@ -134,27 +230,20 @@ impl Optimizer for Sgd {
     }
     fn load_state_dict(&mut self, sd: &StateDict) -> Result<()> {
         let op = "Sgd::load_state_dict";
-        state::check_layout(sd, &[KIND], &self.params, &[BUF], op)?;
-        let cfg = SgdConfig {
-            lr: sd.parse_meta("lr", op)?,
-            momentum: sd.parse_meta("momentum", op)?,
-            dampening: sd.parse_meta("dampening", op)?,
-            weight_decay: sd.parse_meta("weight_decay", op)?,
-            nesterov: sd.parse_meta("nesterov", op)?,
-        };
-        validate(&cfg, op)?;
-        let mut found = Vec::with_capacity(self.params.len());
-        for (i, p) in self.params.iter().enumerate() {
+        state::check_layout(sd, &[KIND], &self.groups.flat, &[BUF], op)?;
+        let configs = self.groups.read(sd, op)?;
+        let mut found = Vec::with_capacity(self.groups.flat.len());
+        for (i, p) in self.groups.flat.iter().enumerate() {
             found.push(state::get_like(sd, i, BUF, p, op)?);
         }
         let mut bufs = Vec::with_capacity(found.len());
-        for (b, p) in found.iter().zip(&self.params) {
+        for (b, p) in found.iter().zip(&self.groups.flat) {
             bufs.push(match b {
                 Some(b) => Some(state::own_copy(b, p)?),
                 None => None,
             });
         }
-        self.cfg = cfg;
+        self.groups.install(configs);
         self.bufs = bufs;
         Ok(())
     }

@@ -156,13 +156,13 @@ pub fn load_into(path: impl AsRef<Path>, opt: &mut dyn Optimizer) -> Result<()> 
 /// let p = Tensor::from_vec(vec![1.0f64], &[1])?.requires_grad_(true)?;
 /// let mut opt = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
 /// let mut sched = StepLr::new(2, 0.5);
-/// for _ in 0..3 { opt.step()?; sched.step(&mut opt); }
+/// for _ in 0..3 { opt.step()?; sched.step(&mut opt)?; }
 /// save_with_scheduler(&path, &opt, &sched)?;
 /// let mut opt2 = Sgd::new(vec![p.clone()], SgdConfig::new(0.1))?;
 /// let mut sched2 = StepLr::new(2, 0.5);
 /// load_with_scheduler(&path, &mut opt2, &mut sched2)?;
 /// assert_eq!(sched2.state().last_epoch, 3);
-/// sched2.step(&mut opt2); // epoch 4: the second decay
+/// sched2.step(&mut opt2)?; // epoch 4: the second decay
 /// assert_eq!(opt2.lr(), 0.025);
 /// # std::fs::remove_file(&path).ok();
 /// # Ok::<(), tapegrad::Error>(())

@@ -19,6 +19,7 @@ trait Real:
     + std::ops::Mul<Output = Self>
     + std::ops::Div<Output = Self>
     + std::ops::Add<Output = Self>
+    + std::ops::Neg<Output = Self>
 {
     fn f(v: f64) -> Self;
     /// `self * a + b` rounded once (PyTorch's `add(b, self, alpha=a)` on CPU).
@@ -103,6 +104,7 @@ fn run<T: Real>(bufs: &mut [&mut CpuBuffer], parts: &[(usize, usize)], step: Opt
             dampening,
             weight_decay,
             nesterov,
+            maximize,
             first,
         } => sgd(
             &mut slices,
@@ -110,14 +112,13 @@ fn run<T: Real>(bufs: &mut [&mut CpuBuffer], parts: &[(usize, usize)], step: Opt
             momentum,
             dampening,
             weight_decay,
-            nesterov,
-            first,
+            (nesterov, maximize, first),
         ),
         OptimStep::Adam { .. } => adam(&mut slices, step),
     }
 }
 
-/// PyTorch's single-tensor SGD, op by op in `T`: `g = g.add(p, alpha=wd)`;
+/// PyTorch's single-tensor SGD, op by op in `T`: `g = -g` (maximize); `g = g.add(p, alpha=wd)`;
 /// `buf = g.clone()` on the first step, else `buf.mul_(momentum).add_(g, alpha=1 - dampening)`;
 /// `g = g.add(buf, alpha=momentum)` (Nesterov) or `g = buf`; `p.add_(g, alpha=-lr)`.
 fn sgd<T: Real>(
@@ -126,8 +127,7 @@ fn sgd<T: Real>(
     mom: f64,
     damp: f64,
     wd: f64,
-    nesterov: bool,
-    first: bool,
+    (nesterov, maximize, first): (bool, bool, bool),
 ) {
     let (head, rest) = s.split_at_mut(2);
     let (p, g) = head.split_at_mut(1);
@@ -137,7 +137,7 @@ fn sgd<T: Real>(
     let keep = T::f(1.0 - damp);
     for i in 0..p.len() {
         let pv = p[i];
-        let mut d = g[i];
+        let mut d = if maximize { -g[i] } else { g[i] };
         if wd != 0.0 {
             d = pv.fma(wd_t, d);
         }
@@ -151,7 +151,7 @@ fn sgd<T: Real>(
 }
 
 /// PyTorch's single-tensor Adam/AdamW, op by op in `T` (scalars rounded to `T` first):
-/// `p.mul_(1 - lr*wd)` (AdamW) or `g = g.add(p, alpha=wd)`; `m.lerp_(g, 1 - beta1)`;
+/// `g = -g` (maximize); `p.mul_(1 - lr*wd)` (AdamW) or `g = g.add(p, alpha=wd)`; `m.lerp_(g, 1 - beta1)`;
 /// `v.mul_(beta2).addcmul_(g, g, value=1 - beta2)`; `vmax = max(vmax, v)` (AMSGrad);
 /// `denom = (sqrt(v) / sqrt(1 - beta2^t)).add_(eps)`; `p.addcdiv_(m, denom, value=-lr/(1 - beta1^t))`.
 /// `sqrt` is the correctly rounded one, where PyTorch's CPU `sqrt` is not always (see
@@ -164,6 +164,7 @@ fn adam<T: Real>(s: &mut [&mut [T]], step: OptimStep) {
         eps,
         weight_decay,
         decoupled,
+        maximize,
         step: t,
     } = step
     else {
@@ -187,7 +188,7 @@ fn adam<T: Real>(s: &mut [&mut [T]], step: OptimStep) {
     let mut vmax = rest.first_mut();
     for i in 0..p.len() {
         let mut pv = p[i];
-        let mut gv = g[i];
+        let mut gv = if maximize { -g[i] } else { g[i] };
         if weight_decay != 0.0 {
             if decoupled {
                 pv = pv * decay;
