@@ -31,7 +31,8 @@ backward!(CatBackward, self.name, |self, ctx, g: Tensor| {
             out.push(ctx.grad_if(i, || Tensor::zeros(&[0], g.dtype()))?);
             continue;
         }
-        out.push(ctx.grad_if(i, || g.narrow(self.dim as i64, start as i64, s)?.copy())?);
+        // a view of `g`, as PyTorch's `grad.narrow` (`cat`) / `grad.select` (`stack`)
+        out.push(ctx.grad_if(i, || g.narrow(self.dim as i64, start as i64, s))?);
         start += s;
     }
     Ok(out)

@@ -29,7 +29,14 @@ struct CumsumBackward {
 }
 
 backward!(CumsumBackward, "CumsumBackward0", |self, _, g: Tensor| {
-    if g.dim() == 0 {
+    // PyTorch's trivial case: `grad` itself when it has at most one element or `dim` has size 1
+    let sh = g.shape();
+    let d = if self.dim < 0 {
+        self.dim + sh.len() as i64
+    } else {
+        self.dim
+    };
+    if g.numel() <= 1 || sh.get(d as usize) == Some(&1) {
         return input_grad(g);
     }
     // reverse cumsum: total - cumsum + g
