@@ -95,8 +95,8 @@ pub enum Approximate {
 }
 
 impl Approximate {
-    /// PyTorch's name for it: `"none"` or `"tanh"`.
-    pub fn as_str(self) -> &'static str {
+    /// PyTorch's name for it: `"none"` or `"tanh"` (`nn::Gelu`'s repr).
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             Approximate::None => "none",
             Approximate::Tanh => "tanh",
