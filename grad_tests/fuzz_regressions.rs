@@ -674,3 +674,300 @@ fn conv_with_an_empty_kernel_or_absurd_geometry_is_an_error() {
         );
     }
 }
+
+/// im2col formed the pointer of a kernel tap's first input element even when the tap reads no
+/// element of the row (`x.offset(base)` with `base` 2^60 elements past the input: undefined
+/// behaviour, caught by `ptr::offset`'s precondition under debug assertions), and computed the
+/// tap's valid range in `isize` (`-off + stride - 1` overflowed for an empty input with huge
+/// padding and stride). Offsets are now formed only for elements inside the input, the range in
+/// i128, and the front door asserts the kernel's invariants (nn_geometry libFuzzer findings).
+#[test]
+fn conv_taps_that_read_nothing_form_no_pointer() {
+    use tapegrad::{ConvOptions, ConvTransposeOptions};
+    let x = Tensor::ones(&[1, 1, 3], DType::F64).unwrap();
+    let w = Tensor::ones(&[1, 1, 2], DType::F64).unwrap();
+    let b = Tensor::from_vec(vec![2.5f64], &[1]).unwrap();
+    // tap 1 reads positions 2^60 + o (beyond the input), tap 0 reads o - 2^60 (before it)
+    let o = ConvOptions {
+        padding: (1i64 << 60).into(),
+        dilation: (1i64 << 61).into(),
+        ..Default::default()
+    };
+    let y = x.conv1d(&w, Some(&b), &o).unwrap();
+    assert_eq!(y.shape(), vec![1, 1, 3]);
+    assert_eq!(y.to_vec::<f64>().unwrap(), vec![2.5; 3]);
+    // the same geometry in 2-d (the inner dim's copy path, stride 1)
+    let x2 = Tensor::ones(&[1, 1, 1, 3], DType::F64).unwrap();
+    let w2 = Tensor::ones(&[1, 1, 1, 2], DType::F64).unwrap();
+    let o2 = ConvOptions {
+        padding: tapegrad::ConvPadding::Explicit(vec![0, 1i64 << 60].into()),
+        dilation: vec![1, 1i64 << 61].into(),
+        ..Default::default()
+    };
+    let y2 = x2.conv2d(&w2, None, &o2).unwrap();
+    assert_eq!(y2.to_vec::<f64>().unwrap(), vec![0.0; 3]);
+    // and its gradients (col2im of the same taps)
+    let xg = x.requires_grad_(true).unwrap();
+    let g = tapegrad::autograd::grad(
+        &[xg.conv1d(&w, None, &o).unwrap().sum().unwrap()],
+        std::slice::from_ref(&xg),
+        &[None],
+        false,
+        false,
+        false,
+    )
+    .unwrap();
+    assert_eq!(g[0].clone().unwrap().to_vec::<f64>().unwrap(), vec![0.0; 3]);
+    // an empty spatial input with a non-empty batch and channels is PyTorch's error (it reached
+    // the kernel with the overflowing range)
+    let e = Tensor::ones(&[1, 1, 0], DType::F64).unwrap();
+    let o = ConvOptions {
+        padding: (1i64 << 61).into(),
+        stride: i64::MAX.into(),
+        ..Default::default()
+    };
+    let w1 = Tensor::ones(&[1, 1, 1], DType::F64).unwrap();
+    let err = e.conv1d(&w1, Some(&b), &o).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidArgument);
+    assert!(
+        err.to_string()
+            .contains("Only zero batch or zero channel inputs are supported, but got input shape: [1, 1, 1, 0]"),
+        "{err}"
+    );
+    assert_eq!(
+        e.conv_transpose1d(&w1, None, &ConvTransposeOptions::default())
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+/// A convolution whose input has no channels ran the kernel, whose plane size `1 * 2^40 *
+/// 2^40` overflowed; a transposed convolution's output size `(in - 1) * stride + dilation *
+/// (k - 1) + output_padding + 1` was computed in i64 and overflowed for an output padding
+/// below a huge dilation. Empty operands now skip the kernel (output zero plus bias); the
+/// transposed size is computed in i128 and refused above int64.
+#[test]
+fn conv_of_an_empty_operand_or_overflowing_transposed_size() {
+    use tapegrad::{ConvOptions, ConvTransposeOptions};
+    let x = Tensor::zeros(&[1, 0, 1 << 40, 1 << 40], DType::F64).unwrap();
+    let w = Tensor::zeros(&[2, 0, 1, 1], DType::F64).unwrap();
+    let b = Tensor::from_vec(vec![2.5f64, -1.0], &[2]).unwrap();
+    let o = ConvOptions {
+        stride: (1i64 << 40).into(),
+        ..Default::default()
+    };
+    let y = x.conv2d(&w, Some(&b), &o).unwrap();
+    assert_eq!(y.shape(), vec![1, 2, 1, 1]);
+    assert_eq!(y.to_vec::<f64>().unwrap(), vec![2.5, -1.0]);
+    let x = Tensor::ones(&[1, 1, 2], DType::F64).unwrap();
+    let w = Tensor::ones(&[1, 1, 1], DType::F64).unwrap();
+    let t = ConvTransposeOptions {
+        stride: (1i64 << 61).into(),
+        dilation: i64::MAX.into(),
+        output_padding: (i64::MAX - 1).into(),
+        ..Default::default()
+    };
+    assert_eq!(
+        x.conv_transpose1d(&w, None, &t).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+/// `enable_gqa` read the heads of the value as `dim() - 3` for a 2-d value (a usize
+/// underflow: panic with overflow checks, out-of-bounds index without), and skipped the
+/// grouping for a 2-d query or key. PyTorch reads `size(-3)` of query, key and value and
+/// raises `IndexError` (nn_geometry libFuzzer finding, 6 inputs).
+#[test]
+fn sdpa_grouped_heads_of_a_2d_operand_are_dim_errors() {
+    use tapegrad::SdpaOptions;
+    let t = |s: &[usize]| Tensor::zeros(s, DType::F32).unwrap();
+    let opts = SdpaOptions {
+        enable_gqa: true,
+        ..Default::default()
+    };
+    for (q, k, v) in [
+        (t(&[2, 3, 4]), t(&[1, 3, 4]), t(&[3, 4])),
+        (t(&[2, 3, 4]), t(&[3, 4]), t(&[2, 3, 4])),
+        (t(&[3, 4]), t(&[2, 3, 4]), t(&[2, 3, 4])),
+        (t(&[3, 4]), t(&[3, 4]), t(&[3, 4])),
+        (t(&[2, 2, 3, 4]), t(&[1, 3, 4]), t(&[3, 4])),
+    ] {
+        let e = Tensor::scaled_dot_product_attention(&q, &k, &v, opts).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::DimOutOfRange, "{e}");
+    }
+    let y =
+        Tensor::scaled_dot_product_attention(&t(&[4, 3, 4]), &t(&[2, 3, 4]), &t(&[1, 3, 4]), opts)
+            .unwrap();
+    assert_eq!(y.shape(), vec![4, 3, 4]);
+    // a causal mask for an empty batch is not built ([2^20, 2^20] booleans)
+    let e = t(&[0, 1 << 20, 4]);
+    let causal = SdpaOptions {
+        is_causal: true,
+        ..Default::default()
+    };
+    let y = Tensor::scaled_dot_product_attention(&e, &e, &e, causal).unwrap();
+    assert_eq!(y.shape(), vec![0, 1 << 20, 4]);
+}
+
+/// Pooling arithmetic was i64 (`2 * pad`, `dilation * (k - 1)` overflowed for kernels near
+/// `usize::MAX`) and usize (`(o + 1) * size` of adaptive windows); an empty batch with huge
+/// planes built a window per output position. Now i128 / u128, and no windows without a
+/// plane (nn_geometry libFuzzer finding, 2 inputs).
+#[test]
+fn pooling_with_huge_kernels_and_empty_batches_with_huge_planes() {
+    let x = Tensor::from_vec((0..16).map(|v| v as f64).collect(), &[1, 1, 4, 4]).unwrap();
+    let (k, p) = (usize::MAX, usize::MAX / 2);
+    let y = x.max_pool2d(&[k], &[], &[p], &[1], false).unwrap();
+    assert_eq!(y.shape(), vec![1, 1, 1, 1]);
+    assert_eq!(y.to_vec::<f64>().unwrap(), vec![15.0]);
+    let y = x.avg_pool2d(&[k], &[], &[p], false, false, None).unwrap();
+    assert_eq!(y.to_vec::<f64>().unwrap(), vec![7.5]);
+    let y = x.avg_pool2d(&[k], &[], &[p], true, true, None).unwrap();
+    assert_eq!(y.shape(), vec![1, 1, 1, 1]);
+    let e = Tensor::zeros(&[0, 1, 1 << 40, 1 << 20], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    for y in [
+        e.max_pool2d(&[2], &[], &[0], &[1], false).unwrap(),
+        e.avg_pool2d(&[2], &[], &[0], false, true, None).unwrap(),
+        e.adaptive_avg_pool2d(&[1 << 20]).unwrap(),
+        e.adaptive_max_pool2d(&[1 << 20]).unwrap(),
+    ] {
+        let g = tapegrad::autograd::grad(
+            &[y.sum().unwrap()],
+            std::slice::from_ref(&e),
+            &[None],
+            false,
+            false,
+            false,
+        )
+        .unwrap();
+        assert_eq!(g[0].clone().unwrap().shape(), e.shape());
+    }
+}
+
+/// group_norm multiplied `N * num_groups` and the group's size of an empty input with huge
+/// dims unchecked (nn_geometry libFuzzer finding); it now has PyTorch's checks (channels and
+/// `HxW` above 0) and an empty batch of any sizes normalizes to itself. batch_norm and
+/// instance_norm multiplied the sizes of such inputs unchecked too.
+#[test]
+fn norms_of_empty_inputs_with_huge_sizes() {
+    let t = |s: &[usize]| Tensor::zeros(s, DType::F64).unwrap();
+    let y = t(&[0, 1 << 30, 1 << 30, 2])
+        .group_norm(1 << 20, None, None, 1e-5)
+        .unwrap();
+    assert_eq!(y.shape(), vec![0, 1 << 30, 1 << 30, 2]);
+    for (s, g, msg) in [
+        (
+            &[2usize, 0][..],
+            3,
+            "Expected number of channels to be greater than 0, got 0",
+        ),
+        (
+            &[1 << 20, 1 << 20, 0][..],
+            1 << 20,
+            "Expected HxW to be greater than 0, got 0",
+        ),
+        (
+            &[2, 4, 0][..],
+            4,
+            "Expected HxW to be greater than 0, got 0",
+        ),
+    ] {
+        let e = t(s).group_norm(g, None, None, 1e-5).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.to_string().contains(msg), "{e}");
+    }
+    let y = t(&[1 << 40, 0, 1 << 40])
+        .batch_norm(None, None, None, None, true, 0.1, 1e-5)
+        .unwrap();
+    assert_eq!(y.shape(), vec![1 << 40, 0, 1 << 40]);
+    let y = t(&[1 << 40, 0, 1 << 30, 1 << 30])
+        .instance_norm(None, None, None, None, true, 0.1, 1e-5)
+        .unwrap();
+    assert_eq!(y.shape(), vec![1 << 40, 0, 1 << 30, 1 << 30]);
+    assert_eq!(
+        t(&[1 << 40, 1 << 30, 0])
+            .instance_norm(None, None, None, None, true, 0.1, 1e-5)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::InvalidArgument
+    );
+}
+
+/// The bool kernels read a bool tensor's bytes as `bool`, for which a byte other than 0 or 1 is
+/// undefined behaviour; `set_` (a raw storage, or reinterpreting another dtype's tensor) and the
+/// `.npy`/`.pt` readers could put such bytes under a bool tensor, and a tensor of another dtype
+/// sharing the storage could write them later. Now a bool tensor is never set over a storage
+/// holding other bytes or shared with another dtype (nor another dtype over a bool tensor's
+/// storage), and the readers store any nonzero byte as 1 (true, as PyTorch and NumPy read it).
+#[test]
+fn bool_tensors_never_read_bytes_other_than_0_and_1() {
+    use tapegrad::Storage;
+    let b = || Tensor::zeros(&[1], DType::Bool).unwrap();
+    // a raw storage with other bytes: refused, nothing changed
+    let raw = Storage::from_bytes(&[0, 2, 1, 255]).unwrap();
+    let t = b();
+    let e = t.set_storage(&raw, 0, &[4], None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch, "{e}");
+    assert_eq!((t.shape(), t.version()), (vec![1], 0));
+    // reinterpreting a uint8 tensor (even of 0s and 1s: it may write any byte later)
+    let u = Tensor::from_vec(vec![0u8, 1, 1, 0], &[4]).unwrap();
+    let e = t.set_with(&u, 0, &[4], None).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
+    assert_eq!(
+        t.set_storage(&u.storage(), 0, &[4], None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::DTypeMismatch
+    );
+    // and the other way: a uint8 tensor over a bool tensor's storage
+    let bt = Tensor::from_vec(vec![true, false, true], &[3]).unwrap();
+    let v = Tensor::zeros(&[1], DType::U8).unwrap();
+    assert_eq!(
+        v.set_with(&bt, 0, &[3], None).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    // a raw storage of 0s and 1s is fine; it then refuses other dtypes
+    let ok = Storage::from_bytes(&[1, 0, 1, 1]).unwrap();
+    t.set_storage(&ok, 0, &[4], None).unwrap();
+    assert_eq!(
+        v.set_storage(&ok, 0, &[4], None).unwrap_err().kind(),
+        ErrorKind::DTypeMismatch
+    );
+    assert_eq!(
+        t.logical_not().unwrap().to_vec::<bool>().unwrap(),
+        vec![false, true, false, false]
+    );
+    assert_eq!(t.sum().unwrap().item::<i64>().unwrap(), 3);
+    // a `.npy` of booleans holding bytes 2 and 255: true, stored as 1
+    let header = "{'descr': '|b1', 'fortran_order': False, 'shape': (4,), }";
+    let mut h = header.to_string();
+    while !(10 + h.len() + 1).is_multiple_of(64) {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut file = b"\x93NUMPY\x01\x00".to_vec();
+    file.extend((h.len() as u16).to_le_bytes());
+    file.extend(h.as_bytes());
+    file.extend([0u8, 2, 255, 1]);
+    let n = tapegrad::interop::npy::from_bytes(&file).unwrap();
+    assert_eq!(n.dtype(), DType::Bool);
+    assert_eq!(n.to_vec::<bool>().unwrap(), vec![false, true, true, true]);
+    assert_eq!(
+        n.logical_not().unwrap().to_vec::<bool>().unwrap(),
+        vec![true, false, false, false]
+    );
+    assert_eq!(n.sum().unwrap().item::<i64>().unwrap(), 3);
+    assert!(n.any(&[], false).unwrap().item::<bool>().unwrap());
+    assert!(!n.all(&[], false).unwrap().item::<bool>().unwrap());
+    assert_eq!(
+        n.eq(Tensor::ones(&[4], DType::Bool).unwrap())
+            .unwrap()
+            .to_vec::<bool>()
+            .unwrap(),
+        vec![false, true, true, true]
+    );
+}

@@ -131,5 +131,7 @@ fn safetensors() {
     smoke("safetensors");
 }
 
-// `nn_geometry` joins the smoke run once its open findings (fuzz/README.md) are fixed: its
-// random input #840 still panics in `ops/attention/sdpa.rs`.
+#[test]
+fn nn_geometry() {
+    smoke("nn_geometry");
+}

@@ -156,14 +156,16 @@ fn errors_name_the_problem() {
         read_array::<f32>(&sp).unwrap_err().kind(),
         ErrorKind::Unsupported
     );
-    // a bool tensor over bytes other than 0/1 is never borrowed as `bool`
+    // a bool tensor never goes over bytes other than 0/1 (so none is borrowed as `bool`)
     let b = Tensor::zeros(&[1], DType::Bool).unwrap();
-    b.set_storage(&Storage::from_bytes(&[2]).unwrap(), 0, &[1], None)
-        .unwrap();
     assert_eq!(
-        read_array::<bool>(&b).unwrap_err().kind(),
-        ErrorKind::InvalidArgument
+        b.set_storage(&Storage::from_bytes(&[2]).unwrap(), 0, &[1], None)
+            .unwrap_err()
+            .kind(),
+        ErrorKind::DTypeMismatch
     );
+    let r = read_array::<bool>(&b).unwrap();
+    assert_eq!(r.view().iter().copied().collect::<Vec<_>>(), vec![false]);
 }
 
 #[test]

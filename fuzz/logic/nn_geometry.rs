@@ -621,7 +621,11 @@ fn norm(inp: &mut Input) {
         }
     };
     if let Some(out) = out {
-        assert_eq!(out.shape(), xs, "{ctx}: a norm keeps its input's shape");
+        assert_eq!(
+            out.shape(),
+            x.shape(),
+            "{ctx}: a norm keeps its input's shape"
+        );
         backward(&out, &[&x], &ctx);
     }
 }

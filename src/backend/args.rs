@@ -251,7 +251,8 @@ pub(crate) struct PoolWindows {
 impl PoolWindows {
     /// Elements of one input plane.
     pub(crate) fn in_plane(&self) -> usize {
-        self.h * self.w
+        // without planes (an empty batch) `h * w` may exceed `usize`; nothing is read then
+        if self.planes == 0 { 0 } else { self.h * self.w }
     }
 
     /// Elements of one output plane.

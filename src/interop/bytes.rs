@@ -62,6 +62,13 @@ pub(crate) fn storage_from_file(
         ),
     }
     to_native(&mut bytes, dtype, order);
+    if dtype == DType::Bool {
+        // any nonzero byte is true (as PyTorch and NumPy read it); a bool tensor reads only
+        // 0 and 1 (another byte read as `bool` is undefined behaviour)
+        for b in &mut bytes {
+            *b = (*b != 0) as u8;
+        }
+    }
     Storage::from_bytes(&bytes)
 }
 

@@ -34,7 +34,7 @@ pub use pool::release_cached_memory;
 use crate::{Device, Result};
 use parking_lot::{MappedRwLockWriteGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 static STORAGE_IDS: crate::ids::IdSource = crate::ids::IdSource::new();
 thread_local! {
@@ -76,7 +76,21 @@ struct StorageInner {
     id: u64,
     device: Device,
     resizable: AtomicBool,
+    /// The kinds of tensors ever made over this storage ([`READ_AS_BOOL`], [`READ_AS_OTHER`]):
+    /// a bool tensor never shares a storage with a tensor of another dtype, which could write
+    /// bytes other than 0 and 1 under it (reading one as `bool` is undefined behaviour).
+    readers: AtomicU8,
     buf: RwLock<DeviceBuffer>,
+}
+
+/// [`Storage::note_reader`] bit: a bool tensor reads the storage.
+const READ_AS_BOOL: u8 = 1;
+/// [`Storage::note_reader`] bit: a tensor of another dtype reads (and may write) the storage.
+const READ_AS_OTHER: u8 = 2;
+
+/// The reader bit of a tensor (a bool one when `is_bool`).
+fn reader_bit(is_bool: bool) -> u8 {
+    if is_bool { READ_AS_BOOL } else { READ_AS_OTHER }
 }
 
 /// A reference-counted handle to a storage. Cloning the handle aliases the same bytes.
@@ -110,6 +124,7 @@ impl Storage {
             id: STORAGE_IDS.next(&LOCAL_STORAGE_IDS),
             device: Device::Cpu,
             resizable: AtomicBool::new(true),
+            readers: AtomicU8::new(0),
             buf: RwLock::new(DeviceBuffer::Cpu(buf)),
         }))
     }
@@ -120,6 +135,36 @@ impl Storage {
         let s = Self::from_buffer(buf);
         s.write().as_bytes_mut().copy_from_slice(data);
         Ok(s)
+    }
+
+    /// Records that a tensor (a bool one when `is_bool`) is made over this storage.
+    pub(crate) fn note_reader(&self, is_bool: bool) {
+        self.0
+            .readers
+            .fetch_or(reader_bit(is_bool), Ordering::Relaxed);
+    }
+
+    /// Records a tensor (a bool one when `is_bool`) set over this storage, if it may be: a bool
+    /// tensor only over a storage no tensor of another dtype was made over and whose bytes are
+    /// all 0 or 1; a tensor of another dtype only over a storage no bool tensor was made over.
+    /// `false`: refused, nothing recorded.
+    pub(crate) fn try_admit_reader(&self, is_bool: bool) -> bool {
+        let conflict = reader_bit(!is_bool);
+        if is_bool {
+            let buf = self.read_device();
+            let DeviceBuffer::Cpu(b) = &*buf;
+            if b.as_bytes().iter().any(|&v| v > 1) {
+                return false;
+            }
+        }
+        // atomically with the other setters: once one kind is in, the other is refused (so no
+        // tensor of another dtype can have written since the bytes were checked)
+        self.0
+            .readers
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                (r & conflict == 0).then_some(r | reader_bit(is_bool))
+            })
+            .is_ok()
     }
 
     /// Unique identity of this storage object (stable across reallocation by `resize_`).

@@ -145,6 +145,7 @@ impl Tensor {
         version: TensorVersion,
         meta: AutogradMeta,
     ) -> Tensor {
+        storage.note_reader(dtype == DType::Bool);
         Tensor(Arc::new(TensorImpl {
             dtype: AtomicDType::new(dtype),
             device: storage.device(),

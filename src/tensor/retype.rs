@@ -79,6 +79,8 @@ impl Tensor {
                 .grow_to(bytes(snap.layout.storage_span(), elem, op)?, op)?;
             let layout = Layout::new(snap.layout.sizes(), snap.layout.preserved_strides(), 0);
             let storage = Storage::zeroed(bytes(layout.storage_span(), elem, op)?)?;
+            // never bool (refused above): this tensor may write any byte into it
+            storage.note_reader(false);
             let new = TensorData { storage, layout };
             crate::backend::copy_raw(&new, &snap, dtype, old);
             let mut w = self.0.data.write();

@@ -32,6 +32,17 @@ pub(crate) struct ConvGeom {
 }
 
 impl ConvGeom {
+    /// The kernels' invariant on positions: along every spatial dim the last input position
+    /// an output reads before the padding is subtracted, `(out - 1) * stride + (k - 1) *
+    /// dilation`, and the padding itself fit in int64 (so no position the kernels compute
+    /// overflows an `isize`). Callers refuse other geometry with `InvalidArgument`.
+    pub fn positions_fit(&self) -> bool {
+        (0..self.in_sp.len()).all(|i| {
+            let last = (self.out_sp[i] as i128 - 1).max(0) * self.stride[i] as i128
+                + (self.k_sp[i] as i128 - 1).max(0) * self.dilation[i] as i128;
+            last <= i64::MAX as i128 && self.pad[i] as i128 <= i64::MAX as i128
+        })
+    }
     /// Elements of the input `[n, c_in, in_sp..]`.
     pub fn input_numel(&self) -> usize {
         self.n * self.c_in * self.in_sp.iter().product::<usize>()
@@ -126,6 +137,13 @@ fn run(
     if let Some(t) = bias {
         ins.push(&t.storage);
     }
+    // the kernels' invariants: every operand holds at least one element (the callers
+    // compute empty products without a kernel, so every size product below is the size of
+    // an allocation) and the positions fit (`ConvGeom::positions_fit`)
+    assert!(
+        [out, a, b].iter().all(|t| t.layout.numel() > 0) && g.positions_fit(),
+        "internal: convolution kernel on an empty operand or with positions beyond int64"
+    );
     let (mut w, reads, slot) = lock_all(&out.storage, &ins);
     let (out_n, a_n, b_n, bias_n) = match p {
         Product::Forward => (g.output_numel(), g.input_numel(), g.weight_numel(), g.c_out),

@@ -201,7 +201,17 @@ impl Tensor {
             return out.squeeze_dim(0);
         }
         let (mut k, mut v) = (key.clone(), value.clone());
-        if opts.enable_gqa && query.dim() >= 3 && key.dim() >= 3 {
+        if opts.enable_gqa {
+            // PyTorch reads the heads as `size(-3)` of query, key and value, in that order
+            if let Some(t) = [query, key, value].into_iter().find(|t| t.dim() < 3) {
+                bail!(
+                    DimOutOfRange,
+                    OP,
+                    "Dimension out of range (expected to be in range of [{}, {}], but got -3)",
+                    -(t.dim() as i64),
+                    t.dim() as i64 - 1
+                );
+            }
             let (hq, hk, hv) = (
                 query.shape()[query.dim() - 3],
                 key.shape()[key.dim() - 3],
@@ -233,6 +243,8 @@ impl Tensor {
         }
         let scores = query.mul(scale)?.matmul(&k.transpose(-2, -1)?)?;
         let (scores, dead) = match opts.attn_mask {
+            // no score to mask (the `[L, S]` mask of an empty batch may be huge)
+            _ if opts.is_causal && scores.numel() == 0 => (scores, None),
             _ if opts.is_causal => {
                 let keep = {
                     let _g = no_grad();

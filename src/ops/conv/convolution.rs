@@ -195,7 +195,10 @@ fn geometry(
         );
     }
     // every size below (effective kernel, padded input, transposed output) fits in i64 unless
-    // the arguments are absurd: refuse those instead of overflowing
+    // the arguments are absurd: refuse those instead of overflowing. This also gives the
+    // kernels' invariant `ConvGeom::positions_fit` (asserted by the front door): the last
+    // position read, `(out - 1) * stride + (k - 1) * dilation`, is below the padded input
+    // (the transposed output's `(in - 1) * stride + ext`), so below this bound
     let fits = (0..nd).all(|i| {
         let ext = dilation[i] as i128 * (k[i] as i128 - 1) + 1;
         let grow = ext + 2 * pad[i] as i128 + in_sp[i] as i128 * stride[i] as i128;
@@ -230,12 +233,28 @@ fn geometry(
             }
         }
         let mut too_small = false;
+        let mut too_big = false;
         for i in 0..nd {
-            let o = (in_sp[i] as i64 - 1) * stride[i] as i64 - 2 * pad[i] as i64
-                + ext(i) as i64
-                + out_pad[i] as i64;
+            // in i128: the output padding may be as large as the dilation
+            let o = (in_sp[i] as i128 - 1) * stride[i] as i128 - 2 * pad[i] as i128
+                + ext(i) as i128
+                + out_pad[i] as i128;
             too_small |= o <= 0;
-            out_sp.push(o.max(0) as usize);
+            too_big |= o > i64::MAX as i128;
+            out_sp.push(o.clamp(0, i64::MAX as i128) as usize);
+        }
+        if too_big {
+            bail!(
+                InvalidArgument,
+                op,
+                "convolution geometry overflows int64: input {}, weight {}, stride {:?}, padding {:?}, dilation {:?}, output_padding {:?}",
+                sizes(&xs),
+                sizes(&ws),
+                p.stride,
+                p.padding,
+                p.dilation,
+                p.output_padding
+            );
         }
         if too_small {
             bail!(
@@ -343,6 +362,20 @@ fn conv_nd(
     let batched = d == nd + 2;
     let xb = if batched { x.clone() } else { x.unsqueeze(0)? };
     let geom = geometry(&xb, w, bias, &p, op)?;
+    let xs = xb.shape();
+    if xs.contains(&0) && xs[0] != 0 && xs[1] != 0 {
+        // PyTorch runs 1-d convolutions as 2-d ones and prints that shape
+        let mut shown = xs.clone();
+        if nd == 1 {
+            shown.insert(2, 1);
+        }
+        bail!(
+            InvalidArgument,
+            op,
+            "Only zero batch or zero channel inputs are supported, but got input shape: {}",
+            sizes(&shown)
+        );
+    }
     if w.dtype() != x.dtype() {
         bail!(
             DTypeMismatch,

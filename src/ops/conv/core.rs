@@ -44,6 +44,20 @@ fn raw(p: Product, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, g: &ConvGeom) 
     if shape.contains(&0) {
         return Ok(out);
     }
+    if a.numel() == 0 || b.numel() == 0 {
+        // an empty operand (no input channels, an empty batch or spatial dim of an operand
+        // the output does not keep): every sum is empty, the output is zero plus the bias;
+        // the kernels see non-empty operands only
+        let out = Tensor::zeros(&shape, dt)?;
+        return match bias {
+            Some(b) => {
+                let mut cs = vec![1i64; shape.len()];
+                cs[1] = -1;
+                out.add(&b.reshape(&cs)?)
+            }
+            None => Ok(out),
+        };
+    }
     let (a, b) = (a.contiguous()?, b.contiguous()?);
     let bias = bias.map(|t| t.contiguous()).transpose()?;
     let (od, ad, bd) = (out.data(), a.data(), b.data());

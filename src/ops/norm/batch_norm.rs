@@ -4,7 +4,7 @@
 //! `channel_stats` and `channel_affine` kernels; backward `BatchNormBackward` in differentiable
 //! ops (the rules are in `norm/mod.rs`).
 
-use super::{channel_shape, check_param};
+use super::{channel_shape, check_param, size_product};
 use crate::autograd::{Grads, SavedTensor, no_grad, record};
 use crate::layout::Layout;
 use crate::ops::grad::backward;
@@ -138,7 +138,8 @@ pub(super) fn batch_norm_impl(
     }
     let dt = x.dtype();
     let (outer, c) = (sh[0], sh[1]);
-    let inner: usize = sh[2..].iter().product();
+    // saturated: an empty input may have huge sizes; then `n` is 0 or unused (no channel)
+    let inner = size_product(&sh[2..]);
     for (t, what) in [
         (a.running_mean, "running_mean"),
         (a.running_var, "running_var"),
@@ -165,7 +166,8 @@ pub(super) fn batch_norm_impl(
             check_param(t, what, c, dt, op)?;
         }
     }
-    if check_single && a.training && outer * inner == 1 {
+    let n = outer.saturating_mul(inner);
+    if check_single && a.training && n == 1 {
         bail!(
             InvalidArgument,
             op,
@@ -173,7 +175,6 @@ pub(super) fn batch_norm_impl(
             sh
         );
     }
-    let n = outer * inner;
     let (out, mean, invstd, updates) = {
         let _g = no_grad();
         let xc = if x.is_contiguous() {

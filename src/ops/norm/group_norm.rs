@@ -2,7 +2,7 @@
 //! `[1, N*G, *]`, no affine, no running statistics), then the per-channel `* weight + bias`.
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
-use super::{channel_shape, check_param};
+use super::{channel_shape, check_param, size_product};
 use crate::ops::nn::check_float;
 use crate::{Result, Tensor, bail};
 
@@ -52,8 +52,29 @@ impl Tensor {
                 check_param(t, what, c, self.dtype(), op)?;
             }
         }
-        let per_group = (c / num_groups) * sh[2..].iter().product::<usize>();
-        let flat = [1, (n * num_groups) as i64, per_group as i64];
+        // PyTorch's kernel checks (`native_group_norm`)
+        if c == 0 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected number of channels to be greater than 0, got 0"
+            );
+        }
+        let hxw = size_product(&sh[2..]);
+        if hxw == 0 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected HxW to be greater than 0, got 0"
+            );
+        }
+        // `[1, N*G, C/G*HxW]`: both fit (they multiply to the input's element count) unless
+        // the batch is empty, whose other sizes may be huge: then `[1, 0, 0]`
+        let flat = if n == 0 {
+            [1, 0, 0]
+        } else {
+            [1, (n * num_groups) as i64, ((c / num_groups) * hxw) as i64]
+        };
         let a = BatchNormArgs {
             running_mean: None,
             running_var: None,

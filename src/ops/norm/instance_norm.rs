@@ -4,7 +4,7 @@
 //! over the batch of the updated copies), which bumps their version, as in PyTorch.
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
-use super::check_param;
+use super::{check_param, size_product};
 use crate::autograd::no_grad;
 use crate::ops::nn::check_float;
 use crate::{Result, Tensor, bail};
@@ -40,7 +40,7 @@ impl Tensor {
         let op = "instance_norm";
         check_float(self, op)?;
         let sh = self.shape();
-        if use_input_stats && sh.iter().skip(2).product::<usize>() == 1 {
+        if use_input_stats && size_product(sh.get(2..).unwrap_or(&[])) == 1 {
             bail!(
                 InvalidArgument,
                 op,
@@ -86,7 +86,15 @@ impl Tensor {
             weight.map(repeated).transpose()?,
             bias.map(repeated).transpose()?,
         );
-        let mut flat: Vec<i64> = vec![1, (b * c) as i64];
+        let Some(bc) = b.checked_mul(c).filter(|&bc| bc <= i64::MAX as usize) else {
+            bail!(
+                InvalidArgument,
+                op,
+                "instance_norm: batch times channels of an input of size {:?} overflows int64",
+                sh
+            );
+        };
+        let mut flat: Vec<i64> = vec![1, bc as i64];
         flat.extend(sh[2..].iter().map(|&d| d as i64));
         let a = BatchNormArgs {
             running_mean: rm.as_ref(),

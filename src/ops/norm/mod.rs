@@ -54,6 +54,16 @@ fn check_param(t: &Tensor, what: &str, c: usize, input: DType, op: &'static str)
     Ok(())
 }
 
+/// The product of `sizes`, 0 when one is 0 and saturated above `usize::MAX` (the other sizes
+/// of an empty tensor may be huge): exact whenever it is compared with a small count.
+fn size_product(sizes: &[usize]) -> usize {
+    if sizes.contains(&0) {
+        0
+    } else {
+        sizes.iter().fold(1usize, |a, &d| a.saturating_mul(d))
+    }
+}
+
 /// The sizes `[1, c, 1, ..]` of a per-channel parameter broadcast against an input of `ndim`
 /// dims.
 fn channel_shape(c: usize, ndim: usize) -> Vec<i64> {

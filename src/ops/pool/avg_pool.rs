@@ -129,13 +129,15 @@ impl Tensor {
         let win = p.windows(sh[..n - 2].iter().product(), (h, w), (oh, ow));
         // the window size counting padding: [start, min(start + k, size + pad))
         let padded = |o: usize, d: usize, size: usize| {
-            let start = (o * p.stride[d]) as i64 - p.pad[d] as i64;
-            let end = (start + p.k[d] as i64).min((size + p.pad[d]) as i64);
+            let start = o as i128 * p.stride[d] as i128 - p.pad[d] as i128;
+            let end = (start + p.k[d] as i128).min(size as i128 + p.pad[d] as i128);
             (end - start) as f64
         };
-        let mut div = Vec::with_capacity(oh * ow);
-        for i in 0..oh {
-            for j in 0..ow {
+        // no divisor without a plane (an empty batch may have huge output planes)
+        let (dh, dw) = if win.planes == 0 { (0, 0) } else { (oh, ow) };
+        let mut div = Vec::with_capacity(dh * dw);
+        for i in 0..dh {
+            for j in 0..dw {
                 div.push(match divisor_override {
                     Some(d) => d as f64,
                     None if count_include_pad => padded(i, 0, h) * padded(j, 1, w),

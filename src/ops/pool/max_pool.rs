@@ -22,6 +22,10 @@ backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
     let idx = &ctx.saved[0];
     let n = self.shape.len();
     let planes: usize = self.shape[..n - 2].iter().product();
+    if planes == 0 {
+        // an empty batch (its planes may be huge): nothing to scatter
+        return input_grad(Tensor::zeros(&self.shape, g.dtype())?);
+    }
     let plane = self.shape[n - 2] * self.shape[n - 1];
     // the output plane's size from `g` (of the output's shape): a `-1` is ambiguous when there
     // are no planes (an empty batch)

@@ -58,10 +58,15 @@ fn planes_of(x: &Tensor, op: &'static str) -> Result<(Vec<usize>, usize, usize)>
 }
 
 /// PyTorch's `pooling_output_shape`: the number of windows along a dim of `size` (may be
-/// below 1: the caller refuses it).
-fn out_len(size: usize, k: usize, pad: usize, stride: usize, dil: usize, ceil: bool) -> i64 {
-    let (size, k, pad, stride, dil) =
-        (size as i64, k as i64, pad as i64, stride as i64, dil as i64);
+/// below 1 or above int64: the caller refuses it). In `i128`: no argument overflows it.
+fn out_len(size: usize, k: usize, pad: usize, stride: usize, dil: usize, ceil: bool) -> i128 {
+    let (size, k, pad, stride, dil) = (
+        size as i128,
+        k as i128,
+        pad as i128,
+        stride as i128,
+        dil as i128,
+    );
     let num = size + 2 * pad - dil * (k - 1) - 1 + if ceil { stride - 1 } else { 0 };
     let mut out = num.div_euclid(stride) + 1;
     // the last window must start inside the input or its left padding
@@ -73,6 +78,7 @@ fn out_len(size: usize, k: usize, pad: usize, stride: usize, dil: usize, ceil: b
 
 /// The windows along one dim: for every output position, the first in-range input position
 /// and the number of in-range positions (`k` taps `dil` apart from `o * stride - pad`).
+/// In `i128`: no argument overflows it.
 fn windows(
     n_out: usize,
     size: usize,
@@ -81,10 +87,16 @@ fn windows(
     pad: usize,
     dil: usize,
 ) -> Vec<(usize, usize)> {
+    let (size, k, stride, pad, dil) = (
+        size as i128,
+        k as i128,
+        stride as i128,
+        pad as i128,
+        dil as i128,
+    );
     (0..n_out)
         .map(|o| {
-            let start = (o * stride) as i64 - pad as i64;
-            let (size, k, dil) = (size as i64, k as i64, dil as i64);
+            let start = o as i128 * stride - pad;
             // first tap at or after 0, first tap at or after `size`
             let k0 = if start < 0 {
                 (-start + dil - 1) / dil
@@ -105,13 +117,15 @@ fn windows(
         .collect()
 }
 
-/// The adaptive windows along one dim: `[floor(o * size / n), ceil((o + 1) * size / n))`.
+/// The adaptive windows along one dim: `[floor(o * size / n), ceil((o + 1) * size / n))`
+/// (in `u128`: `(o + 1) * size` may exceed `usize` for an empty batch with huge sizes).
 fn adaptive_windows(n_out: usize, size: usize) -> Vec<(usize, usize)> {
-    (0..n_out)
+    let (n, size) = (n_out as u128, size as u128);
+    (0..n_out as u128)
         .map(|o| {
-            let s = o * size / n_out;
-            let e = ((o + 1) * size).div_ceil(n_out);
-            (s, e - s)
+            let s = o * size / n;
+            let e = ((o + 1) * size).div_ceil(n);
+            (s as usize, (e - s) as usize)
         })
         .collect()
 }
@@ -177,6 +191,17 @@ impl Pool2d {
         }
         let oh = out_len(h, k[0], pad[0], stride[0], dil[0], ceil);
         let ow = out_len(w, k[1], pad[1], stride[1], dil[1], ceil);
+        if oh > i64::MAX as i128 || ow > i64::MAX as i128 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Given input size: ({}x{}). Calculated output size: ({}x{}). Output size overflows int64",
+                h,
+                w,
+                oh,
+                ow
+            );
+        }
         if oh < 1 || ow < 1 {
             bail!(
                 InvalidArgument,
@@ -206,6 +231,8 @@ impl Pool2d {
         (h, w): (usize, usize),
         (oh, ow): (usize, usize),
     ) -> PoolWindows {
+        // no windows without a plane (an empty batch may have huge output planes)
+        let (oh, ow) = if planes == 0 { (0, 0) } else { (oh, ow) };
         PoolWindows {
             planes,
             h,
@@ -226,13 +253,16 @@ fn adaptive(
 ) -> Result<(Vec<usize>, PoolWindows)> {
     let os = per_dim(output_size, 2, "output_size", op)?;
     let (lead, h, w) = planes_of(x, op)?;
+    let planes: usize = lead.iter().product();
+    // no windows without a plane (an empty batch may have huge output planes)
+    let (oh, ow) = if planes == 0 { (0, 0) } else { (os[0], os[1]) };
     let win = PoolWindows {
-        planes: lead.iter().product(),
+        planes,
         h,
         w,
-        rows: adaptive_windows(os[0], h),
+        rows: adaptive_windows(oh, h),
         dh: 1,
-        cols: adaptive_windows(os[1], w),
+        cols: adaptive_windows(ow, w),
         dw: 1,
     };
     let mut shape = lead;

@@ -117,6 +117,23 @@ impl Tensor {
         }
         let others: Vec<&Tensor> = src.into_iter().collect();
         let rec = check_inplace(self, &others)?;
+        // reading a byte other than 0 or 1 as `bool` is undefined behaviour: a bool tensor
+        // never shares its storage with a tensor of another dtype (which may write any byte),
+        // nor goes over bytes other than 0 and 1 (PyTorch allows both)
+        let is_bool = self.dtype() == DType::Bool;
+        if !storage.try_admit_reader(is_bool) {
+            bail!(
+                DTypeMismatch,
+                "set_",
+                "a {} tensor cannot be set over this storage: {}",
+                cpp_name(self.dtype()),
+                if is_bool {
+                    "it holds bytes other than 0 and 1 or is shared with a tensor of another dtype"
+                } else {
+                    "it is shared with a bool tensor, whose bytes must stay 0 or 1"
+                }
+            );
+        }
         storage.grow_to(needed, "set_")?;
         *self.0.data.write() = TensorData {
             storage,

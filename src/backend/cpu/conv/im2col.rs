@@ -69,7 +69,8 @@ impl G3 {
     /// Output rows (`(od, oh)` pairs) per column-matrix chunk: enough for about
     /// [`CHUNK_BYTES`] of columns of `elem`-byte elements (at least one row).
     pub(super) fn chunk_rows(&self, elem: usize) -> usize {
-        (CHUNK_BYTES / (self.ck * self.o[2] * elem).max(1)).clamp(1, self.o[0] * self.o[1])
+        let row_bytes = self.ck.saturating_mul(self.o[2]).saturating_mul(elem);
+        (CHUNK_BYTES / row_bytes.max(1)).clamp(1, self.o[0] * self.o[1])
     }
 
     /// A 1x1 kernel with unit stride and no padding: the column matrix is the input itself.
@@ -79,31 +80,41 @@ impl G3 {
 }
 
 /// The output positions `[lo, hi)` along one dim whose input position `o * s + off` lies in
-/// `[0, len)`.
+/// `[0, len)`, and the input position of `lo` (meaningful when `lo < hi`). Computed in
+/// `i128`: no geometry overflows it.
 #[inline]
-fn valid_range(len: usize, s: usize, off: isize, o: usize) -> (usize, usize) {
-    let (s, len) = (s as isize, len as isize);
+fn valid_range(len: usize, s: usize, off: isize, o: usize) -> (usize, usize, usize) {
+    let (s, len, off) = (s as i128, len as i128, off as i128);
     let lo = if off >= 0 { 0 } else { (-off + s - 1) / s };
     let hi = if len - off <= 0 {
         0
     } else {
         (len - off + s - 1) / s
     };
-    let hi = (hi as usize).min(o);
-    ((lo as usize).min(hi), hi)
+    let hi = hi.min(o as i128);
+    let lo = lo.min(hi);
+    // `lo < hi`: `lo * s + off` lies in `[0, len)`, a usize
+    let first = if lo < hi { (lo * s + off) as usize } else { 0 };
+    (lo as usize, hi as usize, first)
 }
 
 /// Calls `f(col, src, lo, hi)` for every innermost run of the column matrix of the output
 /// rows `rows` (the shared loop of [`im2col`] and [`col2im`]; a row is one `(od, oh)` pair, in
 /// row-major order, and the matrix holds `rows.len() * g.o[2]` columns): the run of `g.o[2]`
-/// column elements from `col`, of which `[lo, hi)` read the input elements `src + ow *
-/// g.s[2]` (`None`: the run's row lies in the padding of an outer dim, every element reads
-/// zero).
+/// column elements from `col`, of which `[lo, hi)` read the input elements
+/// `src + (ow - lo) * g.s[2]` (`src`: the element offset in the input slice of the one `lo`
+/// reads; `None` when no element of the run reads the input: its row lies in the padding of
+/// an outer dim, or `lo == hi`, and every element reads zero). So every offset given is of an element
+/// inside the input slice, and no offset is formed for a position outside it.
+///
+/// Positions: `od * s + kd * d` is at most `(o - 1) * s + (k - 1) * d`, which fits in int64
+/// (`ConvGeom::positions_fit`, asserted by the front door), as does the padding; the
+/// innermost dim's range is computed in `i128` ([`valid_range`]).
 #[inline(always)]
 fn for_runs(
     g: &G3,
     rows: std::ops::Range<usize>,
-    mut f: impl FnMut(usize, Option<isize>, usize, usize),
+    mut f: impl FnMut(usize, Option<usize>, usize, usize),
 ) {
     let taps = g.k[0] * g.k[1] * g.k[2];
     let width = rows.len() * g.o[2];
@@ -113,18 +124,17 @@ fn for_runs(
                 for kw in 0..g.k[2] {
                     let row = c * taps + (kd * g.k[1] + kh) * g.k[2] + kw;
                     let off_w = (kw * g.d[2]) as isize - g.p[2] as isize;
-                    let (lo, hi) = valid_range(g.i[2], g.s[2], off_w, g.o[2]);
+                    let (lo, hi, first) = valid_range(g.i[2], g.s[2], off_w, g.o[2]);
                     for r in rows.clone() {
                         let (od, oh) = (r / g.o[1], r % g.o[1]);
                         let id = (od * g.s[0] + kd * g.d[0]) as isize - g.p[0] as isize;
                         let ih = (oh * g.s[1] + kh * g.d[1]) as isize - g.p[1] as isize;
                         let col = row * width + (r - rows.start) * g.o[2];
-                        let inside = (0..g.i[0] as isize).contains(&id)
+                        let inside = lo < hi
+                            && (0..g.i[0] as isize).contains(&id)
                             && (0..g.i[1] as isize).contains(&ih);
                         let src = inside.then(|| {
-                            ((c * g.i[0] + id as usize) * g.i[1] + ih as usize) as isize
-                                * g.i[2] as isize
-                                + off_w
+                            ((c * g.i[0] + id as usize) * g.i[1] + ih as usize) * g.i[2] + first
                         });
                         f(col, src, lo, hi);
                     }
@@ -139,7 +149,8 @@ fn for_runs(
 ///
 /// # Safety
 /// `x` addresses `g.cg * g.lin` readable elements and `cols` `g.ck * rows.len() * g.o[2]`
-/// writable ones, not overlapping; `rows` lies in `0..g.o[0] * g.o[1]`.
+/// writable ones, not overlapping; `rows` lies in `0..g.o[0] * g.o[1]`; `g` holds the front
+/// door's invariants (every operand non-empty, `ConvGeom::positions_fit`).
 pub(super) unsafe fn im2col<T: Element>(
     x: *const T,
     cols: *mut T,
@@ -149,23 +160,22 @@ pub(super) unsafe fn im2col<T: Element>(
     let (ow, sw) = (g.o[2], g.s[2]);
     for_runs(g, rows, |col, src, lo, hi| {
         // SAFETY: the run `[col, col + ow)` lies inside `cols` (`col < g.ck * width` by
-        // construction) and the input positions `src + o * sw` for `o` in `[lo, hi)` lie in
-        // `[0, g.i[2])` of an in-range row (`valid_range`), inside `x`.
+        // construction). `src` is given only when `lo < hi` and is the offset of an input
+        // element inside `x` (`for_runs`); the elements `src + (o - lo) * sw` for `o` in
+        // `[lo, hi)` lie in `[0, g.i[2])` of that in-range row (`valid_range`), inside `x`.
+        // No pointer is formed from an offset outside `x`.
         unsafe {
             let dst = cols.add(col);
             match src {
                 None => std::ptr::write_bytes(dst, 0, ow),
-                Some(base) => {
+                Some(first) => {
                     std::ptr::write_bytes(dst, 0, lo);
+                    let from = x.add(first);
                     if sw == 1 {
-                        std::ptr::copy_nonoverlapping(
-                            x.offset(base + lo as isize),
-                            dst.add(lo),
-                            hi - lo,
-                        );
+                        std::ptr::copy_nonoverlapping(from, dst.add(lo), hi - lo);
                     } else {
                         for o in lo..hi {
-                            *dst.add(o) = *x.offset(base + (o * sw) as isize);
+                            *dst.add(o) = *from.add((o - lo) * sw);
                         }
                     }
                     std::ptr::write_bytes(dst.add(hi), 0, ow - hi);
@@ -189,12 +199,12 @@ pub(super) unsafe fn col2im<T: Element>(
 ) {
     let sw = g.s[2];
     for_runs(g, rows, |col, src, lo, hi| {
-        if let Some(base) = src {
+        if let Some(first) = src {
             // SAFETY: as in `im2col`, the same positions, read and written the other way.
             unsafe {
-                let c = cols.add(col);
+                let (c, from) = (cols.add(col), dx.add(first));
                 for o in lo..hi {
-                    let p = dx.offset(base + (o * sw) as isize);
+                    let p = from.add((o - lo) * sw);
                     *p = (*p).add(*c.add(o));
                 }
             }
