@@ -712,9 +712,7 @@ fn conv_taps_that_read_nothing_form_no_pointer() {
         &[xg.conv1d(&w, None, &o).unwrap().sum().unwrap()],
         std::slice::from_ref(&xg),
         &[None],
-        false,
-        false,
-        false,
+        tapegrad::autograd::GradOptions::default(),
     )
     .unwrap();
     assert_eq!(g[0].clone().unwrap().to_vec::<f64>().unwrap(), vec![0.0; 3]);
@@ -839,9 +837,7 @@ fn pooling_with_huge_kernels_and_empty_batches_with_huge_planes() {
             &[y.sum().unwrap()],
             std::slice::from_ref(&e),
             &[None],
-            false,
-            false,
-            false,
+            tapegrad::autograd::GradOptions::default(),
         )
         .unwrap();
         assert_eq!(g[0].clone().unwrap().shape(), e.shape());
@@ -961,8 +957,8 @@ fn bool_tensors_never_read_bytes_other_than_0_and_1() {
         vec![true, false, false, false]
     );
     assert_eq!(n.sum().unwrap().item::<i64>().unwrap(), 3);
-    assert!(n.any(&[], false).unwrap().item::<bool>().unwrap());
-    assert!(!n.all(&[], false).unwrap().item::<bool>().unwrap());
+    assert!(n.any((), false).unwrap().item::<bool>().unwrap());
+    assert!(!n.all((), false).unwrap().item::<bool>().unwrap());
     assert_eq!(
         n.eq(Tensor::ones(&[4], DType::Bool).unwrap())
             .unwrap()
