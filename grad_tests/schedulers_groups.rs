@@ -252,17 +252,17 @@ fn group_trajectories_equal_pytorch_and_resume() {
             check(opt.as_ref(), c, k + 1, "uninterrupted");
             compared += opt.num_groups();
         }
-        if let Sched::Plain(s) = &mut s {
-            if let Some(e) = c["past_end_error"].as_str() {
-                let before = (opt.lrs(), s.state());
-                let err = s.step(opt.as_mut()).unwrap_err();
-                assert_eq!(err.message(), e, "{name}");
-                assert_eq!(
-                    (opt.lrs(), s.state()),
-                    before,
-                    "{name}: refused step changes nothing"
-                );
-            }
+        if let Sched::Plain(s) = &mut s
+            && let Some(e) = c["past_end_error"].as_str()
+        {
+            let before = (opt.lrs(), s.state());
+            let err = s.step(opt.as_mut()).unwrap_err();
+            assert_eq!(err.message(), e, "{name}");
+            assert_eq!(
+                (opt.lrs(), s.state()),
+                before,
+                "{name}: refused step changes nothing"
+            );
         }
         // resume from the halfway checkpoint in fresh objects
         let mut opt2 = optimizer(c);
