@@ -219,3 +219,32 @@ fn encoder_layer_trains_and_checks_masks() -> R {
     assert_eq!(e.kind(), tapegrad::ErrorKind::ShapeMismatch);
     Ok(())
 }
+
+/// `MultiheadAttention` and `TransformerEncoderLayer` print as PyTorch's `repr` (its
+/// `out_proj` is a `NonDynamicallyQuantizableLinear`), checked against `print(...)` in
+/// PyTorch 2.15 of `nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0)`.
+#[test]
+fn attention_modules_print_as_pytorch() {
+    let mha = nn::MultiheadAttention::new(8, 2, 0.0, true, false, DType::F32).unwrap();
+    let out_proj = "NonDynamicallyQuantizableLinear(in_features=8, out_features=8, bias=True)";
+    assert_eq!(
+        mha.to_string(),
+        format!("MultiheadAttention(\n  (out_proj): {out_proj}\n)")
+    );
+    let l = layer(false, Activation::Relu);
+    let want = format!(
+        "TransformerEncoderLayer(
+  (self_attn): MultiheadAttention(
+    (out_proj): {out_proj}
+  )
+  (linear1): Linear(in_features=8, out_features=16, bias=True)
+  (dropout): Dropout(p=0.0, inplace=False)
+  (linear2): Linear(in_features=16, out_features=8, bias=True)
+  (norm1): LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)
+  (norm2): LayerNorm((8,), eps=1e-05, elementwise_affine=True, bias=True)
+  (dropout1): Dropout(p=0.0, inplace=False)
+  (dropout2): Dropout(p=0.0, inplace=False)
+)"
+    );
+    assert_eq!(l.to_string(), want);
+}

@@ -81,6 +81,14 @@ impl Module for MultiheadAttention {
     fn set_training(&mut self, on: bool) {
         self.training = on;
     }
+    /// PyTorch's repr: its `out_proj` is a `NonDynamicallyQuantizableLinear` (a `Linear`
+    /// subclass), and it prints no `extra_repr`.
+    fn repr(&self) -> String {
+        format!(
+            "MultiheadAttention(\n  (out_proj): NonDynamicallyQuantizableLinear({})\n)",
+            self.out_proj.extra_repr()
+        )
+    }
 }
 
 /// A boolean mask (`true` = masked) as an additive float mask of `dtype`; a float mask cast.
