@@ -11,7 +11,7 @@ fn narrow_with_huge_length_is_an_error() {
         ErrorKind::IndexOutOfRange
     );
     assert_eq!(
-        x.narrow(0, 0, 1 << 63).unwrap_err().kind(),
+        x.narrow(0, 0, 1usize << 63).unwrap_err().kind(),
         ErrorKind::IndexOutOfRange
     );
 }
@@ -127,7 +127,7 @@ fn sizes_above_i64_max_are_refused_and_i64_max_slices() {
     let vals = Tensor::zeros(&[0], DType::F64).unwrap();
     let e = Tensor::sparse_coo(&idx, &vals, &[1, 0, usize::MAX]).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
-    assert!(Tensor::zeros(&[0, 1 << 63], DType::F32).is_err());
+    assert!(Tensor::zeros(&[0, 1usize << 63], DType::F32).is_err());
     // a dim of exactly i64::MAX still slices with exact bounds
     let big = i64::MAX as usize;
     let x = Tensor::sparse_csr(&crow, &col, &v, &[1, 0, big]).unwrap();
@@ -300,7 +300,7 @@ fn unbind_of_an_empty_tensor_with_a_huge_dim_is_an_error() {
     // outputs' layouts (libFuzzer views finding); now it is an error and nothing changes
     let x = Tensor::zeros(&[0], DType::F32)
         .unwrap()
-        .view(&[1 << 40, 0])
+        .view(&[1usize << 40, 0])
         .unwrap();
     assert_eq!(x.unbind(0).unwrap_err().kind(), ErrorKind::InvalidArgument);
     assert_eq!(
@@ -308,7 +308,7 @@ fn unbind_of_an_empty_tensor_with_a_huge_dim_is_an_error() {
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        x.chunk(1 << 40, 0).unwrap_err().kind(),
+        x.chunk(1usize << 40, 0).unwrap_err().kind(),
         ErrorKind::InvalidArgument
     );
     assert_eq!(x.version(), 0);
@@ -823,7 +823,7 @@ fn pooling_with_huge_kernels_and_empty_batches_with_huge_planes() {
     assert_eq!(y.to_vec::<f64>().unwrap(), vec![7.5]);
     let y = x.avg_pool2d(&[k], &[], &[p], true, true, None).unwrap();
     assert_eq!(y.shape(), vec![1, 1, 1, 1]);
-    let e = Tensor::zeros(&[0, 1, 1 << 40, 1 << 20], DType::F64)
+    let e = Tensor::zeros(&[0, 1, 1usize << 40, 1usize << 20], DType::F64)
         .unwrap()
         .requires_grad_(true)
         .unwrap();

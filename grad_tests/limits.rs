@@ -19,11 +19,11 @@ fn factories_overflowing_usize() {
             ErrorKind::InvalidArgument
         );
         assert_eq!(
-            err_kind(Tensor::empty(&[1 << 32, 1 << 32, 1 << 32], dt)),
+            err_kind(Tensor::empty(&[1usize << 32, 1usize << 32, 1usize << 32], dt)),
             ErrorKind::InvalidArgument
         );
         assert!(Tensor::ones(&[usize::MAX], dt).is_err());
-        assert!(Tensor::full(&[1 << 40, 1 << 40], 1, dt).is_err());
+        assert!(Tensor::full(&[1usize << 40, 1usize << 40], 1, dt).is_err());
     }
     // numel fits but numel * itemsize does not
     assert!(Tensor::zeros(&[(usize::MAX / 4) + 1], DType::F64).is_err());
