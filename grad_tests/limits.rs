@@ -19,7 +19,10 @@ fn factories_overflowing_usize() {
             ErrorKind::InvalidArgument
         );
         assert_eq!(
-            err_kind(Tensor::empty(&[1usize << 32, 1usize << 32, 1usize << 32], dt)),
+            err_kind(Tensor::empty(
+                &[1usize << 32, 1usize << 32, 1usize << 32],
+                dt
+            )),
             ErrorKind::InvalidArgument
         );
         assert!(Tensor::ones(&[usize::MAX], dt).is_err());

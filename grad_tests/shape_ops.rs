@@ -136,7 +136,28 @@ fn gather_scatter_grads() -> R {
         std::slice::from_ref(&a),
         Default::default(),
     )?;
-    let src = rg(&[3, 3]);
+    // a `src` larger than the index is PyTorch's backward error (derivatives.yaml:
+    // `src: grad.gather(dim, index)` has the index's shape), for the in-place form too
+    let big = rg(&[3, 3]);
+    for inplace in [false, true] {
+        let y = if inplace {
+            let c = a.mul(1.0)?;
+            c.scatter_add_(1, &idx, &big)?;
+            c
+        } else {
+            a.scatter_add(1, &idx, &big)?
+        };
+        let e = y.sum()?.backward().unwrap_err();
+        assert_eq!(e.kind(), tapegrad::ErrorKind::ShapeMismatch);
+        assert!(
+            e.to_string().contains(
+                "ScatterAddBackward0 returned an invalid gradient at index 1 - got [3, 2] but \
+                 expected shape compatible with [3, 3]"
+            ),
+            "{e}"
+        );
+    }
+    let src = rg(&[3, 2]);
     gradcheck(
         |x| x[0].scatter_add(1, &idx, &x[1]),
         &[a.clone(), src.clone()],

@@ -275,7 +275,7 @@ fn execute(
         if is_anomaly_enabled() {
             check_outputs(node, &outs)?;
         }
-        for (e, g) in node.next.iter().zip(outs) {
+        for (i, (e, g)) in node.next.iter().zip(outs).enumerate() {
             let Some(e) = e else { continue };
             let slot = slots
                 .get_mut(&key(&e.node))
@@ -290,7 +290,7 @@ fn execute(
                             "backward",
                             "Function {} returned an invalid gradient at index {} - got {:?} but expected shape compatible with {:?}",
                             node.name,
-                            e.input_nr,
+                            i,
                             g.shape(),
                             shape
                         )
