@@ -6,13 +6,19 @@ use tapegrad::{DType, ErrorKind, Tensor};
 fn narrow_with_huge_length_is_an_error() {
     // was: `s + length as i64` wrapped and produced a layout outside the storage
     let x = Tensor::arange(0, 3, 1).unwrap();
+    // lengths that fit int64: start + length overflows, PyTorch's range error
     assert_eq!(
-        x.narrow(0, 3, usize::MAX / 2 + 7).unwrap_err().kind(),
+        x.narrow(0, 3, i64::MAX / 2 + 7).unwrap_err().kind(),
         ErrorKind::IndexOutOfRange
     );
     assert_eq!(
-        x.narrow(0, 0, 1usize << 63).unwrap_err().kind(),
+        x.narrow(0, 3, i64::MAX).unwrap_err().kind(),
         ErrorKind::IndexOutOfRange
+    );
+    // lengths beyond int64 (only a usize can say them) are refused by the integer convention
+    assert_eq!(
+        x.narrow(0, 0, 1usize << 63).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
     );
 }
 

@@ -113,7 +113,11 @@ fn values_or(t: Option<&Tensor>, c: usize, fill: f64) -> Result<Vec<f64>> {
             let _g = no_grad();
             t.read_as::<f64>()
         }
-        None => Ok(vec![fill; c]),
+        None => {
+            let mut v = crate::storage::try_vec(c, "batch_norm")?;
+            v.resize(c, fill);
+            Ok(v)
+        }
     }
 }
 
@@ -185,7 +189,10 @@ pub(super) fn batch_norm_impl(
         let dims = (outer, c, inner);
         let (mean, invstd, updates) = if a.training {
             let stats = if n == 0 {
-                vec![(f64::NAN, f64::NAN); c]
+                // (fallible: an empty input may still have 2^40 channels)
+                let mut v = crate::storage::try_vec(c, "batch_norm")?;
+                v.resize(c, (f64::NAN, f64::NAN));
+                v
             } else {
                 crate::backend::norm::channel_stats(&xc.data(), dt, dims)
             };
