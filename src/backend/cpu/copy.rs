@@ -1,7 +1,6 @@
 //! Strided copy with dtype conversion (the kernel behind `copy_`, `contiguous`, `to_dtype`,
-//! `clone` and every materialisation), fill, accumulation and element reads. Unit-stride runs of
-//! the same dtype become `memcpy` (streaming stores from 32 MiB written on, `stream_copy`);
-//! transposed planes are copied in cache-line tiles. Large copies run in parallel.
+//! `clone` and every materialisation), fill, accumulation and element reads. Unit-stride runs of the same dtype become `memcpy`;
+//! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool.
 
 use super::Cpu;
 use super::istrides;
@@ -52,8 +51,6 @@ unsafe fn copy_typed<S: Element, D: Element>(
     }
     // addresses as integers so the range closure can run on other threads
     let (d, s) = (dst.ptr as usize, src.ptr as usize);
-    let bytes = sizes.iter().product::<usize>() * std::mem::size_of::<D>();
-    let stream = S::DTYPE == D::DTYPE && bytes >= STREAM_MIN_BYTES;
     par_for_each_run(
         sizes,
         [dst.strides, src.strides],
@@ -67,13 +64,7 @@ unsafe fn copy_typed<S: Element, D: Element>(
             unsafe {
                 let (d, s) = (d as *mut D, s as *const S);
                 if sd == 1 && ss == 1 {
-                    if stream {
-                        stream_copy(
-                            d.offset(od) as *mut u8,
-                            s.offset(os) as *const u8,
-                            len * std::mem::size_of::<D>(),
-                        );
-                    } else if S::DTYPE == D::DTYPE {
+                    if S::DTYPE == D::DTYPE {
                         std::ptr::copy(s.offset(os) as *const D, d.offset(od), len);
                     } else {
                         let (dp, sp) = (d.offset(od), s.offset(os));
@@ -92,54 +83,6 @@ unsafe fn copy_typed<S: Element, D: Element>(
             }
         },
     );
-}
-
-/// Same-dtype copies writing at least this many bytes bypass the cache ([`stream_copy`]): an
-/// output as large as the L3 (32 MiB here) is evicted before anyone reads it again, and a
-/// normal store first reads each destination line (so it moves 3 bytes per byte copied, not 2).
-/// Serves `copy_f32_16M` (64 MiB out); `copy_f32_4M` (16 MiB) stays cached between calls.
-const STREAM_MIN_BYTES: usize = 32 << 20;
-
-/// Copies `n` bytes with non-temporal (streaming) stores on x86-64: 44-50% more bandwidth than
-/// `memmove` for the 64 MiB of `copy_f32_16M` (39 vs 25 GB/s on one thread of the benchmark
-/// machine, thread CPU time, a C driver with the same loop). glibc switches to streaming stores
-/// itself above a threshold, but derives it from the L3 size the hypervisor reports (320 MiB
-/// here), so it never does for our sizes. Elsewhere it is `ptr::copy`.
-///
-/// # Safety
-/// `d` and `s` are valid for `n` bytes and either disjoint or identical.
-unsafe fn stream_copy(d: *mut u8, s: *const u8, n: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: SSE2 is part of x86-64; every access lies in the first `n` bytes of `d`/`s`
-    // (caller contract); a 64-byte block is loaded before it is stored, so identical `d` and
-    // `s` copy onto themselves. The fence orders the streaming stores before whatever tells
-    // another thread that this part is done.
-    unsafe {
-        use std::arch::x86_64::{__m128i, _mm_loadu_si128, _mm_sfence, _mm_stream_si128};
-        let head = d.align_offset(64).min(n);
-        std::ptr::copy(s, d, head);
-        let mut i = head;
-        while i + 64 <= n {
-            let (sp, dp) = (s.add(i) as *const __m128i, d.add(i) as *mut __m128i);
-            let v = [
-                _mm_loadu_si128(sp),
-                _mm_loadu_si128(sp.add(1)),
-                _mm_loadu_si128(sp.add(2)),
-                _mm_loadu_si128(sp.add(3)),
-            ];
-            for (k, x) in v.into_iter().enumerate() {
-                _mm_stream_si128(dp.add(k), x);
-            }
-            i += 64;
-        }
-        std::ptr::copy(s.add(i), d.add(i), n - i);
-        _mm_sfence();
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: caller contract.
-    unsafe {
-        std::ptr::copy(s, d, n)
-    }
 }
 
 /// Reads one element as `D`: a bit copy for equal dtypes, else [`cast`].
