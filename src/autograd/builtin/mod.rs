@@ -77,10 +77,6 @@
 //!   matmul/masked_fill/softmax/matmul over the full score matrix. Serves
 //!   `sdpa_causal_b8h8t256d64`: 88-93 -> 40-44 ms (3 alternated runs, 2 threads, machine
 //!   under load at about 15 runnable tasks per core); with a graph the composed path runs.
-//! - **F14. Streaming copy** (`backend::cpu::copy::stream_copy`): same-dtype contiguous copies
-//!   writing >= 32 MiB use non-temporal stores. Serves `copy_f32_16M`: a C driver with the same
-//!   loop, one thread, thread CPU time, 25-26 -> 37-39 GB/s (load ~19); the bench's wall-time
-//!   figures under that load were not conclusive (4.78 -> 5.09 GB/s median, 3 rounds).
 //! - **F15. f32/f64 `dot` as `mul` + pairwise `sum`** (`Tensor::dot`) instead of a
 //!   `[1, n] x [n, 1]` GEMM. Per-op sweep `dot` (2^20 f32, one thread, load ~17): 32.8 ->
 //!   0.69 ms (PyTorch 0.40-0.42 ms).

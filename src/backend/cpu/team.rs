@@ -17,23 +17,11 @@
 //!
 //! One job runs at a time. A call made while the team is busy (from another thread, or nested
 //! inside a part) runs all its parts on the calling thread, so the team can never deadlock.
+//! Parts are claimed dynamically, so a worker that is late (parked, descheduled) just means the
+//! caller claims more parts itself.
 //!
-//! Parts have a home thread: thread `t` of the `n` taking part (the caller is 0) owns the
-//! contiguous block `parts * t / n .. parts * (t + 1) / n` and runs it front to back; a thread that has finished
-//! its own block steals unstarted parts from the back of the others'. So a worker that is late
-//! (parked, descheduled) just means the caller runs more parts itself, and when nobody is late
-//! part `i` runs on the same thread call after call, like an OpenMP static schedule. That is
-//! what keeps a memory-bound kernel that is called again on the same buffers (the
-//! `copy_f32_4M`, `add_f32_4M` and `sum_f32_16M` workloads, an optimizer step, any training
-//! loop) in cache: each thread's half of the buffers stays in its core's cache between calls.
-//! The 2 vCPUs of the benchmark machine sit on different L3 slices (core-to-core round trip
-//! about 300 ns), so a part that changes thread is fetched from the other slice or from memory,
-//! and its output lines are taken from the other core's cache; with parts claimed first come
-//! first served, every call shuffled them.
-//!
-//! The job is published in one 64-bit word, `epoch (32) | parts (16) | threads (16)`, and each
-//! thread's block in one slot, `epoch (32) | first unstarted part (16) | end (16)`. A part is claimed by a
-//! compare-and-swap on a slot of the live epoch, which also proves the job is still live: the
+//! The shared state is one 64-bit word: `epoch (32) | parts (16) | next part (16)`. A part is
+//! claimed by a compare-and-swap on that word, which also proves the job is still live: the
 //! caller does not return, and so the closure it lent stays valid, until every claimed part has
 //! finished.
 
@@ -63,11 +51,8 @@ const PARKED: u8 = 1;
 type PartFn<'a> = &'a (dyn Fn(usize) + Sync);
 
 struct Team {
-    /// `epoch << 32 | parts << 16 | n`: the live job, split over threads `0..n`.
+    /// `epoch << 32 | parts << 16 | next`.
     word: AtomicU64,
-    /// Per thread (the caller is 0, worker `w` is `w + 1`): `epoch << 32 | next << 16 | end`,
-    /// the unstarted parts of its home block in the job of that epoch.
-    slots: Vec<Slot>,
     /// Points at the caller's `PartFn` while a job is live.
     job: AtomicPtr<PartFn<'static>>,
     /// Parts finished (run to completion or panicked) in the live job.
@@ -87,77 +72,46 @@ struct Team {
     spawn_lock: Mutex<()>,
 }
 
-/// One thread's block of parts, on a cache line of its own (owner and thieves write it).
-#[repr(align(64))]
-struct Slot(AtomicU64);
-
-fn epoch_of(w: u64) -> u64 {
-    w >> 32
-}
-
 fn parts_of(w: u64) -> usize {
     ((w >> 16) & 0xFFFF) as usize
 }
 
-/// Threads the job of word `w` is split over (the caller included).
-fn threads_of(w: u64) -> usize {
+fn next_of(w: u64) -> usize {
     (w & 0xFFFF) as usize
 }
 
-/// A slot word's unstarted parts `(next, end)`.
-fn block_of(s: u64) -> (usize, usize) {
-    (((s >> 16) & 0xFFFF) as usize, (s & 0xFFFF) as usize)
-}
-
 impl Team {
-    /// Claims one unstarted part of the job of `epoch` from slot `t`: the front one when `t`
-    /// is the claiming thread's own block, else the back one (a steal). `None` when the block
-    /// has none left or belongs to another job.
-    fn claim(&self, t: usize, epoch: u64, own: bool) -> Option<usize> {
-        let slot = &self.slots[t].0;
-        let mut s = slot.load(Ordering::Acquire);
+    /// Claims and runs parts of the live job until none is left. Returns the last word seen.
+    fn work(&self) -> u64 {
+        let mut w = self.word.load(Ordering::Acquire);
         loop {
-            let (next, end) = block_of(s);
-            if epoch_of(s) != epoch || next >= end {
-                return None;
+            let (next, parts) = (next_of(w), parts_of(w));
+            if next >= parts {
+                return w;
             }
-            let (new, part) = if own {
-                (s + (1 << 16), next)
-            } else {
-                (s - 1, end - 1)
-            };
-            match slot.compare_exchange_weak(s, new, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return Some(part),
-                Err(cur) => s = cur,
-            }
-        }
-    }
-
-    /// Runs parts of the job of word `w` as thread `me` until none is left unstarted: its own
-    /// block front to back, then the others' from the back.
-    fn work(&self, me: usize, w: u64) {
-        let (epoch, n) = (epoch_of(w), threads_of(w));
-        loop {
-            let own = self.claim(me, epoch, true);
-            let Some(part) =
-                own.or_else(|| (1..n).find_map(|k| self.claim((me + k) % n, epoch, false)))
-            else {
-                return;
-            };
-            // SAFETY: a successful claim of a part of the live epoch keeps the job live (its
-            // caller waits for `done` to count this part), so the `PartFn` the caller stored
-            // before publishing the epoch's slots is still borrowed on its stack.
-            let f: PartFn<'_> = unsafe { *self.job.load(Ordering::Acquire) };
-            if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(part))) {
-                let mut first = self.panic.lock();
-                match *first {
-                    None => *first = Some(p),
-                    // (a second payload is leaked, not dropped: its Drop could panic
-                    // and kill this thread before `done` counts the part)
-                    Some(_) => std::mem::forget(p),
+            match self
+                .word
+                .compare_exchange_weak(w, w + 1, Ordering::AcqRel, Ordering::Acquire)
+            {
+                Ok(_) => {
+                    // SAFETY: a successful claim of part `next < parts` keeps the job live (its
+                    // caller waits for `done` to count this part), so the `PartFn` the caller
+                    // stored before publishing the word is still borrowed on its stack.
+                    let f: PartFn<'_> = unsafe { *self.job.load(Ordering::Acquire) };
+                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(next))) {
+                        let mut first = self.panic.lock();
+                        match *first {
+                            None => *first = Some(p),
+                            // (a second payload is leaked, not dropped: its Drop could panic
+                            // and kill this thread before `done` counts the part)
+                            Some(_) => std::mem::forget(p),
+                        }
+                    }
+                    self.done.fetch_add(1, Ordering::AcqRel);
+                    w = self.word.load(Ordering::Acquire);
                 }
+                Err(cur) => w = cur,
             }
-            self.done.fetch_add(1, Ordering::AcqRel);
         }
     }
 
@@ -169,11 +123,11 @@ impl Team {
             // wait for a word with unclaimed parts: spin, then poll politely, then park
             let mut polls = 0u32;
             let mut since: Option<Instant> = None;
-            let w = loop {
+            loop {
                 let w = self.word.load(Ordering::Acquire);
                 let on = me < self.active.load(Ordering::Relaxed);
-                if on && w != seen && parts_of(w) > 0 {
-                    break w;
+                if on && w != seen && next_of(w) < parts_of(w) {
+                    break;
                 }
                 seen = w;
                 let spin = Duration::from_nanos(SPIN_NS.load(Ordering::Relaxed));
@@ -201,33 +155,24 @@ impl Team {
                     polls = 0;
                     since = None;
                 }
-            };
-            self.work(me + 1, w);
-            seen = w;
+            }
+            seen = self.work();
         }
     }
 
     /// Runs `f(0) .. f(parts - 1)` on the team and the calling thread; returns when all ran.
     fn run(&'static self, parts: usize, f: PartFn<'_>) {
         let old = self.word.load(Ordering::Relaxed);
-        let epoch = epoch_of(old).wrapping_add(1) & 0xFFFF_FFFF;
+        let epoch = (old >> 32).wrapping_add(1) & 0xFFFF_FFFF;
         // (the lifetime is erased: the pointer is only dereferenced after a claim of one of this
         // job's parts, and this function returns only after all of them finished)
         let fp: *const PartFn<'_> = &f;
         self.job
             .store(fp as *mut PartFn<'static>, Ordering::Relaxed);
         self.done.store(0, Ordering::Relaxed);
+        self.word
+            .store(epoch << 32 | (parts as u64) << 16, Ordering::SeqCst);
         let active = self.active.load(Ordering::SeqCst);
-        let n = active + 1;
-        for (t, slot) in self.slots.iter().take(n).enumerate() {
-            let (lo, hi) = (parts * t / n, parts * (t + 1) / n);
-            slot.0.store(
-                epoch << 32 | (lo as u64) << 16 | hi as u64,
-                Ordering::Release,
-            );
-        }
-        let w = epoch << 32 | (parts as u64) << 16 | n as u64;
-        self.word.store(w, Ordering::SeqCst);
         for (s, t) in self.state.iter().zip(&self.threads).take(active) {
             if s.load(Ordering::SeqCst) == PARKED
                 && let Some(t) = t.get()
@@ -235,7 +180,7 @@ impl Team {
                 t.unpark();
             }
         }
-        self.work(0, w);
+        self.work();
         let mut polls = 0u32;
         while self.done.load(Ordering::Acquire) < parts {
             polls = polls.wrapping_add(1);
@@ -260,7 +205,6 @@ fn team() -> &'static Team {
     TEAM.get_or_init(|| {
         let t: &'static Team = Box::leak(Box::new(Team {
             word: AtomicU64::new(0),
-            slots: (0..=MAX_WORKERS).map(|_| Slot(AtomicU64::new(0))).collect(),
             job: AtomicPtr::new(std::ptr::null_mut()),
             done: AtomicUsize::new(0),
             panic: Mutex::new(None),
