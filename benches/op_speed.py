@@ -31,25 +31,28 @@ THREADS = 2
 N = 1024
 
 
+CLOCK = time.perf_counter
+
+
 def timeit(fn, runs, min_run):
     """Median seconds per call of fn() over `runs` runs of at least `min_run` seconds each."""
     fn()
     fn()
     inner = 1
     while True:
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for _ in range(inner):
             fn()
-        dt = time.perf_counter() - t0
+        dt = CLOCK() - t0
         if dt >= min_run:
             break
         inner = max(inner * 2, int(inner * min_run / max(dt, 1e-9) * 1.2))
     samples = []
     for _ in range(runs):
-        t0 = time.perf_counter()
+        t0 = CLOCK()
         for _ in range(inner):
             fn()
-        samples.append((time.perf_counter() - t0) / inner)
+        samples.append((CLOCK() - t0) / inner)
     return statistics.median(samples)
 
 
@@ -184,6 +187,8 @@ def rust_times(binary, names, threads):
         cmd = ["cargo", "bench", "--manifest-path", os.path.join(repo, "Cargo.toml"), "--bench",
                "op_speed", "--"]
     env = dict(os.environ, RAYON_NUM_THREADS=str(threads))
+    if CLOCK is time.thread_time:
+        env["OP_SPEED_CPU_TIME"] = "1"
     res = subprocess.run(cmd + list(names), capture_output=True, text=True, check=True, env=env)
     out = {}
     for line in res.stdout.splitlines():
@@ -203,8 +208,15 @@ def main():
     ap.add_argument("--threads", type=int, default=THREADS,
                     help="threads of both sides (torch.set_num_threads, RAYON_NUM_THREADS; "
                          "default 2; 1 gives steadier ratios on a loaded machine)")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time this thread's CPU time on both sides instead of the wall clock "
+                         "(implies --threads 1): steady ratios on a loaded machine")
     ap.add_argument("--list", action="store_true")
     args = ap.parse_args()
+    if args.cpu_time:
+        global CLOCK
+        CLOCK = time.thread_time
+        args.threads = 1
     all_names = list(ops())
     if args.list:
         print("\n".join(all_names))

@@ -1,7 +1,9 @@
 //! Per-op speed sweep, tapegrad's side: every public op on the standard inputs of
 //! `benches/op_speed.py` (which defines them, times PyTorch and prints the ratios), one line per
 //! op, `name<TAB>seconds per call` (median of 5 runs of at least 20 ms each, after warm-up).
-//! Positional args select ops by name; `--flags` are ignored.
+//! Positional args select ops by name; `--flags` are ignored. With `OP_SPEED_CPU_TIME=1` (and
+//! one thread) the clock is this thread's CPU time instead of the wall clock: steadier ratios on a
+//! loaded machine.
 
 use std::time::Instant;
 use tapegrad::{CrossEntropyOptions, DType, NllLossOptions, NormOrd, Reduction, Tensor};
@@ -9,17 +11,35 @@ use tapegrad::{CrossEntropyOptions, DType, NllLossOptions, NormOrd, Reduction, T
 type R = tapegrad::Result<()>;
 const N: usize = 1024;
 
+/// Seconds on the chosen clock: the wall clock, or this thread's CPU time (the first field of
+/// `/proc/thread-self/schedstat`, in ns) when `OP_SPEED_CPU_TIME` is set.
+fn now() -> f64 {
+    static CPU: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    static START: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    if *CPU.get_or_init(|| std::env::var_os("OP_SPEED_CPU_TIME").is_some()) {
+        let s = std::fs::read_to_string("/proc/thread-self/schedstat").expect("schedstat");
+        let ns: f64 = s
+            .split_whitespace()
+            .next()
+            .and_then(|v| v.parse().ok())
+            .expect("ns");
+        ns * 1e-9
+    } else {
+        START.get_or_init(Instant::now).elapsed().as_secs_f64()
+    }
+}
+
 /// Median seconds per call of `f` over 5 runs of at least 20 ms each, after warm-up.
 fn time(f: &dyn Fn() -> R) -> f64 {
     f().expect("warm-up");
     f().expect("warm-up");
     let mut inner = 1usize;
     loop {
-        let t = Instant::now();
+        let t = now();
         for _ in 0..inner {
             f().expect("run");
         }
-        let dt = t.elapsed().as_secs_f64();
+        let dt = now() - t;
         if dt >= 0.02 {
             break;
         }
@@ -27,11 +47,11 @@ fn time(f: &dyn Fn() -> R) -> f64 {
     }
     let mut ts: Vec<f64> = (0..5)
         .map(|_| {
-            let t = Instant::now();
+            let t = now();
             for _ in 0..inner {
                 f().expect("run");
             }
-            t.elapsed().as_secs_f64() / inner as f64
+            (now() - t) / inner as f64
         })
         .collect();
     ts.sort_by(|a, b| a.total_cmp(b));
