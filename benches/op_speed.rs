@@ -4,7 +4,7 @@
 //! Positional args select ops by name; `--flags` are ignored.
 
 use std::time::Instant;
-use tapegrad::{CrossEntropyOptions, DType, NllLossOptions, NormOrd, Reduction, Tensor};
+use tapegrad::{CrossEntropyOptions, DType, NllLossOptions, NormOrd, Reduction, Stability, Tensor};
 
 type R = tapegrad::Result<()>;
 const N: usize = 1024;
@@ -173,7 +173,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
     }
     {
         v.extend(ops! {
-            "sort" => x.sort(-1, false, false), "argsort" => x.argsort(-1, false, false),
+            "sort" => x.sort(-1, false, Stability::Any), "argsort" => x.argsort(-1, false, Stability::Any),
             "topk" => x.topk(10, -1, true, true),
             "gather" => x.gather(1, idx_full), "index_select" => x.index_select(0, idx_rows),
             "scatter" => x.scatter(1, idx_full, y), "scatter_add" => x.scatter_add(1, idx_full, y),
