@@ -149,7 +149,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
             "amax" => x.amax(&[-1], false), "amax_0" => x.amax(&[0], false),
             "amin" => x.amin(&[-1], false), "max_dim" => x.max_dim(-1, false),
             "min_dim" => x.min_dim(-1, false), "max_all" => x.max(),
-            "argmax" => x.argmax(Some(-1), false), "argmin" => x.argmin(Some(-1), false),
+            "argmax" => x.argmax(-1, false), "argmin" => x.argmin(-1, false),
             "all" => mask.all(&[-1], false), "any" => mask.any(&[-1], false),
             "logsumexp" => x.logsumexp(&[-1], false), "norm" => x.norm(NormOrd::L2, &[-1], false),
             "cumsum" => x.cumsum(-1, None), "cumprod" => x.cumprod(-1, None),

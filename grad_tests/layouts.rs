@@ -474,7 +474,7 @@ fn reductions_on_all_layouts() -> R {
         ),
         ("max_dim0_idx", |t| Ok(t.max_dim(0, false)?.1), None),
         ("min_dim1_idx", |t| Ok(t.min_dim(1, true)?.1), None),
-        ("argmax_dim1", |t| t.argmax(Some(1), false), None),
+        ("argmax_dim1", |t| t.argmax(1, false), None),
         ("argmin_all", |t| t.argmin(None, false), None),
         (
             "var_dim1",

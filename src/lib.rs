@@ -184,6 +184,6 @@ pub use sparse::LayoutKind;
 pub use storage::{
     Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
 };
-pub use tensor::dims::{Dim, IntoShape};
+pub use tensor::dims::{Dim, IntoShape, MaybeDim};
 pub use tensor::{Nested, Tensor};
 pub use threads::{get_num_threads, get_spin_time, set_num_threads, set_spin_time};
