@@ -6,7 +6,7 @@
 //! loaded machine.
 
 use std::time::Instant;
-use tapegrad::{CrossEntropyOptions, DType, NllLossOptions, NormOrd, Reduction, Tensor};
+use tapegrad::{CrossEntropyOptions, DType, NllLossOptions, NormOrd, Reduction, Stability, Tensor};
 
 type R = tapegrad::Result<()>;
 const N: usize = 1024;
@@ -169,7 +169,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
             "amax" => x.amax(&[-1], false), "amax_0" => x.amax(&[0], false),
             "amin" => x.amin(&[-1], false), "max_dim" => x.max_dim(-1, false),
             "min_dim" => x.min_dim(-1, false), "max_all" => x.max(),
-            "argmax" => x.argmax(Some(-1), false), "argmin" => x.argmin(Some(-1), false),
+            "argmax" => x.argmax(-1, false), "argmin" => x.argmin(-1, false),
             "all" => mask.all(&[-1], false), "any" => mask.any(&[-1], false),
             "logsumexp" => x.logsumexp(&[-1], false), "norm" => x.norm(NormOrd::L2, &[-1], false),
             "cumsum" => x.cumsum(-1, None), "cumprod" => x.cumprod(-1, None),
@@ -193,7 +193,7 @@ fn table() -> tapegrad::Result<Vec<Op>> {
     }
     {
         v.extend(ops! {
-            "sort" => x.sort(-1, false, false), "argsort" => x.argsort(-1, false, false),
+            "sort" => x.sort(-1, false, Stability::Any), "argsort" => x.argsort(-1, false, Stability::Any),
             "topk" => x.topk(10, -1, true, true),
             "gather" => x.gather(1, idx_full), "index_select" => x.index_select(0, idx_rows),
             "scatter" => x.scatter(1, idx_full, y), "scatter_add" => x.scatter_add(1, idx_full, y),

@@ -179,7 +179,7 @@ pub fn run(steps: usize, verbose: bool) -> Result<(Vec<f64>, f64)> {
     model.eval();
     let _g = tapegrad::autograd::no_grad();
     let (x, y) = batch(64)?;
-    let pred = model.forward(&x, &mask)?.argmax(Some(-1), false)?;
+    let pred = model.forward(&x, &mask)?.argmax(-1, false)?;
     let acc = pred
         .eq(&y)?
         .to_dtype(DType::F64)?

@@ -5,7 +5,9 @@
 
 use crate::common::{R, i64t, leaf64, t64};
 use tapegrad::autograd::{GradcheckOptions, gradcheck};
-use tapegrad::{DType, ErrorKind, Reduction, RoundingMode, ScatterReduce, Tensor};
+use tapegrad::{
+    DType, ErrorKind, IncludeSelf, Reduction, RoundingMode, ScatterReduce, Stability, Tensor,
+};
 
 fn o() -> GradcheckOptions {
     GradcheckOptions::default()
@@ -14,39 +16,42 @@ fn o() -> GradcheckOptions {
 #[test]
 fn sort_is_stable_and_orders_nan_last() -> R {
     let x = Tensor::from_vec(vec![3.0f32, 1.0, 3.0, 2.0, 1.0, 3.0], &[6])?;
-    let (v, i) = x.sort(-1, false, true)?;
+    let (v, i) = x.sort(-1, false, Stability::Stable)?;
     assert_eq!(v.to_vec::<f32>()?, vec![1.0, 1.0, 2.0, 3.0, 3.0, 3.0]);
     assert_eq!(i.to_vec::<i64>()?, vec![1, 4, 3, 0, 2, 5]);
     assert_eq!(i.dtype(), DType::I64);
-    let (_, i) = x.sort(0, true, true)?;
+    let (_, i) = x.sort(0, true, Stability::Stable)?;
     assert_eq!(i.to_vec::<i64>()?, vec![0, 2, 5, 3, 1, 4]);
     assert_eq!(
-        x.argsort(0, false, true)?.to_vec::<i64>()?,
+        x.argsort(0, false, Stability::Stable)?.to_vec::<i64>()?,
         vec![1, 4, 3, 0, 2, 5]
     );
     let n = t64(
         &[3.0, f64::NAN, 1.0, f64::NEG_INFINITY, f64::INFINITY],
         &[5],
     );
-    let (v, i) = n.sort(0, false, true)?;
+    let (v, i) = n.sort(0, false, Stability::Stable)?;
     assert_eq!(i.to_vec::<i64>()?, vec![3, 2, 0, 4, 1]);
     assert!(v.to_vec::<f64>()?[4].is_nan());
-    let (_, i) = n.sort(0, true, true)?;
+    let (_, i) = n.sort(0, true, Stability::Stable)?;
     assert_eq!(i.to_vec::<i64>()?, vec![1, 4, 0, 2, 3]);
     // integer matrix along dim 0, and int64 values beyond 2^53 keep their exact order
     let m = i64t(&[2, 1, 2, 2, 0, -1], &[2, 3]);
-    let (v, i) = m.sort(0, false, true)?;
+    let (v, i) = m.sort(0, false, Stability::Stable)?;
     assert_eq!(v.to_vec::<i64>()?, vec![2, 0, -1, 2, 1, 2]);
     assert_eq!(i.to_vec::<i64>()?, vec![0, 1, 1, 1, 0, 0]);
     let big = i64t(&[(1 << 60) + 1, 1 << 60], &[2]);
-    assert_eq!(big.argsort(0, false, true)?.to_vec::<i64>()?, vec![1, 0]);
+    assert_eq!(
+        big.argsort(0, false, Stability::Stable)?.to_vec::<i64>()?,
+        vec![1, 0]
+    );
     // 0-dim
-    let (v, i) = Tensor::scalar(3.0f64).sort(-1, false, false)?;
+    let (v, i) = Tensor::scalar(3.0f64).sort(-1, false, Stability::Any)?;
     assert_eq!(
         (v.shape(), v.item::<f64>()?, i.item::<i64>()?),
         (vec![], 3.0, 0)
     );
-    let e = x.sort(1, false, false).unwrap_err();
+    let e = x.sort(1, false, Stability::Any).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::DimOutOfRange);
     Ok(())
 }
@@ -88,12 +93,12 @@ fn topk_largest_smallest_sorted_and_unsorted() -> R {
 fn sort_and_topk_gradients() -> R {
     let v = [0.5, -1.25, 2.0, 0.75, -0.5, 1.5];
     gradcheck(
-        |x| Ok(x[0].sort(1, false, false)?.0),
+        |x| Ok(x[0].sort(1, false, Stability::Any)?.0),
         &[leaf64(&v, &[2, 3])],
         o(),
     )?;
     gradcheck(
-        |x| Ok(x[0].sort(0, true, true)?.0),
+        |x| Ok(x[0].sort(0, true, Stability::Stable)?.0),
         &[leaf64(&v, &[2, 3])],
         o(),
     )?;
@@ -183,21 +188,22 @@ fn scatter_reduce_values_match_pytorch() -> R {
     );
     use ScatterReduce::*;
     // recorded from torch.Tensor.scatter_reduce(1, i, s, reduce, include_self=...)
-    let want: [(ScatterReduce, bool, [f64; 8]); 10] = [
-        (Sum, true, [10.0, 0.0, 3.0, 2.0, 0.0, 5.0, 5.0, 1.0]),
-        (Sum, false, [9.0, 0.0, 0.0, 2.0, 0.0, 5.0, 5.0, 2.0]),
-        (Prod, true, [24.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, -2.0]),
-        (Prod, false, [24.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, 2.0]),
-        (Mean, true, [2.5, 0.0, 1.5, 2.0, 0.0, 1.25, 5.0, 0.5]),
-        (Mean, false, [3.0, 0.0, 0.0, 2.0, 0.0, 5.0 / 3.0, 5.0, 2.0]),
-        (Amax, true, [4.0, 0.0, 3.0, 2.0, 0.0, 5.0, 5.0, 2.0]),
-        (Amax, false, [4.0, 0.0, 0.0, 2.0, 0.0, 5.0, 5.0, 2.0]),
-        (Amin, true, [1.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, -1.0]),
-        (Amin, false, [2.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, 2.0]),
+    let (yes, no) = (IncludeSelf::Yes, IncludeSelf::No);
+    let want: [(ScatterReduce, IncludeSelf, [f64; 8]); 10] = [
+        (Sum, yes, [10.0, 0.0, 3.0, 2.0, 0.0, 5.0, 5.0, 1.0]),
+        (Sum, no, [9.0, 0.0, 0.0, 2.0, 0.0, 5.0, 5.0, 2.0]),
+        (Prod, yes, [24.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, -2.0]),
+        (Prod, no, [24.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, 2.0]),
+        (Mean, yes, [2.5, 0.0, 1.5, 2.0, 0.0, 1.25, 5.0, 0.5]),
+        (Mean, no, [3.0, 0.0, 0.0, 2.0, 0.0, 5.0 / 3.0, 5.0, 2.0]),
+        (Amax, yes, [4.0, 0.0, 3.0, 2.0, 0.0, 5.0, 5.0, 2.0]),
+        (Amax, no, [4.0, 0.0, 0.0, 2.0, 0.0, 5.0, 5.0, 2.0]),
+        (Amin, yes, [1.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, -1.0]),
+        (Amin, no, [2.0, 0.0, 0.0, 2.0, 0.0, 0.0, 5.0, 2.0]),
     ];
     for (r, inc, w) in want {
         let y = x.scatter_reduce(1, &i, &s, r, inc)?;
-        assert_eq!(y.to_vec::<f64>()?, w.to_vec(), "{r:?} include_self={inc}");
+        assert_eq!(y.to_vec::<f64>()?, w.to_vec(), "{r:?} {inc:?}");
         let z = x.copy()?;
         z.scatter_reduce_(1, &i, &s, r, inc)?;
         assert_eq!((z.to_vec::<f64>()?, z.version()), (w.to_vec(), 1));
@@ -206,17 +212,17 @@ fn scatter_reduce_values_match_pytorch() -> R {
     let xi = i64t(&[1, 2, 3, 4], &[4]);
     let (ii, si) = (i64t(&[0, 0, 2], &[3]), i64t(&[-5, 2, 7], &[3]));
     assert_eq!(
-        xi.scatter_reduce(0, &ii, &si, Mean, true)?
+        xi.scatter_reduce(0, &ii, &si, Mean, IncludeSelf::Yes)?
             .to_vec::<i64>()?,
         vec![-1, 2, 5, 4]
     );
     assert_eq!(
-        xi.scatter_reduce(0, &ii, &si, Mean, false)?
+        xi.scatter_reduce(0, &ii, &si, Mean, IncludeSelf::No)?
             .to_vec::<i64>()?,
         vec![-2, 2, 7, 4]
     );
     let n = t64(&[5.0, f64::NAN, 7.0], &[3]);
-    let y = t64(&[1.0, 2.0, 3.0, 4.0], &[4]).scatter_reduce(0, &ii, &n, Amax, true)?;
+    let y = t64(&[1.0, 2.0, 3.0, 4.0], &[4]).scatter_reduce(0, &ii, &n, Amax, IncludeSelf::Yes)?;
     assert!(y.to_vec::<f64>()?[0].is_nan());
     assert_eq!(ScatterReduce::from_name("mean"), Some(Mean));
     Ok(())
@@ -235,7 +241,7 @@ fn scatter_reduce_gradients() -> R {
         ScatterReduce::Amax,
         ScatterReduce::Amin,
     ] {
-        for inc in [true, false] {
+        for inc in [IncludeSelf::Yes, IncludeSelf::No] {
             gradcheck(
                 |v| v[0].scatter_reduce(1, &i, &v[1], r, inc),
                 &[leaf64(&x, &[2, 4]), leaf64(&s, &[2, 4])],
@@ -385,5 +391,38 @@ fn linear_matches_matmul_and_differentiates() -> R {
     )?;
     let e = Tensor::linear(&x, &t64(&[1.0; 4], &[2, 2]), None).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
+    Ok(())
+}
+
+/// `Stability` and `IncludeSelf` default to PyTorch's `stable=False`, `include_self=True`; the
+/// sort is stable either way (ties keep input order, also descending).
+#[test]
+fn sort_and_scatter_reduce_option_enums() -> R {
+    assert_eq!(Stability::default(), Stability::Any);
+    assert_eq!(IncludeSelf::default(), IncludeSelf::Yes);
+    let x = t64(&[2.0, 1.0, 2.0, 1.0, 2.0], &[5]);
+    for desc in [false, true] {
+        let (va, ia) = x.sort(0, desc, Stability::Any)?;
+        let (vs, is) = x.sort(0, desc, Stability::Stable)?;
+        assert_eq!(va.to_vec::<f64>()?, vs.to_vec::<f64>()?);
+        assert_eq!(ia.to_vec::<i64>()?, is.to_vec::<i64>()?);
+        let want = if desc {
+            [0, 2, 4, 1, 3]
+        } else {
+            [1, 3, 0, 2, 4]
+        };
+        assert_eq!(is.to_vec::<i64>()?, want.to_vec());
+        assert_eq!(
+            x.argsort(0, desc, Stability::default())?.to_vec::<i64>()?,
+            want.to_vec()
+        );
+    }
+    let s = t64(&[1.0, 1.0], &[2]);
+    let i = i64t(&[0, 0], &[2]);
+    let d = IncludeSelf::default();
+    let y = x.scatter_reduce(0, &i, &s, ScatterReduce::Sum, d)?;
+    assert_eq!(y.to_vec::<f64>()?[0], 4.0);
+    let y = x.scatter_reduce(0usize, &i, &s, ScatterReduce::Sum, IncludeSelf::No)?;
+    assert_eq!(y.to_vec::<f64>()?[0], 2.0);
     Ok(())
 }

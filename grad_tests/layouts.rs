@@ -6,7 +6,9 @@
 
 use crate::common::{R, close_rel};
 use tapegrad::autograd;
-use tapegrad::{DType, ErrorKind, RoundingMode, Scalar, ScatterReduce, Tensor};
+use tapegrad::{
+    DType, ErrorKind, IncludeSelf, RoundingMode, Scalar, ScatterReduce, Stability, Tensor,
+};
 
 type F1 = fn(&Tensor) -> tapegrad::Result<Tensor>;
 type F2 = fn(&Tensor, &Tensor) -> tapegrad::Result<Tensor>;
@@ -472,7 +474,7 @@ fn reductions_on_all_layouts() -> R {
         ),
         ("max_dim0_idx", |t| Ok(t.max_dim(0, false)?.1), None),
         ("min_dim1_idx", |t| Ok(t.min_dim(1, true)?.1), None),
-        ("argmax_dim1", |t| t.argmax(Some(1), false), None),
+        ("argmax_dim1", |t| t.argmax(1, false), None),
         ("argmin_all", |t| t.argmin(None, false), None),
         (
             "var_dim1",
@@ -692,7 +694,9 @@ fn data_movement_on_all_layouts() -> R {
             "scatter_reduce",
             Box::new({
                 let s = scat.clone();
-                move |t| t.scatter_reduce(1, &s, &t.mul(2.0)?, ScatterReduce::Amax, true)
+                move |t| {
+                    t.scatter_reduce(1, &s, &t.mul(2.0)?, ScatterReduce::Amax, IncludeSelf::Yes)
+                }
             }),
         ),
         (
@@ -702,9 +706,18 @@ fn data_movement_on_all_layouts() -> R {
         ("masked_fill", Box::new(|t| t.masked_fill(&t.lt(0.0)?, 9.0))),
         ("masked_select", Box::new(|t| t.masked_select(&t.ge(0.0)?))),
         ("nonzero", Box::new(|t| t.nonzero())),
-        ("sort", Box::new(|t| Ok(t.sort(1, false, true)?.0))),
-        ("sort_desc_idx", Box::new(|t| Ok(t.sort(0, true, true)?.1))),
-        ("argsort", Box::new(|t| t.argsort(1, false, true))),
+        (
+            "sort",
+            Box::new(|t| Ok(t.sort(1, false, Stability::Stable)?.0)),
+        ),
+        (
+            "sort_desc_idx",
+            Box::new(|t| Ok(t.sort(0, true, Stability::Stable)?.1)),
+        ),
+        (
+            "argsort",
+            Box::new(|t| t.argsort(1, false, Stability::Stable)),
+        ),
         ("topk", Box::new(|t| Ok(t.topk(2, 1, true, true)?.0))),
         (
             "topk_small_idx",

@@ -71,7 +71,7 @@ fn max_min_rules() -> R {
     assert_eq!(x.amax(&[0], false)?.to_vec::<f64>()?[1..], [5.0, 5.0]);
     let it = Tensor::from_vec(vec![3i32, 7, 7, 2], &[2, 2])?;
     assert_eq!(it.amax(&[1], false)?.to_vec::<i32>()?, vec![7, 7]);
-    assert_eq!(it.t()?.argmax(Some(1), false)?.to_vec::<i64>()?, vec![1, 0]);
+    assert_eq!(it.t()?.argmax(1, false)?.to_vec::<i64>()?, vec![1, 0]);
     assert_eq!(it.argmin(None, false)?.item::<i64>()?, 3);
     assert_eq!(it.argmax(None, true)?.shape(), vec![1, 1]);
     let e = Tensor::zeros(&[0, 3], DType::F32)?;
@@ -85,7 +85,7 @@ fn max_min_rules() -> R {
         ErrorKind::DimOutOfRange
     );
     assert_eq!(
-        x.argmax(Some(5), false).unwrap_err().kind(),
+        x.argmax(5, false).unwrap_err().kind(),
         ErrorKind::DimOutOfRange
     );
     Ok(())

@@ -26,6 +26,14 @@ fn nums(v: &Value) -> Vec<f64> {
     v.as_array().unwrap().iter().map(num).collect()
 }
 
+/// One value or a list of them (PyTorch's float-or-list keywords).
+fn one_or_list(v: &Value) -> Vec<f64> {
+    match v {
+        Value::Array(_) => nums(v),
+        v => vec![num(v)],
+    }
+}
+
 fn lambda(name: &str) -> fn(u64) -> f64 {
     match name {
         "pow_0.95" => |e| 0.95f64.powf(e as f64),
@@ -94,15 +102,18 @@ fn plain(opt: &mut dyn Optimizer, class: &str, kw: &Value) -> Box<dyn LrSchedule
             )
             .unwrap(),
         ),
-        "LambdaLR" => Box::new(LambdaLr::new(
-            opt,
-            lambda(kw["lr_lambda"].as_str().unwrap()),
-        )),
+        "LambdaLR" => match &kw["lr_lambda"] {
+            Value::Array(names) => {
+                let fs = names
+                    .iter()
+                    .map(|n| Box::new(lambda(n.as_str().unwrap())) as LrLambda)
+                    .collect();
+                Box::new(LambdaLr::per_group(opt, fs).unwrap())
+            }
+            n => Box::new(LambdaLr::new(opt, lambda(n.as_str().unwrap()))),
+        },
         "OneCycleLR" => {
-            let max_lrs = match &kw["max_lr"] {
-                Value::Array(_) => nums(&kw["max_lr"]),
-                v => vec![num(v)],
-            };
+            let max_lrs = one_or_list(&kw["max_lr"]);
             let mut cfg = OneCycleConfig::new(max_lrs[0], 1);
             cfg.max_lrs = max_lrs;
             cfg.total_steps = kw.get("total_steps").map(|v| v.as_u64().unwrap());
@@ -130,10 +141,10 @@ fn plain(opt: &mut dyn Optimizer, class: &str, kw: &Value) -> Box<dyn LrSchedule
                 cfg.cycle_momentum = v.as_bool().unwrap();
             }
             if let Some(v) = kw.get("base_momentum") {
-                cfg.base_momentum = num(v);
+                cfg.base_momentums = one_or_list(v);
             }
             if let Some(v) = kw.get("max_momentum") {
-                cfg.max_momentum = num(v);
+                cfg.max_momentums = one_or_list(v);
             }
             Box::new(OneCycleLr::new(opt, cfg).unwrap())
         }
@@ -230,7 +241,7 @@ fn check(opt: &dyn Optimizer, c: &Value, k: usize, what: &str) {
 fn group_trajectories_equal_pytorch_and_resume() {
     let f = fixture();
     let cases = f["group_cases"].as_array().unwrap();
-    assert_eq!(cases.len(), 14);
+    assert_eq!(cases.len(), 17);
     let mut compared = 0usize;
     for c in cases {
         let name = c["name"].as_str().unwrap();
@@ -354,6 +365,25 @@ fn scheduler_errors_match_pytorch() {
     let mut c = OneCycleConfig::new(1.0, 5);
     c.pct_start = 1.5;
     assert_eq!(one_cycle(c), msg("onecycle_pct_start"));
+    let mut c = OneCycleConfig::new(1.0, 5);
+    c.base_momentums = vec![0.8, 0.7];
+    assert_eq!(one_cycle(c), msg("onecycle_base_momentum"));
+    // LambdaLr: one function per group, or a refusal naming the counts
+    let mut o = sgd();
+    let fs: Vec<LrLambda> = vec![Box::new(|e| 1.0 / (e as f64 + 1.0)), Box::new(|_| 1.0)];
+    let err = LambdaLr::per_group(&mut o, fs).err().unwrap();
+    assert_eq!(
+        (err.kind(), err.message()),
+        (
+            tapegrad::ErrorKind::InvalidArgument,
+            &*msg("lambda_lr_lambdas")
+        )
+    );
+    assert_eq!(
+        o.lrs(),
+        vec![0.1],
+        "a refused scheduler leaves the lr alone"
+    );
     let p = Tensor::zeros(&[1], DType::F32).unwrap();
     let mut nm = NoMomentum(vec![p], vec![0.1]);
     let err = OneCycleLr::new(&mut nm, OneCycleConfig::new(1.0, 5))

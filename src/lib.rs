@@ -174,9 +174,9 @@ pub use layout::{Dims, IntoDims, Layout};
 pub use ops::attention::SdpaOptions;
 pub use ops::conv::{ConvOptions, ConvPadding, ConvTransposeOptions, Spatial};
 pub use ops::elementwise::{Approximate, RoundingMode};
-pub use ops::movement::ScatterReduce;
+pub use ops::movement::{IncludeSelf, ScatterReduce};
 pub use ops::nn::{BceWithLogitsOptions, CrossEntropyOptions, NllLossOptions, Reduction};
-pub use ops::reduce::NormOrd;
+pub use ops::reduce::{NormOrd, Stability};
 pub use ops::resample::{InterpolateMode, InterpolateOptions, PadMode};
 pub use ops::storage::ResizeFill;
 pub use random::manual_seed;
@@ -184,6 +184,6 @@ pub use sparse::LayoutKind;
 pub use storage::{
     Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
 };
-pub use tensor::dims::{Dim, IntoShape};
+pub use tensor::dims::{Dim, IntoShape, MaybeDim};
 pub use tensor::{Nested, Tensor};
 pub use threads::{get_num_threads, get_spin_time, set_num_threads, set_spin_time};

@@ -77,13 +77,23 @@ GROUP_CASES = [
      "LinearLR", dict(start_factor=0.5, end_factor=0.9, total_iters=4), 8),
     ("lambda_groups", "SGD", [dict(lr=0.1), dict(lr=0.03)], dict(),
      "LambdaLR", dict(lr_lambda="pow_0.95"), 8),
+    # one function per group, and per-group momenta / max_lr of OneCycleLR
+    ("lambda_per_group", "Adam", [dict(lr=0.1), dict(lr=0.03)], dict(),
+     "LambdaLR", dict(lr_lambda=["pow_0.95", "inverse"]), 8),
+    ("onecycle_per_group_momenta_sgd", "SGD", [dict(lr=0.1), dict(lr=0.02)], dict(momentum=0.9),
+     "OneCycleLR", dict(max_lr=[1.0, 0.3], total_steps=12, base_momentum=[0.8, 0.6],
+                        max_momentum=[0.95, 0.9]), 12),
+    ("onecycle_per_group_momenta_adam", "Adam", [dict(lr=0.1), dict(lr=0.02, betas=(0.8, 0.99))],
+     dict(), "OneCycleLR", dict(max_lr=0.5, total_steps=10, three_phase=True,
+                                base_momentum=[0.7, 0.75], max_momentum=0.9), 10),
 ]
 
 
 def build(opt, cls, kw):
     args = dict(kw)
     if cls == "LambdaLR":
-        args["lr_lambda"] = LAMBDAS[kw["lr_lambda"]]
+        f = kw["lr_lambda"]
+        args["lr_lambda"] = [LAMBDAS[n] for n in f] if isinstance(f, list) else LAMBDAS[f]
     if cls == "SequentialLR":
         args["schedulers"] = [build(opt, c, k) for c, k in kw["schedulers"]]
     return getattr(torch.optim.lr_scheduler, cls)(opt, **args)
@@ -151,6 +161,10 @@ def errors():
         "onecycle_no_momentum": err(lambda: oc(
             torch.optim.Adagrad([torch.zeros(1, requires_grad=True)]), max_lr=1.0,
             total_steps=5)),
+        "lambda_lr_lambdas": err(lambda: torch.optim.lr_scheduler.LambdaLR(
+            sgd(), [LAMBDAS["inverse"], LAMBDAS["inverse"]])),
+        "onecycle_base_momentum": err(lambda: oc(sgd(), max_lr=1.0, total_steps=5,
+                                                 base_momentum=[0.8, 0.7])),
         "plateau_factor": err(lambda: torch.optim.lr_scheduler.ReduceLROnPlateau(sgd(),
                                                                                  factor=1.0)),
         "plateau_min_lrs": err(lambda: torch.optim.lr_scheduler.ReduceLROnPlateau(

@@ -329,12 +329,25 @@ fn scatter_reduce(c: &Call) -> CallResult<Val> {
     let name = c.opt(4, "reduce").and_then(|v| v.as_str()).unwrap_or("?");
     let r = tapegrad::ScatterReduce::from_name(name)
         .map_or_else(|| bad(format!("unknown reduce {name}")), Ok)?;
-    let include_self = c.bool_or(5, "include_self", true)?;
+    let include_self = if c.bool_or(5, "include_self", true)? {
+        tapegrad::IncludeSelf::Yes
+    } else {
+        tapegrad::IncludeSelf::No
+    };
     val(if c.op.ends_with('_') {
         x.scatter_reduce_(d, &idx, &src, r, include_self)
     } else {
         x.scatter_reduce(d, &idx, &src, r, include_self)
     })
+}
+
+/// PyTorch's `stable=` keyword as a [`tapegrad::Stability`].
+fn stability(stable: bool) -> tapegrad::Stability {
+    if stable {
+        tapegrad::Stability::Stable
+    } else {
+        tapegrad::Stability::Any
+    }
 }
 
 fn topk(c: &Call) -> CallResult<Val> {
@@ -587,13 +600,13 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "sort" => {
             let d = c.i64_or(1, "dim", -1)?;
             let desc = c.bool_or(2, "descending", false)?;
-            let stable = c.kw("stable").map_or(Ok(false), to_bool)?;
+            let stable = stability(c.kw("stable").map_or(Ok(false), to_bool)?);
             pair(c.t(0)?.sort(d, desc, stable))
         }
         "argsort" => {
             let d = c.i64_or(1, "dim", -1)?;
             let desc = c.bool_or(2, "descending", false)?;
-            let stable = c.kw("stable").map_or(Ok(false), to_bool)?;
+            let stable = stability(c.kw("stable").map_or(Ok(false), to_bool)?);
             val(c.t(0)?.argsort(d, desc, stable))
         }
         "topk" => topk(c),

@@ -150,7 +150,9 @@ fn errors_leave_every_tensor_unchanged() -> R {
             (
                 "scatter_reduce_ bad index",
                 ErrorKind::IndexOutOfRange,
-                Box::new(|| x.scatter_reduce_(1, &bad_idx, &src, ScatterReduce::Sum, true)),
+                Box::new(|| {
+                    x.scatter_reduce_(1, &bad_idx, &src, ScatterReduce::Sum, IncludeSelf::Yes)
+                }),
             ),
             (
                 "scatter_reduce_ dtype",
@@ -161,7 +163,7 @@ fn errors_leave_every_tensor_unchanged() -> R {
                         &bad_idx,
                         &src.to_dtype(DType::F32)?,
                         ScatterReduce::Sum,
-                        true,
+                        IncludeSelf::Yes,
                     )
                 }),
             ),
@@ -193,7 +195,7 @@ fn errors_leave_every_tensor_unchanged() -> R {
             (
                 "sort dim",
                 ErrorKind::DimOutOfRange,
-                Box::new(|| Ok(x.sort(2, false, false)?.0)),
+                Box::new(|| Ok(x.sort(2, false, Stability::Any)?.0)),
             ),
             (
                 "topk k",

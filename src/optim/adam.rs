@@ -3,7 +3,7 @@
 
 use super::Optimizer;
 use super::fused::{OptimStep, run_fused};
-use super::group::{Group, GroupOptions, Groups, ParamGroup, refuse};
+use super::group::{Group, GroupOptions, Groups, ParamGroup, group_plumbing, refuse};
 use super::state;
 use crate::checkpoint::StateDict;
 use crate::{DType, Result, Tensor, bail};
@@ -259,24 +259,7 @@ impl Optimizer for Adam {
         }
         Ok(())
     }
-    fn params(&self) -> &[Tensor] {
-        &self.groups.flat
-    }
-    fn lrs(&self) -> Vec<f64> {
-        self.groups.lrs()
-    }
-    fn set_lrs(&mut self, lrs: &[f64]) -> Result<()> {
-        self.groups.set_lrs(lrs, "Adam::set_lrs")
-    }
-    fn initial_lrs(&mut self) -> Vec<f64> {
-        self.groups.initial_lrs()
-    }
-    fn momentums(&self) -> Option<Vec<f64>> {
-        Some(self.groups.momentums())
-    }
-    fn set_momentums(&mut self, m: &[f64]) -> Result<()> {
-        self.groups.set_momentums(m, "Adam::set_momentums")
-    }
+    group_plumbing!("Adam");
     fn state_dict(&self) -> Result<StateDict> {
         let kind = if self.defaults.decoupled {
             KINDS[1]

@@ -143,6 +143,33 @@ impl<C> Group<C> {
     }
 }
 
+/// The [`Optimizer`](super::Optimizer) methods a grouped optimizer answers from its `groups`
+/// field (a [`Groups`]): params, lrs, momenta; `$name` names the optimizer in errors.
+macro_rules! group_plumbing {
+    ($name:literal) => {
+        fn params(&self) -> &[Tensor] {
+            &self.groups.flat
+        }
+        fn lrs(&self) -> Vec<f64> {
+            self.groups.lrs()
+        }
+        fn set_lrs(&mut self, lrs: &[f64]) -> Result<()> {
+            self.groups.set_lrs(lrs, concat!($name, "::set_lrs"))
+        }
+        fn initial_lrs(&mut self) -> Vec<f64> {
+            self.groups.initial_lrs()
+        }
+        fn momentums(&self) -> Option<Vec<f64>> {
+            Some(self.groups.momentums())
+        }
+        fn set_momentums(&mut self, m: &[f64]) -> Result<()> {
+            self.groups
+                .set_momentums(m, concat!($name, "::set_momentums"))
+        }
+    };
+}
+pub(crate) use group_plumbing;
+
 /// The groups of an optimizer, with the flat parameter list (group order, PyTorch's state
 /// indices).
 pub(crate) struct Groups<C> {

@@ -47,7 +47,7 @@ mod state;
 pub use adam::{Adam, AdamConfig, AdamW};
 pub use group::{Group, ParamGroup};
 pub use sched::{CosineAnnealingLr, LrScheduler, StepLr};
-pub use sched_factor::{LambdaLr, LinearLr};
+pub use sched_factor::{LambdaLr, LinearLr, LrLambda};
 pub use sched_onecycle::{OneCycleConfig, OneCycleLr};
 pub use sched_plateau::{PlateauConfig, ReduceLrOnPlateau};
 pub use sched_seq::SequentialLr;

@@ -7,10 +7,14 @@ use super::sched::{LrScheduler, check_common, check_groups, finite_base, wrong_k
 use super::sched_state::{SchedulerKind, SchedulerState};
 use crate::{Result, bail};
 
-/// lr = base_lr × `lr_lambda(epoch)` for every group (PyTorch's `LambdaLR` with one function).
-/// The function is not part of the
+/// A learning-rate factor function of the epoch, as [`LambdaLr::per_group`] takes them.
+pub type LrLambda = Box<dyn Fn(u64) -> f64 + Send>;
+
+/// lr = base_lr × `lr_lambda(epoch)` for each group (PyTorch's `LambdaLR`): one function for
+/// every group ([`new`](Self::new)) or one per group ([`per_group`](Self::per_group)). The
+/// functions are not part of the
 /// [state](LrScheduler::state) (PyTorch does not save a plain function either): a resumed run
-/// builds the scheduler with the same function and loads `last_epoch` and the base lr.
+/// builds the scheduler with the same functions and loads `last_epoch` and the base lrs.
 ///
 /// ```
 /// # use tapegrad::{Tensor, optim::*};
@@ -23,33 +27,75 @@ use crate::{Result, bail};
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 pub struct LambdaLr {
-    lr_lambda: Box<dyn Fn(u64) -> f64 + Send>,
+    /// One per group, or one for every group.
+    lr_lambdas: Vec<LrLambda>,
     base_lrs: Vec<f64>,
     epoch: u64,
 }
 
 impl LambdaLr {
-    /// `LambdaLR(optimizer, lr_lambda)`: the base lrs are the optimizer's
-    /// [`initial_lrs`](Optimizer::initial_lrs); each group's lr is set to
+    /// `LambdaLR(optimizer, lr_lambda)` with one function for every group: the base lrs are the
+    /// optimizer's [`initial_lrs`](Optimizer::initial_lrs); each group's lr is set to
     /// `base_lr * lr_lambda(0)` at once.
     pub fn new(opt: &mut dyn Optimizer, lr_lambda: impl Fn(u64) -> f64 + Send + 'static) -> Self {
+        Self::build(opt, vec![Box::new(lr_lambda)])
+    }
+
+    /// `LambdaLR(optimizer, [f0, f1, ...])`: one function per parameter group, in group order.
+    /// A list whose length is not the number of groups is an `InvalidArgument` error (PyTorch's
+    /// `ValueError`), and the optimizer is left unchanged.
+    ///
+    /// ```
+    /// # use tapegrad::{Tensor, DType, optim::*};
+    /// let a = Tensor::zeros(&[1], DType::F64)?.requires_grad_(true)?;
+    /// let b = Tensor::zeros(&[1], DType::F64)?.requires_grad_(true)?;
+    /// let mut opt = Sgd::with_groups(
+    ///     SgdConfig::new(0.1),
+    ///     vec![ParamGroup::new(vec![a]), ParamGroup::new(vec![b]).lr(0.2)],
+    /// )?;
+    /// let fs: Vec<LrLambda> = vec![Box::new(|e| 0.5f64.powi(e as i32)), Box::new(|_| 1.0)];
+    /// let mut s = LambdaLr::per_group(&mut opt, fs)?;
+    /// s.step(&mut opt)?;
+    /// assert_eq!(opt.lrs(), vec![0.05, 0.2]);
+    /// assert!(LambdaLr::per_group(&mut opt, vec![Box::new(|_| 1.0)]).is_err());
+    /// # Ok::<(), tapegrad::Error>(())
+    /// ```
+    pub fn per_group(opt: &mut dyn Optimizer, lr_lambdas: Vec<LrLambda>) -> Result<Self> {
+        let n = opt.num_groups();
+        if lr_lambdas.len() != n {
+            bail!(
+                InvalidArgument,
+                "LambdaLr::per_group",
+                "Expected {} lr_lambdas, but got {}",
+                n,
+                lr_lambdas.len()
+            );
+        }
+        Ok(Self::build(opt, lr_lambdas))
+    }
+
+    fn build(opt: &mut dyn Optimizer, lr_lambdas: Vec<LrLambda>) -> Self {
         let base_lrs = opt.initial_lrs();
-        let l0 = lr_lambda(0);
-        let lrs: Vec<f64> = base_lrs.iter().map(|b| b * l0).collect();
-        // one lr per group, read from this optimizer: cannot fail
-        let _ = opt.set_lrs(&lrs);
-        LambdaLr {
-            lr_lambda: Box::new(lr_lambda),
+        let new = LambdaLr {
+            lr_lambdas,
             base_lrs,
             epoch: 0,
-        }
+        };
+        // one lr per group, read from this optimizer: cannot fail
+        let _ = opt.set_lrs(&new.lrs(0));
+        new
+    }
+
+    fn lrs(&self, epoch: u64) -> Vec<f64> {
+        let fs = &self.lr_lambdas;
+        let f = |i: usize| &fs[if fs.len() == 1 { 0 } else { i }];
+        let bases = self.base_lrs.iter().enumerate();
+        bases.map(|(i, b)| b * f(i)(epoch)).collect()
     }
 
     fn apply(&self, opt: &mut dyn Optimizer, epoch: u64) -> Result<()> {
         check_groups("LambdaLr::step", &self.base_lrs, opt)?;
-        let f = (self.lr_lambda)(epoch);
-        let lrs: Vec<f64> = self.base_lrs.iter().map(|b| b * f).collect();
-        opt.set_lrs(&lrs)
+        opt.set_lrs(&self.lrs(epoch))
     }
 }
 

@@ -27,10 +27,10 @@ pub struct OneCycleConfig {
     pub anneal: Anneal,
     /// Cycle the momentum / beta1 inversely to the lr (true).
     pub cycle_momentum: bool,
-    /// Lowest momentum (0.85).
-    pub base_momentum: f64,
-    /// Highest momentum (0.95).
-    pub max_momentum: f64,
+    /// Lowest momentum (0.85): one value for every group, or one per group.
+    pub base_momentums: Vec<f64>,
+    /// Highest momentum (0.95): one value for every group, or one per group.
+    pub max_momentums: Vec<f64>,
     /// `initial_lr = max_lr / div_factor` (25).
     pub div_factor: f64,
     /// `min_lr = initial_lr / final_div_factor` (1e4).
@@ -50,8 +50,8 @@ impl OneCycleConfig {
             pct_start: 0.3,
             anneal: Anneal::Cos,
             cycle_momentum: true,
-            base_momentum: 0.85,
-            max_momentum: 0.95,
+            base_momentums: vec![0.85],
+            max_momentums: vec![0.95],
             div_factor: 25.0,
             final_div_factor: 1e4,
             three_phase: false,
@@ -75,7 +75,9 @@ impl OneCycleConfig {
 pub struct OneCycleLr {
     cfg: OneCycleConfig,
     total_steps: u64,
+    /// Per group (as are the momenta: `[max, base]` of each group).
     max_lrs: Vec<f64>,
+    momenta: Vec<[f64; 2]>,
     epoch: u64,
 }
 
@@ -132,10 +134,14 @@ impl OneCycleLr {
                 "You must define either total_steps OR (epochs AND steps_per_epoch)"
             ),
         };
-        let max_lrs = resolve(op, &cfg, opt)?;
+        let n = opt.num_groups();
+        let max_lrs = resolve(op, "max_lr", &cfg.max_lrs, n)?;
+        let max_m = resolve(op, "max_momentum", &cfg.max_momentums, n)?;
+        let base_m = resolve(op, "base_momentum", &cfg.base_momentums, n)?;
         let new = OneCycleLr {
             total_steps,
             max_lrs,
+            momenta: max_m.into_iter().zip(base_m).map(|(a, b)| [a, b]).collect(),
             epoch: 0,
             cfg,
         };
@@ -148,7 +154,8 @@ impl OneCycleLr {
                     "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"
                 );
             }
-            opt.set_momentums(&vec![new.cfg.max_momentum; opt.num_groups()])?;
+            let max_m: Vec<f64> = new.momenta.iter().map(|m| m[0]).collect();
+            opt.set_momentums(&max_m)?;
         }
         new.apply(opt, 0)?;
         Ok(new)
@@ -166,6 +173,15 @@ impl OneCycleLr {
         }
         if self.max_lrs.is_empty() || self.max_lrs.len() > 1 << 20 {
             bail!(InvalidArgument, op, "expected at least one max_lr");
+        }
+        if self.momenta.len() != self.max_lrs.len() {
+            bail!(
+                InvalidArgument,
+                op,
+                "expected {} values for base_momentum and max_momentum, got {}",
+                self.max_lrs.len(),
+                self.momenta.len()
+            );
         }
         Ok(())
     }
@@ -228,9 +244,8 @@ impl OneCycleLr {
             );
         }
         let phases = self.phases();
-        let moms = [self.cfg.max_momentum, self.cfg.base_momentum];
         let (mut lrs, mut ms) = (Vec::new(), Vec::new());
-        for &max_lr in &self.max_lrs {
+        for (&max_lr, moms) in self.max_lrs.iter().zip(&self.momenta) {
             let initial = max_lr / self.cfg.div_factor;
             let vals = [initial, max_lr, initial / self.cfg.final_div_factor];
             let mut start = 0.0;
@@ -251,18 +266,19 @@ impl OneCycleLr {
     }
 }
 
-/// One max lr per group of `opt` (PyTorch's `_format_param`).
-fn resolve(op: &'static str, cfg: &OneCycleConfig, opt: &dyn Optimizer) -> Result<Vec<f64>> {
-    let n = opt.num_groups();
-    match cfg.max_lrs.len() {
-        1 => Ok(vec![cfg.max_lrs[0]; n]),
-        m if m == n => Ok(cfg.max_lrs.clone()),
+/// One value per group of `n` from one value or a list (PyTorch's `_format_param`).
+fn resolve(op: &'static str, name: &str, v: &[f64], n: usize) -> Result<Vec<f64>> {
+    match v.len() {
+        1 => Ok(vec![v[0]; n]),
+        m if m == n => Ok(v.to_vec()),
         m => bail!(
             InvalidArgument,
             op,
-            "expected {} values for max_lr, got {}",
-            n,
-            m
+            "{} must have the same length as optimizer.param_groups. {} has {} values, param_groups has {}.",
+            name,
+            name,
+            m,
+            n
         ),
     }
 }
@@ -305,8 +321,8 @@ impl LrScheduler for OneCycleLr {
                 pct_start: c.pct_start,
                 anneal: c.anneal,
                 cycle_momentum: c.cycle_momentum,
-                base_momentum: c.base_momentum,
-                max_momentum: c.max_momentum,
+                base_momentums: self.momenta.iter().map(|m| m[1]).collect(),
+                max_momentums: self.momenta.iter().map(|m| m[0]).collect(),
                 div_factor: c.div_factor,
                 final_div_factor: c.final_div_factor,
                 three_phase: c.three_phase,
@@ -324,8 +340,8 @@ impl LrScheduler for OneCycleLr {
             pct_start,
             anneal,
             cycle_momentum,
-            base_momentum,
-            max_momentum,
+            ref base_momentums,
+            ref max_momentums,
             div_factor,
             final_div_factor,
             three_phase,
@@ -353,14 +369,20 @@ impl LrScheduler for OneCycleLr {
                 pct_start,
                 anneal,
                 cycle_momentum,
-                base_momentum,
-                max_momentum,
+                base_momentums: base_momentums.clone(),
+                max_momentums: max_momentums.clone(),
                 div_factor,
                 final_div_factor,
                 three_phase,
             },
             total_steps,
             max_lrs: max_lrs.clone(),
+            // (a checkpoint written before per-group momenta holds one value for all groups)
+            momenta: resolve(op, "max_momentum", max_momentums, max_lrs.len())?
+                .into_iter()
+                .zip(resolve(op, "base_momentum", base_momentums, max_lrs.len())?)
+                .map(|(a, b)| [a, b])
+                .collect(),
             epoch: state.last_epoch,
         };
         new.check(op)?;

@@ -80,10 +80,10 @@ pub enum SchedulerKind {
         anneal: Anneal,
         /// Whether the momentum (SGD) or beta1 (Adam) cycles inversely to the lr.
         cycle_momentum: bool,
-        /// Lowest momentum.
-        base_momentum: f64,
-        /// Highest momentum.
-        max_momentum: f64,
+        /// Lowest momentum of each group.
+        base_momentums: Vec<f64>,
+        /// Highest momentum of each group.
+        max_momentums: Vec<f64>,
         /// `initial_lr = max_lr / div_factor`.
         div_factor: f64,
         /// `min_lr = initial_lr / final_div_factor`.
@@ -291,8 +291,8 @@ impl SchedulerState {
                 pct_start,
                 anneal,
                 cycle_momentum,
-                base_momentum,
-                max_momentum,
+                base_momentums,
+                max_momentums,
                 div_factor,
                 final_div_factor,
                 three_phase,
@@ -306,8 +306,8 @@ impl SchedulerState {
                 };
                 set("anneal_strategy", a.to_string());
                 set("cycle_momentum", cycle_momentum.to_string());
-                set("base_momentum", base_momentum.to_string());
-                set("max_momentum", max_momentum.to_string());
+                set("base_momentum", list_f64(base_momentums));
+                set("max_momentum", list_f64(max_momentums));
                 set("div_factor", div_factor.to_string());
                 set("final_div_factor", final_div_factor.to_string());
                 set("three_phase", three_phase.to_string());
@@ -405,8 +405,8 @@ impl SchedulerState {
                     &[("cos", Anneal::Cos), ("linear", Anneal::Linear)],
                 )?,
                 cycle_momentum: sd.parse_meta(&k("cycle_momentum"), op)?,
-                base_momentum: sd.parse_meta(&k("base_momentum"), op)?,
-                max_momentum: sd.parse_meta(&k("max_momentum"), op)?,
+                base_momentums: parse_list(sd, &k("base_momentum"), op)?,
+                max_momentums: parse_list(sd, &k("max_momentum"), op)?,
                 div_factor: sd.parse_meta(&k("div_factor"), op)?,
                 final_div_factor: sd.parse_meta(&k("final_div_factor"), op)?,
                 three_phase: sd.parse_meta(&k("three_phase"), op)?,

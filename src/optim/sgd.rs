@@ -3,7 +3,7 @@
 
 use super::Optimizer;
 use super::fused::{OptimStep, run_fused};
-use super::group::{Group, GroupOptions, Groups, ParamGroup, refuse};
+use super::group::{Group, GroupOptions, Groups, ParamGroup, group_plumbing, refuse};
 use super::state;
 use crate::checkpoint::StateDict;
 use crate::{Result, Tensor, bail};
@@ -200,24 +200,7 @@ impl Optimizer for Sgd {
         }
         Ok(())
     }
-    fn params(&self) -> &[Tensor] {
-        &self.groups.flat
-    }
-    fn lrs(&self) -> Vec<f64> {
-        self.groups.lrs()
-    }
-    fn set_lrs(&mut self, lrs: &[f64]) -> Result<()> {
-        self.groups.set_lrs(lrs, "Sgd::set_lrs")
-    }
-    fn initial_lrs(&mut self) -> Vec<f64> {
-        self.groups.initial_lrs()
-    }
-    fn momentums(&self) -> Option<Vec<f64>> {
-        Some(self.groups.momentums())
-    }
-    fn set_momentums(&mut self, m: &[f64]) -> Result<()> {
-        self.groups.set_momentums(m, "Sgd::set_momentums")
-    }
+    group_plumbing!("Sgd");
     fn state_dict(&self) -> Result<StateDict> {
         let mut sd = state::header(KIND, self.groups.flat.len());
         self.groups.write(&mut sd);

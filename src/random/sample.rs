@@ -146,7 +146,10 @@ impl Tensor {
     /// assert_eq!(p, vec![0, 1, 2, 3, 4, 5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn randperm(n: usize, generator: Option<&Generator>) -> Result<Tensor> {
+    pub fn randperm(n: impl crate::Dim, generator: Option<&Generator>) -> Result<Tensor> {
+        let n = crate::tensor::dims::size(n, "randperm", |v| {
+            format!("Trying to create tensor with negative dimension {v}: [{v}]")
+        })?;
         let mut v: Vec<i64> = (0..n as i64).collect();
         with_stream(generator, |r| {
             for i in (1..n).rev() {
@@ -175,11 +178,14 @@ impl Tensor {
     /// ```
     pub fn multinomial(
         &self,
-        num_samples: usize,
+        num_samples: impl crate::Dim,
         replacement: bool,
         generator: Option<&Generator>,
     ) -> Result<Tensor> {
         const OP: &str = "multinomial";
+        let num_samples = crate::tensor::dims::size(num_samples, OP, |_| {
+            "cannot sample n_sample <= 0 samples".into()
+        })?;
         if !self.dtype().is_float() {
             bail!(
                 DTypeMismatch,

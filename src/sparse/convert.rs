@@ -131,9 +131,10 @@ impl Tensor {
     /// assert_eq!(h.values()?.shape(), vec![1, 2]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn to_sparse_coo(&self, sparse_dim: usize) -> Result<Tensor> {
+    pub fn to_sparse_coo(&self, sparse_dim: impl crate::Dim) -> Result<Tensor> {
         let shape = self.shape();
-        if sparse_dim == 0 || sparse_dim > shape.len() {
+        let sparse_dim = crate::tensor::dims::dim(sparse_dim, "to_sparse_coo")?;
+        if sparse_dim <= 0 || sparse_dim as u64 > shape.len() as u64 {
             bail!(
                 InvalidArgument,
                 "to_sparse_coo",
@@ -143,6 +144,7 @@ impl Tensor {
                 sparse_dim
             );
         }
+        let sparse_dim = sparse_dim as usize;
         match self.sparse_parts() {
             None => {
                 let x = contig(self)?;

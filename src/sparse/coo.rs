@@ -5,7 +5,7 @@ use super::kernel::{PatternData, Rows, contig, scatter_rows, tensor};
 use super::{SparseParts, check_index_dtype, make};
 use crate::autograd::record;
 use crate::backend::sparse as door;
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, IntoShape, Result, Tensor, bail};
 
 /// Shape checks shared by the checked and unchecked constructors (O(1)).
 fn check_coo_shapes(
@@ -124,7 +124,8 @@ impl Tensor {
     /// assert!(Tensor::sparse_coo(&i, &v, &[2, 2]).is_err()); // column 2 out of range
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn sparse_coo(indices: &Tensor, values: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    pub fn sparse_coo(indices: &Tensor, values: &Tensor, shape: impl IntoShape) -> Result<Tensor> {
+        let shape = &crate::tensor::dims::sizes(shape, "sparse_coo")?[..];
         check_coo_shapes(indices, values, shape, "sparse_coo")?;
         build_coo(indices, values, shape, None, "sparse_coo")
     }
@@ -144,9 +145,10 @@ impl Tensor {
     pub fn sparse_coo_unchecked(
         indices: &Tensor,
         values: &Tensor,
-        shape: &[usize],
+        shape: impl IntoShape,
         coalesced: bool,
     ) -> Result<Tensor> {
+        let shape = &crate::tensor::dims::sizes(shape, "sparse_coo_unchecked")?[..];
         check_coo_shapes(indices, values, shape, "sparse_coo_unchecked")?;
         build_coo(
             indices,

@@ -7,7 +7,7 @@ use super::kernel::{PatternData, contig};
 use super::{SparseParts, check_index_dtype, make};
 use crate::autograd::record;
 use crate::backend::sparse as door;
-use crate::{Result, Tensor, bail};
+use crate::{IntoShape, Result, Tensor, bail};
 
 fn check_csr_shapes(
     crow: &Tensor,
@@ -133,9 +133,10 @@ impl Tensor {
         crow: &Tensor,
         col: &Tensor,
         values: &Tensor,
-        shape: &[usize],
+        shape: impl IntoShape,
     ) -> Result<Tensor> {
         let op = "sparse_csr";
+        let shape = &crate::tensor::dims::sizes(shape, op)?[..];
         let (cr, cl) = check_csr_shapes(crow, col, values, shape, op)?;
         let dt = cr.dtype();
         let pd = PatternData::Csr {
@@ -163,8 +164,9 @@ impl Tensor {
         crow: &Tensor,
         col: &Tensor,
         values: &Tensor,
-        shape: &[usize],
+        shape: impl IntoShape,
     ) -> Result<Tensor> {
+        let shape = &crate::tensor::dims::sizes(shape, "sparse_csr_unchecked")?[..];
         let (cr, cl) = check_csr_shapes(crow, col, values, shape, "sparse_csr_unchecked")?;
         build_csr(cr, cl, values, shape, false)
     }

@@ -27,7 +27,8 @@ use super::kernel::{PatternData, RowSel, gather_rows, tensor};
 use super::{SparseParts, make};
 use crate::autograd::record;
 use crate::backend::sparse as door;
-use crate::{DType, Result, Tensor, bail};
+use crate::tensor::dims::ints;
+use crate::{DType, IntoShape, Result, Tensor, bail};
 
 /// Paddle's `normalize_interval` for step 1 (in i128: a dim may exceed `i64::MAX`).
 fn normalize_interval(st: i64, ed: i64, d: usize) -> (usize, usize) {
@@ -122,8 +123,16 @@ pub(crate) fn normalize(
 /// assert_eq!(s.values()?.to_vec::<f32>()?, vec![1.0, 4.0]);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn slice(x: &Tensor, axes: &[i64], starts: &[i64], ends: &[i64]) -> Result<Tensor> {
+pub fn slice(
+    x: &Tensor,
+    axes: impl IntoShape,
+    starts: impl IntoShape,
+    ends: impl IntoShape,
+) -> Result<Tensor> {
     let _span = tracing::trace_span!("sparse_slice").entered();
+    let op = "sparse::slice";
+    let (axes, starts, ends) = (ints(axes, op)?, ints(starts, op)?, ints(ends, op)?);
+    let (axes, starts, ends) = (&axes[..], &starts[..], &ends[..]);
     let shape = x.shape();
     let ranges = normalize(&shape, axes, starts, ends)?;
     let out_shape: Vec<usize> = ranges.iter().map(|&(s, e)| e - s).collect();
@@ -191,7 +200,12 @@ impl Tensor {
     /// assert_eq!(s.sparse_slice(&[0], &[-2], &[i64::MAX])?.values()?.to_vec::<f32>()?, vec![2.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn sparse_slice(&self, axes: &[i64], starts: &[i64], ends: &[i64]) -> Result<Tensor> {
+    pub fn sparse_slice(
+        &self,
+        axes: impl IntoShape,
+        starts: impl IntoShape,
+        ends: impl IntoShape,
+    ) -> Result<Tensor> {
         slice(self, axes, starts, ends)
     }
 }

@@ -258,7 +258,10 @@ impl Tensor {
     /// assert_eq!(Tensor::linspace(0.0, 1.0, 3, DType::F64)?.to_vec::<f64>()?, vec![0.0, 0.5, 1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn linspace(start: f64, end: f64, steps: usize, dtype: DType) -> Result<Tensor> {
+    pub fn linspace(start: f64, end: f64, steps: impl crate::Dim, dtype: DType) -> Result<Tensor> {
+        let steps = crate::tensor::dims::size(steps, "linspace", |_| {
+            "number of steps must be non-negative".into()
+        })?;
         let step = if steps > 1 {
             (end - start) / (steps - 1) as f64
         } else {
@@ -286,7 +289,10 @@ impl Tensor {
     /// assert_eq!(Tensor::eye(2, DType::I64)?.to_vec::<i64>()?, vec![1, 0, 0, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn eye(n: usize, dtype: DType) -> Result<Tensor> {
+    pub fn eye(n: impl crate::Dim, dtype: DType) -> Result<Tensor> {
+        let n = crate::tensor::dims::size(n, "eye", |v| {
+            format!("n must be greater or equal to 0, got {v}")
+        })?;
         let nn = crate::layout::check_numel(&[n, n], "eye")?;
         let mut v = crate::storage::try_vec(nn, "eye")?;
         v.resize(nn, 0.0f64);

@@ -3,6 +3,8 @@
 //!
 //! - [`Dim`]: one integer (`i64`, `i32`, `isize`, `usize`, `u32`, `u64`). Dims and indices may
 //!   be negative where PyTorch allows it (counted from the end); sizes and counts may not.
+//! - [`MaybeDim`]: an optional one, where PyTorch takes `dim=None` (`argmax`, `squeeze_`) or an
+//!   omitted bound (`slice`): any [`Dim`], or `None`/`Some(i64)`.
 //! - [`IntoShape`]: a list of such integers: `&[T]`, `[T; N]`, `&[T; N]`, `Vec<T>`, `&Vec<T>`
 //!   (sizes for `view`/`reshape`/`from_vec`/`zeros`/..., dims for `permute`/`sum_dims`/...).
 //!   `view`, `reshape`, `expand` and `unflatten` take `-1` as PyTorch does. The empty list (a
@@ -41,6 +43,27 @@ macro_rules! dim_impls {
     )*};
 }
 dim_impls!(i64, i32, isize, usize, u32, u64);
+
+/// An optional [`Dim`]: a plain integer of any [`Dim`] type (`x.argmax(1, false)`), `Some(v)`
+/// with an `i64` (or an integer literal), or `None` (`x.argmax(None, false)`: PyTorch's
+/// `dim=None`). Only `Option<i64>` is an option form, so a bare `None` needs no type.
+pub trait MaybeDim: Copy {
+    /// `None` for an absent value, else the value as an `i64` (`Some(None)` if it does not fit).
+    #[doc(hidden)]
+    fn to_opt_i64(self) -> Option<Option<i64>>;
+}
+
+impl<T: Dim> MaybeDim for T {
+    fn to_opt_i64(self) -> Option<Option<i64>> {
+        Some(self.to_i64())
+    }
+}
+
+impl MaybeDim for Option<i64> {
+    fn to_opt_i64(self) -> Option<Option<i64>> {
+        self.map(Some)
+    }
+}
 
 /// A list of sizes or dims of any [`Dim`] type: `&[T]`, `[T; N]`, `&[T; N]`, `Vec<T>`, `&Vec<T>`
 /// (so `x.view(&[2, 3])`, `x.view(&[-1i64, 3])`, `x.view(y.shape())` and
@@ -105,6 +128,15 @@ pub(crate) fn dim(d: impl Dim, op: &'static str) -> Result<i64> {
     match d.to_i64() {
         Some(v) => Ok(v),
         None => bail!(InvalidArgument, op, "{}: value out of range for int64", op),
+    }
+}
+
+/// An optional dim or index (negative allowed), `None` when absent.
+pub(crate) fn maybe_dim(d: impl MaybeDim, op: &'static str) -> Result<Option<i64>> {
+    match d.to_opt_i64() {
+        None => Ok(None),
+        Some(Some(v)) => Ok(Some(v)),
+        Some(None) => bail!(InvalidArgument, op, "{}: value out of range for int64", op),
     }
 }
 

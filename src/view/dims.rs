@@ -397,7 +397,8 @@ impl Tensor {
         self.relayout_(|l| Ok(unsqueezed(l, d)), "UnsqueezeBackward1", None)
     }
 
-    /// In-place `squeeze` (all size-1 dims, or only `dim`).
+    /// In-place `squeeze` (all size-1 dims with `None`, or only `dim`: any
+    /// [`MaybeDim`](crate::MaybeDim)).
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType};
@@ -406,8 +407,8 @@ impl Tensor {
     /// assert_eq!(x.shape(), vec![3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn squeeze_(&self, dim: Option<i64>) -> Result<Tensor> {
-        let ds = match dim {
+    pub fn squeeze_(&self, dim: impl crate::MaybeDim) -> Result<Tensor> {
+        let ds = match crate::tensor::dims::maybe_dim(dim, "squeeze_")? {
             Some(d) => Some(vec![wrap_dim(d, self.dim(), "squeeze_")?]),
             None => None,
         };

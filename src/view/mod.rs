@@ -287,13 +287,13 @@ impl Tensor {
         Ok(out)
     }
 
-    /// A view with explicit sizes, strides and (optionally) storage offset, bounds-checked
-    /// against the storage.
+    /// A view with explicit sizes, strides and (optionally: a [`MaybeDim`](crate::MaybeDim))
+    /// storage offset, bounds-checked against the storage.
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::arange(0, 6, 1)?;
-    /// let v = x.as_strided(&[2, 2], &[1, 2], Some(1))?;
+    /// let v = x.as_strided(&[2, 2], &[1, 2], 1)?;
     /// assert_eq!(v.to_vec::<i64>()?, vec![1, 3, 2, 4]);
     /// assert!(x.as_strided(&[7], &[1], None).is_err());
     /// # Ok::<(), tapegrad::Error>(())
@@ -301,10 +301,15 @@ impl Tensor {
     /// Negative sizes, strides or offsets are rejected with `InvalidArgument`, as in PyTorch.
     pub fn as_strided(
         &self,
-        sizes: &[i64],
-        strides: &[i64],
-        storage_offset: Option<i64>,
+        sizes: impl crate::IntoShape,
+        strides: impl crate::IntoShape,
+        storage_offset: impl crate::MaybeDim,
     ) -> Result<Tensor> {
+        let op = "as_strided";
+        let sizes = crate::tensor::dims::ints(sizes, op)?;
+        let strides = crate::tensor::dims::ints(strides, op)?;
+        let storage_offset = crate::tensor::dims::maybe_dim(storage_offset, op)?;
+        let (sizes, strides) = (&sizes[..], &strides[..]);
         if strides.iter().any(|&s| s < 0) {
             bail!(
                 InvalidArgument,

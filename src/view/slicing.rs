@@ -150,23 +150,28 @@ impl Tensor {
         )
     }
 
-    /// Python-style `start:end:step` on dim `dim` (bounds clamp; `step > 0`).
+    /// Python-style `start:end:step` on dim `dim` (bounds clamp; `step > 0`); `start`/`end` are
+    /// any [`MaybeDim`](crate::MaybeDim) (`None`: from the start / to the end).
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::arange(0, 10, 1)?;
-    /// let s = x.slice(0, Some(1), Some(-1), 3)?;
+    /// let s = x.slice(0, 1, -1, 3)?;
+    /// assert_eq!(x.slice(0, None, 2, 1)?.to_vec::<i64>()?, vec![0, 1]);
     /// assert_eq!((s.to_vec::<i64>()?, s.strides()), (vec![1, 4, 7], vec![3]));
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn slice(
         &self,
         dim: impl crate::Dim,
-        start: Option<i64>,
-        end: Option<i64>,
-        step: i64,
+        start: impl crate::MaybeDim,
+        end: impl crate::MaybeDim,
+        step: impl crate::Dim,
     ) -> Result<Tensor> {
         let dim = crate::tensor::dims::dim(dim, "slice")?;
+        let start = crate::tensor::dims::maybe_dim(start, "slice")?;
+        let end = crate::tensor::dims::maybe_dim(end, "slice")?;
+        let step = crate::tensor::dims::dim(step, "slice")?;
         let (g, d) = viewed_dim(self, dim, "slice")?;
         let l = &g.layout;
         if step <= 0 {

@@ -21,77 +21,6 @@ use crate::layout::Layout;
 use crate::storage::CpuBuffer;
 use crate::{DType, Result, bail, dispatch};
 
-/// See [`MovementKernels::copy_flipped`].
-///
-/// # Safety
-/// As for the trait method.
-pub(crate) unsafe fn copy_flipped(
-    dst: &mut CpuBuffer,
-    dl: &Layout,
-    src: &CpuBuffer,
-    sl: &Layout,
-    flip: &[usize],
-    dt: DType,
-) {
-    let ds = istrides(dl);
-    let mut ss = istrides(sl);
-    let mut off = sl.offset() as isize;
-    for &d in flip {
-        let n = sl.sizes()[d];
-        if n > 0 {
-            off += (n as isize - 1) * ss[d];
-            ss[d] = -ss[d];
-        }
-    }
-    let d = Raw {
-        ptr: dst.as_mut_ptr(),
-        strides: &ds,
-        offset: dl.offset() as isize,
-    };
-    let s = Raw {
-        ptr: src.as_ptr(),
-        strides: &ss,
-        offset: off,
-    };
-    // SAFETY: the reversed geometry addresses exactly the elements of `sl` (inside `src`, caller
-    // contract); `dl` lies inside the distinct `dst` without internal overlap.
-    unsafe { copy::copy_cast(dl.sizes(), d, dt, s, dt) }
-}
-
-/// See [`MovementKernels::tri_zero`].
-pub(crate) fn tri_zero(dst: &mut CpuBuffer, dl: &Layout, dt: DType, diagonal: i64, lower: bool) {
-    let nd = dl.dim();
-    let (rows, cols) = (dl.sizes()[nd - 2], dl.sizes()[nd - 1]);
-    let (rs, cs) = (dl.strides()[nd - 2], dl.strides()[nd - 1]);
-    let mats = Layout::new(&dl.sizes()[..nd - 2], &dl.strides()[..nd - 2], dl.offset());
-    if dl.numel() == 0 {
-        return;
-    }
-    dispatch!(dt, T => {
-        let d = elems_mut::<T>(dst);
-        assert!(inside(dl, d.len()), "internal: tri_zero geometry outside its buffer");
-        for m in mats.offsets() {
-            for r in 0..rows {
-                // columns zeroed in this row: [lo, hi)
-                let edge = r as i64 + diagonal;
-                let (lo, hi) = if lower {
-                    ((edge + 1).clamp(0, cols as i64) as usize, cols)
-                } else {
-                    (0, edge.clamp(0, cols as i64) as usize)
-                };
-                let base = m + r * rs;
-                if cs == 1 {
-                    d[base + lo..base + hi].fill(T::zero());
-                } else {
-                    for c in lo..hi {
-                        d[base + c * cs] = T::zero();
-                    }
-                }
-            }
-        }
-    })
-}
-
 /// One value of the reduction: floats in f64, integers in wrapping i64.
 trait Acc: Element {
     fn pick(self, o: Self, max: bool) -> Self;
@@ -175,22 +104,6 @@ fn reduce_in<A: Acc>(
     Ok(())
 }
 
-/// See [`MovementKernels::scatter_reduce`].
-pub(crate) fn scatter_reduce(
-    dst: &mut CpuBuffer,
-    dl: &Layout,
-    src: &CpuBuffer,
-    sl: &Layout,
-    r: &Reduce<'_>,
-    dt: DType,
-) -> Result<()> {
-    if dt.is_float() {
-        reduce_in::<f64>(dst, dl, src, sl, r, dt)
-    } else {
-        reduce_in::<i64>(dst, dl, src, sl, r, dt)
-    }
-}
-
 impl MovementKernels for Cpu {
     unsafe fn copy_flipped(
         dst: &mut CpuBuffer,
@@ -200,8 +113,29 @@ impl MovementKernels for Cpu {
         flip: &[usize],
         dt: DType,
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { copy_flipped(dst, dl, src, sl, flip, dt) }
+        let ds = istrides(dl);
+        let mut ss = istrides(sl);
+        let mut off = sl.offset() as isize;
+        for &d in flip {
+            let n = sl.sizes()[d];
+            if n > 0 {
+                off += (n as isize - 1) * ss[d];
+                ss[d] = -ss[d];
+            }
+        }
+        let d = Raw {
+            ptr: dst.as_mut_ptr(),
+            strides: &ds,
+            offset: dl.offset() as isize,
+        };
+        let s = Raw {
+            ptr: src.as_ptr(),
+            strides: &ss,
+            offset: off,
+        };
+        // SAFETY: the reversed geometry addresses exactly the elements of `sl` (inside `src`,
+        // caller contract); `dl` lies inside the distinct `dst` without internal overlap.
+        unsafe { copy::copy_cast(dl.sizes(), d, dt, s, dt) }
     }
 
     fn take(
@@ -260,7 +194,36 @@ impl MovementKernels for Cpu {
     }
 
     fn tri_zero(dst: &mut CpuBuffer, dl: &Layout, dt: DType, diagonal: i64, lower: bool) {
-        tri_zero(dst, dl, dt, diagonal, lower)
+        let nd = dl.dim();
+        let (rows, cols) = (dl.sizes()[nd - 2], dl.sizes()[nd - 1]);
+        let (rs, cs) = (dl.strides()[nd - 2], dl.strides()[nd - 1]);
+        let mats = Layout::new(&dl.sizes()[..nd - 2], &dl.strides()[..nd - 2], dl.offset());
+        if dl.numel() == 0 {
+            return;
+        }
+        dispatch!(dt, T => {
+            let d = elems_mut::<T>(dst);
+            assert!(inside(dl, d.len()), "internal: tri_zero geometry outside its buffer");
+            for m in mats.offsets() {
+                for r in 0..rows {
+                    // columns zeroed in this row: [lo, hi)
+                    let edge = r as i64 + diagonal;
+                    let (lo, hi) = if lower {
+                        ((edge + 1).clamp(0, cols as i64) as usize, cols)
+                    } else {
+                        (0, edge.clamp(0, cols as i64) as usize)
+                    };
+                    let base = m + r * rs;
+                    if cs == 1 {
+                        d[base + lo..base + hi].fill(T::zero());
+                    } else {
+                        for c in lo..hi {
+                            d[base + c * cs] = T::zero();
+                        }
+                    }
+                }
+            }
+        })
     }
 
     fn scatter_reduce(
@@ -271,7 +234,11 @@ impl MovementKernels for Cpu {
         r: &Reduce<'_>,
         dt: DType,
     ) -> Result<()> {
-        scatter_reduce(dst, dl, src, sl, r, dt)
+        if dt.is_float() {
+            reduce_in::<f64>(dst, dl, src, sl, r, dt)
+        } else {
+            reduce_in::<i64>(dst, dl, src, sl, r, dt)
+        }
     }
 
     fn nonzero(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<usize>> {

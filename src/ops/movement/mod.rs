@@ -24,4 +24,4 @@ pub(crate) mod scatter_reduce;
 pub(crate) mod select;
 pub(crate) mod shape;
 
-pub use scatter_reduce::ScatterReduce;
+pub use scatter_reduce::{IncludeSelf, ScatterReduce};

@@ -1,5 +1,5 @@
 //! `scatter_reduce` / `scatter_reduce_`: combine `src` into `self` at `index` along a dim with
-//! sum, prod, mean, amax or amin, optionally without the values of `self` (`include_self`).
+//! sum, prod, mean, amax or amin, optionally without the values of `self` ([`IncludeSelf`]).
 //! The backward is PyTorch's `scatter_reduce_backward` written with differentiable ops
 //! (exclusive products for zeros, gradient shared evenly among tied maxima/minima).
 
@@ -46,6 +46,27 @@ impl ScatterReduce {
     }
 }
 
+/// Whether [`Tensor::scatter_reduce`] combines the values of `self` at the scattered positions
+/// with the scattered ones (PyTorch's `include_self=` keyword; `Yes` is its default).
+///
+/// ```
+/// # use tapegrad::{IncludeSelf, ScatterReduce, Tensor};
+/// let x = Tensor::from_vec(vec![10.0f32, 20.0], &[2])?;
+/// let i = Tensor::from_vec(vec![0i64], &[1])?;
+/// let s = Tensor::from_vec(vec![1.0f32], &[1])?;
+/// let y = x.scatter_reduce(0, &i, &s, ScatterReduce::Sum, IncludeSelf::No)?;
+/// assert_eq!(y.to_vec::<f32>()?, vec![1.0, 20.0]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum IncludeSelf {
+    /// The reduction includes `self`'s value (`include_self=True`, the default).
+    #[default]
+    Yes,
+    /// Scattered positions are reduced over the `src` values alone (`include_self=False`).
+    No,
+}
+
 /// Validates and computes the reduced tensor (no autograd).
 fn forward(
     x: &Tensor,
@@ -53,7 +74,7 @@ fn forward(
     index: &Tensor,
     src: &Tensor,
     r: ScatterReduce,
-    include_self: bool,
+    include_self: IncludeSelf,
     op: &'static str,
 ) -> Result<Tensor> {
     let shape = x.shape();
@@ -84,7 +105,7 @@ fn forward(
     let red = Reduce {
         pairs: &pairs,
         reduce: r,
-        include_self,
+        include_self: include_self == IncludeSelf::Yes,
     };
     crate::backend::movement::scatter_reduce(&t.data(), &src.data(), &red, dt)?;
     Ok(t)
@@ -95,7 +116,7 @@ struct ScatterReduceBackward {
     dim: i64,
     index: Tensor,
     reduce: ScatterReduce,
-    include_self: bool,
+    include_self: IncludeSelf,
 }
 
 impl ScatterReduceBackward {
@@ -105,7 +126,11 @@ impl ScatterReduceBackward {
         let (gx, gs) = match r {
             ScatterReduce::Sum => (g.clone(), g.gather(d, idx)?),
             ScatterReduce::Mean => {
-                let n0 = if inc { g.ones_like()? } else { g.zeros_like()? };
+                let n0 = if inc == IncludeSelf::Yes {
+                    g.ones_like()?
+                } else {
+                    g.zeros_like()?
+                };
                 let n = n0.scatter_add(d, idx, &src.ones_like()?.to_dtype(g.dtype())?)?;
                 let n = n.masked_fill(&n.eq(0)?, 1)?;
                 (g.div(&n)?, g.gather(d, idx)?.div(&n.gather(d, idx)?)?)
@@ -139,7 +164,7 @@ impl ScatterReduceBackward {
                 (gd.mul(&x_is)?, gd.gather(d, idx)?.mul(&s_is)?)
             }
         };
-        let gx = if inc {
+        let gx = if inc == IncludeSelf::Yes {
             gx
         } else {
             gx.scatter_value(d, idx, 0.0)?
@@ -173,28 +198,29 @@ fn differentiable(t: &Tensor) -> bool {
 
 impl Tensor {
     /// Out-of-place scatter with a reduction: position `index[i][j]` along `dim` of a copy of
-    /// `self` combines `src[i][j]` (and the original value when `include_self`). Untouched
-    /// positions keep `self`'s value.
+    /// `self` combines `src[i][j]` (and the original value with [`IncludeSelf::Yes`]).
+    /// Untouched positions keep `self`'s value.
     ///
     /// ```
-    /// # use tapegrad::{Tensor, ScatterReduce};
+    /// # use tapegrad::{IncludeSelf, Tensor, ScatterReduce};
     /// let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?;
     /// let i = Tensor::from_vec(vec![0i64, 0, 2], &[3])?;
     /// let s = Tensor::from_vec(vec![5.0f32, 7.0, -1.0], &[3])?;
-    /// let y = x.scatter_reduce(0, &i, &s, ScatterReduce::Amax, true)?;
+    /// let y = x.scatter_reduce(0, &i, &s, ScatterReduce::Amax, IncludeSelf::Yes)?;
     /// assert_eq!(y.to_vec::<f32>()?, vec![7.0, 2.0, 3.0]);
-    /// let m = x.scatter_reduce(0, &i, &s, ScatterReduce::Mean, false)?;
+    /// let m = x.scatter_reduce(0, &i, &s, ScatterReduce::Mean, IncludeSelf::No)?;
     /// assert_eq!(m.to_vec::<f32>()?, vec![6.0, 2.0, -1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn scatter_reduce(
         &self,
-        dim: i64,
+        dim: impl crate::Dim,
         index: &Tensor,
         src: &Tensor,
         reduce: ScatterReduce,
-        include_self: bool,
+        include_self: IncludeSelf,
     ) -> Result<Tensor> {
+        let dim = crate::tensor::dims::dim(dim, "scatter_reduce")?;
         let out = forward(
             self,
             dim,
@@ -230,22 +256,23 @@ impl Tensor {
     /// In-place [`Tensor::scatter_reduce`] (bumps the version; errors leave `self` unchanged).
     ///
     /// ```
-    /// # use tapegrad::{Tensor, ScatterReduce};
+    /// # use tapegrad::{IncludeSelf, Tensor, ScatterReduce};
     /// let x = Tensor::from_vec(vec![1i64, 2, 3], &[3])?;
     /// let i = Tensor::from_vec(vec![1i64, 1], &[2])?;
-    /// x.scatter_reduce_(0, &i, &Tensor::from_vec(vec![4i64, 5], &[2])?, ScatterReduce::Prod, true)?;
+    /// x.scatter_reduce_(0, &i, &Tensor::from_vec(vec![4i64, 5], &[2])?, ScatterReduce::Prod, IncludeSelf::Yes)?;
     /// assert_eq!(x.to_vec::<i64>()?, vec![1, 40, 3]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn scatter_reduce_(
         &self,
-        dim: i64,
+        dim: impl crate::Dim,
         index: &Tensor,
         src: &Tensor,
         reduce: ScatterReduce,
-        include_self: bool,
+        include_self: IncludeSelf,
     ) -> Result<Tensor> {
         let op = "scatter_reduce_";
+        let dim = crate::tensor::dims::dim(dim, op)?;
         let result = forward(self, dim, index, src, reduce, include_self, op)?;
         crate::ops::util::check_no_internal_overlap(&self.data_ref(), op)?;
         let rec = check_inplace(self, &[src])?;

@@ -389,8 +389,8 @@ impl Tensor {
     /// assert_eq!(x.tril(0)?.to_vec::<f32>()?, vec![1.0, 0.0, 1.0, 1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn tril(&self, diagonal: i64) -> Result<Tensor> {
-        tri(self, diagonal, true)
+    pub fn tril(&self, diagonal: impl crate::Dim) -> Result<Tensor> {
+        tri(self, crate::tensor::dims::dim(diagonal, "tril")?, true)
     }
 
     /// Upper triangle of the last two dims (entries with `col - row >= diagonal`), rest zero.
@@ -401,8 +401,8 @@ impl Tensor {
     /// assert_eq!(x.triu(1)?.to_vec::<f32>()?, vec![0.0, 1.0, 0.0, 0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn triu(&self, diagonal: i64) -> Result<Tensor> {
-        tri(self, diagonal, false)
+    pub fn triu(&self, diagonal: impl crate::Dim) -> Result<Tensor> {
+        tri(self, crate::tensor::dims::dim(diagonal, "triu")?, false)
     }
 
     /// One-hot encoding of an i64 tensor: a new last dim of `num_classes` (-1: max + 1), i64.
@@ -413,8 +413,9 @@ impl Tensor {
     /// assert_eq!(y.one_hot(-1)?.to_vec::<i64>()?, vec![1, 0, 0, 0, 0, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn one_hot(&self, num_classes: i64) -> Result<Tensor> {
+    pub fn one_hot(&self, num_classes: impl crate::Dim) -> Result<Tensor> {
         let op = "one_hot";
+        let num_classes = crate::tensor::dims::dim(num_classes, op)?;
         if self.dtype() != DType::I64 {
             bail!(
                 DTypeMismatch,

@@ -244,20 +244,24 @@ impl Tensor {
         amax_impl(self, dims, keepdim, false, "amin")
     }
 
-    /// Index (i64) of the maximum, over the flattened tensor when `dim` is `None`.
+    /// Index (i64) of the maximum along `dim`, or over the flattened tensor when `dim` is
+    /// `None` (any [`MaybeDim`](crate::MaybeDim)).
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1.0f32, 5.0, 7.0, 2.0], &[2, 2])?;
     /// assert_eq!(x.argmax(None, false)?.item::<i64>()?, 2);
-    /// assert_eq!(x.argmax(Some(1), false)?.to_vec::<i64>()?, vec![1, 0]);
+    /// assert_eq!(x.argmax(1, false)?.to_vec::<i64>()?, vec![1, 0]);
+    /// assert_eq!(x.argmax(-1, true)?.shape(), vec![2, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn argmax(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    pub fn argmax(&self, dim: impl crate::MaybeDim, keepdim: bool) -> Result<Tensor> {
+        let dim = crate::tensor::dims::maybe_dim(dim, "argmax")?;
         arg_impl(self, dim, keepdim, true, "argmax")
     }
 
-    /// Index (i64) of the minimum, over the flattened tensor when `dim` is `None`.
+    /// Index (i64) of the minimum along `dim`, or over the flattened tensor when `dim` is
+    /// `None` (any [`MaybeDim`](crate::MaybeDim)).
     ///
     /// ```
     /// # use tapegrad::Tensor;
@@ -265,7 +269,8 @@ impl Tensor {
     /// assert_eq!(x.argmin(None, false)?.item::<i64>()?, 3);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn argmin(&self, dim: Option<i64>, keepdim: bool) -> Result<Tensor> {
+    pub fn argmin(&self, dim: impl crate::MaybeDim, keepdim: bool) -> Result<Tensor> {
+        let dim = crate::tensor::dims::maybe_dim(dim, "argmin")?;
         arg_impl(self, dim, keepdim, false, "argmin")
     }
 }

@@ -30,4 +30,5 @@ pub(crate) mod stats;
 pub(crate) mod sum;
 pub(crate) mod util;
 
+pub use sort::Stability;
 pub use stats::NormOrd;

@@ -11,6 +11,26 @@ use crate::ops::movement::gather::take_strided;
 use crate::ops::reduce::util::one_dim;
 use crate::{DType, Result, Tensor, bail};
 
+/// Whether [`Tensor::sort`] / [`Tensor::argsort`] must keep tied elements in input order
+/// (PyTorch's `stable=` keyword). tapegrad's sort is always stable, so both give the same
+/// result; `Stable` states that the caller relies on it.
+///
+/// ```
+/// # use tapegrad::{Stability, Tensor};
+/// let x = Tensor::from_vec(vec![1.0f32, 0.0, 1.0], &[3])?;
+/// let (_, i) = x.sort(0, false, Stability::Stable)?;
+/// assert_eq!(i.to_vec::<i64>()?, vec![1, 0, 2]);
+/// # Ok::<(), tapegrad::Error>(())
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Stability {
+    /// Ties may come in any order (`stable=False`, the default).
+    #[default]
+    Any,
+    /// Ties keep their input order (`stable=True`).
+    Stable,
+}
+
 /// The wrapped dim (`None` for a 0-dim tensor) and its size, after the dtype check.
 fn sort_dim(x: &Tensor, dim: i64, op: &'static str) -> Result<(Option<usize>, usize)> {
     let dt = x.dtype();
@@ -69,13 +89,13 @@ fn pick_rows(
 
 impl Tensor {
     /// Sorts along `dim`; returns `(values, indices)`. NaN sorts as the largest value. The sort
-    /// is always stable (ties keep their input order, also when descending), so `stable` only
-    /// documents the caller's intent.
+    /// is always stable (ties keep their input order, also when descending), so
+    /// [`Stability`] only documents the caller's intent.
     ///
     /// ```
-    /// # use tapegrad::Tensor;
+    /// # use tapegrad::{Stability, Tensor};
     /// let x = Tensor::from_vec(vec![3.0f32, 1.0, 2.0], &[3])?;
-    /// let (v, i) = x.sort(-1, false, true)?;
+    /// let (v, i) = x.sort(-1, false, Stability::Stable)?;
     /// assert_eq!(v.to_vec::<f32>()?, vec![1.0, 2.0, 3.0]);
     /// assert_eq!(i.to_vec::<i64>()?, vec![1, 2, 0]);
     /// # Ok::<(), tapegrad::Error>(())
@@ -84,7 +104,7 @@ impl Tensor {
         &self,
         dim: impl crate::Dim,
         descending: bool,
-        stable: bool,
+        stable: Stability,
     ) -> Result<(Tensor, Tensor)> {
         let dim = crate::tensor::dims::dim(dim, "sort")?;
         let _ = stable;
@@ -97,12 +117,17 @@ impl Tensor {
     /// Indices that sort `self` along `dim` (the second output of [`Tensor::sort`]).
     ///
     /// ```
-    /// # use tapegrad::Tensor;
+    /// # use tapegrad::{Stability, Tensor};
     /// let x = Tensor::from_vec(vec![3i64, 1, 2], &[3])?;
-    /// assert_eq!(x.argsort(0, true, true)?.to_vec::<i64>()?, vec![0, 2, 1]);
+    /// assert_eq!(x.argsort(0, true, Stability::Any)?.to_vec::<i64>()?, vec![0, 2, 1]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn argsort(&self, dim: impl crate::Dim, descending: bool, stable: bool) -> Result<Tensor> {
+    pub fn argsort(
+        &self,
+        dim: impl crate::Dim,
+        descending: bool,
+        stable: Stability,
+    ) -> Result<Tensor> {
         let dim = crate::tensor::dims::dim(dim, "argsort")?;
         let _g = no_grad();
         Ok(self.sort(dim, descending, stable)?.1)

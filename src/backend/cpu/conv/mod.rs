@@ -348,76 +348,8 @@ fn at<T>(buf: &CpuBuffer, off: usize) -> *const T {
     (buf.as_ptr() as *const T).wrapping_add(off)
 }
 
-/// [`ConvKernels::conv_forward`] on CPU buffers.
-///
-/// # Safety
-/// As there.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn conv_forward(
-    out: &mut CpuBuffer,
-    x: &CpuBuffer,
-    xo: usize,
-    w: &CpuBuffer,
-    wo: usize,
-    bias: Option<(&CpuBuffer, usize)>,
-    g: &ConvGeom,
-    dt: DType,
-) {
-    let g3 = G3::new(g);
-    crate::dispatch!(dt, T => {
-        // SAFETY: forwarded contract.
-        unsafe {
-            forward::<T>(out.as_mut_ptr() as *mut T, at(x, xo), at(w, wo), bias.map(|(b, o)| at(b, o)), &g3)
-        }
-    })
-}
-
-/// [`ConvKernels::conv_backward_input`] on CPU
-/// buffers.
-///
-/// # Safety
-/// As there.
-#[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn conv_backward_input(
-    out: &mut CpuBuffer,
-    gy: &CpuBuffer,
-    go: usize,
-    w: &CpuBuffer,
-    wo: usize,
-    bias: Option<(&CpuBuffer, usize)>,
-    g: &ConvGeom,
-    dt: DType,
-) {
-    let g3 = G3::new(g);
-    crate::dispatch!(dt, T => {
-        // SAFETY: forwarded contract.
-        unsafe {
-            backward_input::<T>(out.as_mut_ptr() as *mut T, at(gy, go), at(w, wo), bias.map(|(b, o)| at(b, o)), &g3)
-        }
-    })
-}
-
-/// [`ConvKernels::conv_backward_weight`] on CPU
-/// buffers.
-///
-/// # Safety
-/// As there.
-pub(super) unsafe fn conv_backward_weight(
-    out: &mut CpuBuffer,
-    x: &CpuBuffer,
-    xo: usize,
-    gy: &CpuBuffer,
-    go: usize,
-    g: &ConvGeom,
-    dt: DType,
-) {
-    let g3 = G3::new(g);
-    crate::dispatch!(dt, T => {
-        // SAFETY: forwarded contract.
-        unsafe { backward_weight::<T>(out.as_mut_ptr() as *mut T, at(x, xo), at(gy, go), &g3) }
-    })
-}
-
+/// The three products on CPU buffers: the element type picked once, then the typed kernels
+/// above (the contracts are [`ConvKernels`]').
 impl ConvKernels for Cpu {
     unsafe fn conv_forward(
         out: &mut CpuBuffer,
@@ -429,8 +361,13 @@ impl ConvKernels for Cpu {
         g: &ConvGeom,
         dt: DType,
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { conv_forward(out, x, xo, w, wo, bias, g, dt) }
+        let g3 = G3::new(g);
+        crate::dispatch!(dt, T => {
+            // SAFETY: forwarded contract.
+            unsafe {
+                forward::<T>(out.as_mut_ptr() as *mut T, at(x, xo), at(w, wo), bias.map(|(b, o)| at(b, o)), &g3)
+            }
+        })
     }
 
     unsafe fn conv_backward_input(
@@ -443,8 +380,13 @@ impl ConvKernels for Cpu {
         g: &ConvGeom,
         dt: DType,
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { conv_backward_input(out, gy, go, w, wo, bias, g, dt) }
+        let g3 = G3::new(g);
+        crate::dispatch!(dt, T => {
+            // SAFETY: forwarded contract.
+            unsafe {
+                backward_input::<T>(out.as_mut_ptr() as *mut T, at(gy, go), at(w, wo), bias.map(|(b, o)| at(b, o)), &g3)
+            }
+        })
     }
 
     unsafe fn conv_backward_weight(
@@ -456,7 +398,10 @@ impl ConvKernels for Cpu {
         g: &ConvGeom,
         dt: DType,
     ) {
-        // SAFETY: forwarded contract.
-        unsafe { conv_backward_weight(out, x, xo, gy, go, g, dt) }
+        let g3 = G3::new(g);
+        crate::dispatch!(dt, T => {
+            // SAFETY: forwarded contract.
+            unsafe { backward_weight::<T>(out.as_mut_ptr() as *mut T, at(x, xo), at(gy, go), &g3) }
+        })
     }
 }

@@ -1,17 +1,15 @@
 //! Sparse kernels of the CPU backend: `pattern` reads a pattern's index arrays (linear
 //! positions, matmul entry rows, CSR → COO indices, validation), `build` produces patterns
-//! (`coalesce`, COO and CSR slicing), `rows` holds the row kernels over `values` (gather and
-//! scatter of row selections, nonzero rows, sparse @ dense and its values gradient). Index
-//! arrays and values are contiguous element ranges of their buffers; every range is checked
-//! before use (the helpers below).
+//! (`coalesce`, COO and CSR slicing); the row kernels over `values` (gather and scatter of row
+//! selections, nonzero rows, sparse @ dense and its values gradient) are written in the
+//! `SparseKernels` impl below. Index arrays and values are contiguous element ranges of their
+//! buffers; every range is checked before use (the helpers below).
 
 mod build;
 mod pattern;
-mod rows;
 
 pub(crate) use build::{coalesce, coo_slice, csr_slice};
 pub(crate) use pattern::{check, csr_to_coo, entry_rows, positions};
-pub(crate) use rows::{gather_rows, nonzero_rows, scatter_rows, sddmm, spmm};
 
 use super::index::{elems, elems_mut};
 use crate::backend::Pattern;
@@ -22,7 +20,7 @@ use crate::backend::Spmm;
 use crate::backend::cpu::Cpu;
 use crate::dtype::Element;
 use crate::storage::{CpuBuffer, Storage};
-use crate::{DType, Result, bail};
+use crate::{DType, Result, bail, dispatch};
 
 /// An index element of a CSR pattern (i32 or i64).
 pub(crate) trait Idx: Element + Ord {
@@ -207,7 +205,13 @@ impl SparseKernels for Cpu {
         rl: usize,
         dt: DType,
     ) -> Result<Vec<usize>> {
-        nonzero_rows(src, off, n_rows, rl, dt)
+        dispatch!(dt, T => {
+            let v = range::<T>(src, off, n_rows * rl)?;
+            let zero = T::zero();
+            Ok((0..n_rows)
+                .filter(|&r| v[r * rl..(r + 1) * rl].iter().any(|&e| e != zero))
+                .collect())
+        })
     }
 
     fn sparse_gather_rows(
@@ -219,7 +223,45 @@ impl SparseKernels for Cpu {
         rl: usize,
         dt: DType,
     ) -> Result<()> {
-        gather_rows(dst, src, soff, src_len, sel, rl, dt)
+        let m = sel.len();
+        dispatch!(dt, T => {
+            let src = range::<T>(src, soff, src_len)?;
+            let dst = &mut elems_mut::<T>(dst)[..m * rl];
+            match sel {
+                // large scalar-row lists run on the rayon pool
+                Rows::List(l)
+                    if l.len() >= PAR_ROWS && rl == 1 && crate::backend::cpu::threads::parallel() =>
+                {
+                    use rayon::prelude::*;
+                    const STEP: usize = 1 << 14;
+                    crate::backend::cpu::threads::install(|| {
+                        dst.par_chunks_mut(STEP).zip(l.par_chunks(STEP)).for_each(|(d, s)| {
+                            for (o, &i) in d.iter_mut().zip(s) {
+                                *o = src[i];
+                            }
+                        })
+                    });
+                }
+                Rows::List(l) if rl == 1 => {
+                    for (d, &s) in dst.iter_mut().zip(l) {
+                        *d = src[s];
+                    }
+                }
+                Rows::List(l) => {
+                    for (j, &s) in l.iter().enumerate() {
+                        dst[j * rl..(j + 1) * rl].copy_from_slice(&src[s * rl..(s + 1) * rl]);
+                    }
+                }
+                Rows::Runs(runs) => {
+                    let mut o = 0;
+                    for &(s, n) in runs.iter() {
+                        dst[o * rl..(o + n) * rl].copy_from_slice(&src[s * rl..(s + n) * rl]);
+                        o += n;
+                    }
+                }
+            }
+            Ok(())
+        })
     }
 
     fn sparse_scatter_rows(
@@ -232,7 +274,37 @@ impl SparseKernels for Cpu {
         rl: usize,
         dt: DType,
     ) -> Result<()> {
-        scatter_rows(dst, dst_len, src, soff, src_len, sel, rl, dt)
+        dispatch!(dt, T => {
+            let src = range::<T>(src, soff, src_len)?;
+            let dst = &mut elems_mut::<T>(dst)[..dst_len];
+            match sel {
+                Rows::List(map) if rl == 1 => {
+                    for (&t, &v) in map.iter().zip(src) {
+                        dst[t] = dst[t].add(v);
+                    }
+                }
+                Rows::List(map) => {
+                    for (j, &t) in map.iter().enumerate() {
+                        for e in 0..rl {
+                            let d = &mut dst[t * rl + e];
+                            *d = d.add(src[j * rl + e]);
+                        }
+                    }
+                }
+                Rows::Runs(runs) => {
+                    // every element is written: the gaps between runs get zeros
+                    let (mut o, mut at) = (0usize, 0usize);
+                    for &(s, k) in runs {
+                        dst[at * rl..s * rl].fill(T::zero());
+                        dst[s * rl..(s + k) * rl].copy_from_slice(&src[o * rl..(o + k) * rl]);
+                        o += k;
+                        at = s + k;
+                    }
+                    dst[at * rl..].fill(T::zero());
+                }
+            }
+            Ok(())
+        })
     }
 
     fn spmm(
@@ -246,7 +318,19 @@ impl SparseKernels for Cpu {
         s: &Spmm<'_>,
         dt: DType,
     ) -> Result<()> {
-        spmm(out, out_len, v, voff, d, doff, d_len, s, dt)
+        let n = s.n;
+        dispatch!(dt, T => {
+            let v = range::<T>(v, voff, s.rows.len())?;
+            let d = range::<T>(d, doff, d_len)?;
+            let out = &mut elems_mut::<T>(out)[..out_len];
+            for ((&a, &r), &c) in v.iter().zip(s.rows).zip(s.cols) {
+                let (o, sr) = (r * n, c * n);
+                for j in 0..n {
+                    out[o + j] = out[o + j].add(a.mul(d[sr + j]));
+                }
+            }
+            Ok(())
+        })
     }
 
     fn sddmm(
@@ -260,6 +344,20 @@ impl SparseKernels for Cpu {
         s: &Spmm<'_>,
         dt: DType,
     ) -> Result<()> {
-        sddmm(out, g, goff, g_len, d, doff, d_len, s, dt)
+        let n = s.n;
+        dispatch!(dt, T => {
+            let gg = range::<T>(g, goff, g_len)?;
+            let dd = range::<T>(d, doff, d_len)?;
+            let o = &mut elems_mut::<T>(out)[..s.rows.len()];
+            for ((o, &r), &c) in o.iter_mut().zip(s.rows).zip(s.cols) {
+                let (r, c) = (r * n, c * n);
+                let mut acc = T::zero();
+                for j in 0..n {
+                    acc = acc.add(gg[r + j].mul(dd[c + j]));
+                }
+                *o = acc;
+            }
+            Ok(())
+        })
     }
 }
