@@ -611,8 +611,9 @@ pub(crate) enum Unspecified {
     /// Fully specified.
     No,
     /// Unstable sort / topk among ties: which index is returned. The indices (of `sort`, `topk`,
-    /// `argsort`) are not value-checked; gradients (which land on the returned indices) are
-    /// compared as multisets; everything else (the sorted values) strictly.
+    /// `argsort`) are not value-checked; gradients (`grad` steps and `autograd.grad` results:
+    /// they land on the returned indices) are compared as multisets; everything else (the
+    /// sorted values) strictly.
     Ties,
     /// Duplicate indices in `scatter`/`index_put`: which write wins; no values are checked.
     Writes,
@@ -640,7 +641,7 @@ pub(crate) struct RelaxState {
     pub(crate) mode: std::cell::Cell<Unspecified>,
     /// Set when a values comparison passed only thanks to the relaxation.
     pub(crate) used: std::cell::Cell<bool>,
-    /// Set while a `grad` step is being compared.
+    /// Set while a `grad` step (or a gradient `autograd.grad` returns) is being compared.
     in_grad: std::cell::Cell<bool>,
     /// Set while the indices output of sort/topk/argsort is being compared.
     indices: std::cell::Cell<bool>,
@@ -1081,9 +1082,17 @@ impl Replayer<'_> {
                     let t = self.env.get(n).unwrap().clone();
                     // `(values, indices)` of sort/topk: the indices among ties are unspecified
                     let indices = i == 1 && matches!(op, "sort" | "topk");
-                    RELAX.with(|r| r.indices.set(indices));
+                    // the gradients `autograd.grad` returns: compared like a `grad` step's
+                    let in_grad = op == "autograd.grad";
+                    RELAX.with(|r| {
+                        r.indices.set(indices);
+                        r.in_grad.set(in_grad);
+                    });
                     let r = compare(&t, e, &self.tol, &self.env, &[n], &cands);
-                    RELAX.with(|r| r.indices.set(false));
+                    RELAX.with(|r| {
+                        r.indices.set(false);
+                        r.in_grad.set(false);
+                    });
                     r?;
                     cands.push(n.to_string());
                 }

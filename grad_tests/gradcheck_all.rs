@@ -96,6 +96,7 @@ macro_rules! case {
 }
 
 mod attention;
+mod backward_links;
 mod conv;
 mod custom;
 mod elementwise;
@@ -130,6 +131,7 @@ fn cases() -> Vec<Case> {
     all.extend(norm_cases());
     all.extend(pool_cases());
     all.extend(resample_cases());
+    all.extend(backward_links::backward_link_cases());
     all
 }
 

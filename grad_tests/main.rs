@@ -12,6 +12,7 @@ mod common;
 mod activation_checkpoint;
 mod attention;
 mod autograd_rules;
+mod backward_links;
 mod checkpoint;
 mod clip_grad;
 mod cnn_state;

@@ -113,3 +113,33 @@ backward!(ZeroLinkBackward, self.name, |self, ctx, _g: Tensor| {
         .map(|(i, (shape, dt))| ctx.grad_if(i, || Tensor::zeros(shape, *dt)))
         .collect()
 });
+
+/// A gradient `r` of one of PyTorch's multi-output backward nodes (`convolution_backward`,
+/// `native_layer_norm_backward`, `native_batch_norm_backward`) as PyTorch returns it under
+/// `create_graph`: that node is differentiable in the forward's inputs `on`, so each of its
+/// outputs requires grad when one of them does, even one whose value does not depend on them
+/// (a bias gradient, an input gradient with every other operand constant); its
+/// double-backward formula gives them no gradient (undefined) through that output. When
+/// recording and `r` has no history of its own yet, `r` gets a node `name` linking it to `on`
+/// that returns no gradient; otherwise `r` is returned as is.
+pub(crate) fn undefined_grad_link(r: Tensor, on: &[&Tensor], name: &'static str) -> Result<Tensor> {
+    if !crate::autograd::is_grad_enabled()
+        || r.requires_grad()
+        || !on.iter().any(|t| t.requires_grad())
+    {
+        return Ok(r);
+    }
+    let n = on.len();
+    crate::autograd::record(&[&r], on, Vec::new, UndefinedLinkBackward { name, n })?;
+    Ok(r)
+}
+
+/// [`undefined_grad_link`]'s node: no gradient for any linked tensor.
+struct UndefinedLinkBackward {
+    name: &'static str,
+    n: usize,
+}
+
+backward!(UndefinedLinkBackward, self.name, |self, _, _g: Tensor| {
+    Ok(smallvec::smallvec![None; self.n])
+});

@@ -8,7 +8,7 @@
 
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::ConvGeom;
-use crate::ops::grad::{GradIf, backward, grads};
+use crate::ops::grad::{GradIf, backward, grads, undefined_grad_link};
 use crate::{DType, Result, Tensor};
 
 /// Which product a raw call computes.
@@ -109,11 +109,22 @@ struct ForwardBackward {
 backward!(ForwardBackward, self.name, |self, ctx, g: Tensor| {
     let (x, w) = (&ctx.saved[0], &ctx.saved[1]);
     let geom = &self.geom;
+    // PyTorch's `convolution_backward(g, x, w)` is one node differentiable in `g`, `x` and
+    // `w`: every gradient it returns requires grad when one of them does
+    let link = |t: Tensor| undefined_grad_link(t, &[x, w], NAME2);
     let gx = ctx.grad_if(0, || {
-        backward_input(&g, &w.conj_if_complex()?, None, geom, NAME2)
+        link(backward_input(
+            &g,
+            &w.conj_if_complex()?,
+            None,
+            geom,
+            NAME2,
+        )?)
     })?;
-    let gw = ctx.grad_if(1, || backward_weight(&x.conj_if_complex()?, &g, geom))?;
-    let gb = ctx.grad_if(2, || bias_grad(&g))?;
+    let gw = ctx.grad_if(1, || {
+        link(backward_weight(&x.conj_if_complex()?, &g, geom)?)
+    })?;
+    let gb = ctx.grad_if(2, || link(bias_grad(&g)?))?;
     with_bias(ctx, [gx, gw, gb])
 });
 
@@ -126,9 +137,22 @@ struct InputBackward {
 backward!(InputBackward, self.name, |self, ctx, h: Tensor| {
     let (gy, w) = (&ctx.saved[0], &ctx.saved[1]);
     let geom = &self.geom;
-    let ggy = ctx.grad_if(0, || forward(&h, &w.conj_if_complex()?, None, geom, NAME2))?;
-    let gw = ctx.grad_if(1, || backward_weight(&h, &gy.conj_if_complex()?, geom))?;
-    let gb = ctx.grad_if(2, || bias_grad(&h))?;
+    // as the backward of a transposed convolution (node `NAME`), PyTorch's
+    // `convolution_backward(h, gy, w)`: linked to `gy` and `w` like [`ForwardBackward`]
+    let link = |t: Tensor| {
+        if self.name == NAME {
+            undefined_grad_link(t, &[gy, w], NAME2)
+        } else {
+            Ok(t)
+        }
+    };
+    let ggy = ctx.grad_if(0, || {
+        link(forward(&h, &w.conj_if_complex()?, None, geom, NAME2)?)
+    })?;
+    let gw = ctx.grad_if(1, || {
+        link(backward_weight(&h, &gy.conj_if_complex()?, geom)?)
+    })?;
+    let gb = ctx.grad_if(2, || link(bias_grad(&h)?))?;
     with_bias(ctx, [ggy, gw, gb])
 });
 

@@ -1,16 +1,18 @@
 //! `layer_norm` over the trailing dims: the backend's fused row kernel (mean, biased variance,
-//! `(x - mean) * rstd * w + b`; saved: input, weight and the rows' mean and rstd), with the
-//! backward `NativeLayerNormBackward0` as the backend's fused kernel (PyTorch's formula), or
-//! while a graph is being built (`create_graph`) the differentiable composite
+//! `(x - mean) * rstd * w + b`; saved: input, the rows' mean and rstd, weight and bias), with
+//! the backward `NativeLayerNormBackward0` as the backend's fused kernel (PyTorch's formula),
+//! or while a graph is being built (`create_graph`) the differentiable composite
 //! `gx = rstd (gxh - mean(gxh) - xh mean(gxh xh))` (`xh = (x - mean) rstd`, `gxh = g w`),
-//! `gw = sum_rows(g xh)`, `gb = sum_rows(g)`, whose `rsqrt` node is `-g y^3 / 2`. A weight or
-//! bias of another dtype than the input takes the composite forward.
+//! `gw = sum_rows(g xh)`, `gb = sum_rows(g)`, whose `rsqrt` node is `-g y^3 / 2`; each is
+//! linked to the saved input, weight and bias (no gradient back), as PyTorch's backward is one
+//! node differentiable in them. A weight or bias of another dtype than the input takes the
+//! composite forward.
 
 use super::check_float;
 use crate::autograd::{SavedTensor, is_grad_enabled, no_grad, record};
 use crate::backend::RowwiseOp;
 use crate::layout::Layout;
-use crate::ops::grad::{backward, input_grad};
+use crate::ops::grad::{backward, input_grad, undefined_grad_link};
 use crate::{DType, Result, Tensor, bail};
 
 struct RsqrtBackward;
@@ -133,6 +135,7 @@ impl Tensor {
             || {
                 let mut v = vec![SavedTensor::input(self), SavedTensor::private(stats)];
                 v.extend(weight.map(SavedTensor::input));
+                v.extend(bias.map(SavedTensor::input));
                 v
             },
             LayerNormBackward {
@@ -178,7 +181,18 @@ backward!(
             self.has_b && ctx.needs(ib),
         ];
         let [gx, gw, gb] = if is_grad_enabled() {
-            self.composite_grads(x, w, &g, need)?
+            // PyTorch's `native_layer_norm_backward(g, x, .., w, b)` is one node
+            // differentiable in `g`, `x`, `w` and `b`: every gradient it returns requires
+            // grad when one of them does
+            let mut on = vec![x];
+            on.extend(w);
+            on.extend(self.has_b.then(|| &ctx.saved[ib + 1]));
+            let link = |t: Option<Tensor>| {
+                t.map(|t| undefined_grad_link(t, &on, "NativeLayerNormBackwardBackward0"))
+                    .transpose()
+            };
+            let [gx, gw, gb] = self.composite_grads(x, w, &g, need)?;
+            [link(gx)?, link(gw)?, link(gb)?]
         } else {
             self.fused_grads(x, stats, w, &g, need)?
         };

@@ -7,7 +7,7 @@
 use super::{channel_shape, check_param, size_product};
 use crate::autograd::{Grads, SavedTensor, no_grad, record};
 use crate::layout::Layout;
-use crate::ops::grad::backward;
+use crate::ops::grad::{backward, undefined_grad_link};
 use crate::ops::nn::{check_float, from_f64};
 use crate::{DType, Result, Tensor, bail};
 
@@ -88,7 +88,15 @@ backward!(
                 shape.clone(),
             )?);
         }
-        Ok(out)
+        // PyTorch's `native_batch_norm_backward(g, x, w, ..)` is one node differentiable in
+        // `g`, `x` and `w`: every gradient it returns requires grad when one of them does
+        let on: Vec<&Tensor> = std::iter::once(x).chain(w).collect();
+        out.into_iter()
+            .map(|t| {
+                t.map(|t| undefined_grad_link(t, &on, "NativeBatchNormBackwardBackward0"))
+                    .transpose()
+            })
+            .collect()
     }
 );
 

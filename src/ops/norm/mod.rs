@@ -15,6 +15,8 @@
 //!   `sum(g)`
 //! - batch_norm, evaluation: input `g invstd w` (running statistics: constants), weight
 //!   `sum(g xhat)`, bias `sum(g)`
+//! - batch_norm, both: every gradient linked to the input and weight (no gradient back), as
+//!   PyTorch's backward is one node differentiable in them
 //! - instance_norm: composed (`reshape` to `[1, N*C, ..]`, batch_norm, `repeat` of the affine
 //!   parameters and running statistics)
 //! - group_norm: composed (`reshape` to `[1, N*G, ..]`, batch_norm without affine, then

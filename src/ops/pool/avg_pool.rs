@@ -2,13 +2,14 @@
 //! divisor_override) and `adaptive_avg_pool2d` / `adaptive_avg_pool1d`. Forward: the backend's
 //! `avg_pool` kernel over the windows of `pool/mod.rs` with one divisor per output position;
 //! backward `AvgPoolBackward`: the adjoint pooling (`avg_pool_transpose`), itself recorded with
-//! the forward pooling as its derivative, so every order is exact.
+//! the forward pooling as its derivative, so every order is exact; as PyTorch's
+//! `avg_pool2d_backward(g, self)` it is also linked to the saved input (zero derivative).
 
 use super::{Pool2d, adaptive, as_2d};
-use crate::autograd::{no_grad, record};
+use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
-use crate::ops::grad::{backward, input_grad};
+use crate::ops::grad::{backward, input_grad, zero_grad_link};
 use crate::ops::nn::check_float;
 use crate::{Result, Tensor, bail};
 use std::sync::Arc;
@@ -26,8 +27,16 @@ struct AvgPoolBackward {
     geo: Arc<AvgGeometry>,
 }
 
-backward!(AvgPoolBackward, self.name, |self, _, g: Tensor| {
-    input_grad(avg_pool_transpose(&g, &self.geo)?)
+// saved: the input (PyTorch's `avg_pool2d_backward(g, self)` reads it, with a zero
+// derivative: under create_graph the gradient is linked to it)
+backward!(AvgPoolBackward, self.name, |self, ctx, g: Tensor| {
+    let name = if self.name == "AvgPool2DBackward0" {
+        "AvgPool2DBackwardBackward0"
+    } else {
+        "AdaptiveAvgPool2DBackwardBackward0"
+    };
+    let gi = avg_pool_transpose(&g, &self.geo)?;
+    input_grad(zero_grad_link(gi, &[&ctx.saved[0]], name)?)
 });
 
 struct AvgPoolTransposeBackward {
@@ -65,7 +74,7 @@ fn avg_pool(x: &Tensor, geo: &Arc<AvgGeometry>, name: &'static str) -> Result<Te
         name,
         geo: geo.clone(),
     };
-    record(&[&out], &[x], Vec::new, bw)?;
+    record(&[&out], &[x], || vec![SavedTensor::input(x)], bw)?;
     Ok(out)
 }
 

@@ -27,12 +27,20 @@ backward!(ConstGradBackward, self.name, |self, ctx, g: Tensor| {
         .collect()
 });
 
-/// Backward of the elementwise BCE-with-logits loss `(1-y)x + (1+(pw-1)y)·softplus(-x)`, built
-/// from ops on the saved logits and target (so it is differentiable again):
-/// d/dx = `(1-y) - (1+(pw-1)y)·sigmoid(-x)`, d/dy = `-x + (pw-1)·softplus(-x)`.
+/// Backward of `binary_cross_entropy_with_logits` (weight and reduction included), PyTorch's
+/// `binary_cross_entropy_with_logits_backward` / `_target_backward` in their order of
+/// operations (`g` = the reduced output's gradient; `/ numel` last, for the mean), built from
+/// ops on the saved logits and target (so it is differentiable again):
+/// d/dx = `(sigmoid(x) - y) g w` (pos_weight: `((pw y + 1 - y) sigmoid(x) - y) g w`),
+/// d/dy = `-x g w` (pos_weight: `(log_sigmoid(-x) - log_sigmoid(x) pw) g w`). PyTorch's
+/// in-place steps under `create_graph` are kept in place: they give its version counts.
 struct BceWithLogitsBackward {
     /// Broadcast pos_weight (a constant), `None` = 1.
     pos_weight: Option<Tensor>,
+    /// The elementwise weight (a constant).
+    weight: Option<Tensor>,
+    /// Mean reduction: the number of input elements.
+    mean_of: Option<usize>,
 }
 
 backward!(
@@ -40,21 +48,39 @@ backward!(
     "BinaryCrossEntropyWithLogitsBackward0",
     |self, ctx, g: Tensor| {
         let (x, y) = (&ctx.saved[0], &ctx.saved[1]);
-        let nx = x.neg()?;
         let gx = ctx.grad_if(0, || {
-            let s = nx.sigmoid()?;
-            let ls = match &self.pos_weight {
-                Some(p) => y.mul(&p.sub(1.0)?)?.add(1.0)?.mul(&s)?,
-                None => s,
+            let s = x.sigmoid()?;
+            let d = match &self.pos_weight {
+                Some(p) => p.mul(y)?.add(1.0)?.sub(y)?.mul(&s)?.sub(y)?,
+                None => s.sub(y)?,
             };
-            g.mul(&y.neg()?.add(1.0)?.sub(&ls)?)
+            let mut gx = d.mul(&g)?;
+            if let Some(w) = &self.weight {
+                gx = gx.mul(w)?;
+            }
+            if let Some(n) = self.mean_of {
+                gx.div_(n as f64)?;
+            }
+            Ok(gx)
         })?;
         let gy = ctx.grad_if(1, || {
-            let d = match &self.pos_weight {
-                Some(p) => nx.add(&p.sub(1.0)?.mul(&nx.softplus(1.0, 20.0)?)?)?,
-                None => nx.clone(),
+            let gy = match &self.pos_weight {
+                Some(p) => {
+                    // log_sigmoid(z) = -softplus(-z)
+                    let gy = x.softplus(1.0, 20.0)?.neg()?;
+                    gy.sub_(&x.neg()?.softplus(1.0, 20.0)?.neg()?.mul_(p)?)?;
+                    gy.mul_(&g)?;
+                    gy
+                }
+                None => x.neg()?.mul(&g)?,
             };
-            g.mul(&d)
+            if let Some(w) = &self.weight {
+                gy.mul_(w)?;
+            }
+            if let Some(n) = self.mean_of {
+                gy.div_(n as f64)?;
+            }
+            Ok(gy)
         })?;
         grads([gx, gy])
     }
@@ -167,18 +193,24 @@ impl Tensor {
                 ),
                 None => None,
             };
-            (l.to_dtype(dt)?, pw)
+            let out = l.to_dtype(dt)?;
+            let out = match opts.weight {
+                Some(w) => out.mul(w)?,
+                None => out,
+            };
+            (reduce(out, opts.reduction)?, pw)
+        };
+        let bw = BceWithLogitsBackward {
+            pos_weight: pw,
+            weight: opts.weight.cloned(),
+            mean_of: (opts.reduction == Reduction::Mean).then(|| self.numel()),
         };
         record(
             &[&out],
             &[self, target],
             || vec![SavedTensor::input(self), SavedTensor::input(target)],
-            BceWithLogitsBackward { pos_weight: pw },
+            bw,
         )?;
-        let out = match opts.weight {
-            Some(w) => out.mul(w)?,
-            None => out,
-        };
-        reduce(out, opts.reduction)
+        Ok(out)
     }
 }
