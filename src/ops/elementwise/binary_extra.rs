@@ -4,6 +4,7 @@
 //! write it back.
 
 use crate::autograd::{SavedTensor, record};
+use crate::backend::Transcendental;
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor, scalar_tensor};
 use crate::ops::elementwise::div_round::RoundingMode;
@@ -173,10 +174,10 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                 }),
                 Bin::Fmod => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x) % to(y))),
                 Bin::Atan2 => {
-                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).atan2(to(y))))
+                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).vatan2(to(y))))
                 }
                 Bin::Hypot => {
-                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).hypot(to(y))))
+                    binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).vhypot(to(y))))
                 }
             }
         }};

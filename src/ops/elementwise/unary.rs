@@ -1,9 +1,9 @@
 //! Elementwise unary ops (math, activations, rounding) and their in-place forms, with backward
 //! formulas from PyTorch's derivatives.yaml. The drivers [`unary_map`]/[`unary_into`] are the
 //! one-input analogue of `binary_map`: output strides follow the input's memory order and the
-//! contiguous run is a plain indexed loop the compiler vectorises. `exp`, `log`, `log1p`, `tanh`,
-//! `sigmoid`, `erf` and the activations built on them use the backend's vectorisable lane
-//! functions ([`Transcendental`]); the rest std's.
+//! contiguous run is a plain indexed loop the compiler vectorises. The exponentials, logarithms,
+//! trigonometric and hyperbolic functions, `erf` and the activations built on them use the
+//! backend's vectorisable lane functions ([`Transcendental`]: f32 lanes, std's f64 functions).
 
 use crate::autograd::{SavedTensor, check_inplace, record, record_inplace};
 use crate::backend::Transcendental;
@@ -327,23 +327,23 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         }),
         Relu => float_go!(dt, a, out, R, |x| if x < 0.0 { 0.0 } else { x }),
         Exp => float_go!(dt, a, out, R, |x| x.vexp()),
-        Exp2 => float_go!(dt, a, out, R, |x| x.exp2()),
+        Exp2 => float_go!(dt, a, out, R, |x| x.vexp2()),
         Log => float_go!(dt, a, out, R, |x| x.vln()),
-        Log2 => float_go!(dt, a, out, R, |x| x.log2()),
-        Log10 => float_go!(dt, a, out, R, |x| x.log10()),
+        Log2 => float_go!(dt, a, out, R, |x| x.vlog2()),
+        Log10 => float_go!(dt, a, out, R, |x| x.vlog10()),
         Log1p => float_go!(dt, a, out, R, |x| x.vln_1p()),
-        Expm1 => float_go!(dt, a, out, R, |x| x.exp_m1()),
+        Expm1 => float_go!(dt, a, out, R, |x| x.vexpm1()),
         Sqrt => float_go!(dt, a, out, R, |x| x.sqrt()),
         Rsqrt => float_go!(dt, a, out, R, |x| 1.0 / x.sqrt()),
         Reciprocal => float_go!(dt, a, out, R, |x| 1.0 / x),
-        Sin => float_go!(dt, a, out, R, |x| x.sin()),
-        Cos => float_go!(dt, a, out, R, |x| x.cos()),
-        Tan => float_go!(dt, a, out, R, |x| x.tan()),
-        Asin => float_go!(dt, a, out, R, |x| x.asin()),
-        Acos => float_go!(dt, a, out, R, |x| x.acos()),
-        Atan => float_go!(dt, a, out, R, |x| x.atan()),
-        Sinh => float_go!(dt, a, out, R, |x| x.sinh()),
-        Cosh => float_go!(dt, a, out, R, |x| x.cosh()),
+        Sin => float_go!(dt, a, out, R, |x| x.vsin()),
+        Cos => float_go!(dt, a, out, R, |x| x.vcos()),
+        Tan => float_go!(dt, a, out, R, |x| x.vtan()),
+        Asin => float_go!(dt, a, out, R, |x| x.vasin()),
+        Acos => float_go!(dt, a, out, R, |x| x.vacos()),
+        Atan => float_go!(dt, a, out, R, |x| x.vatan()),
+        Sinh => float_go!(dt, a, out, R, |x| x.vsinh()),
+        Cosh => float_go!(dt, a, out, R, |x| x.vcosh()),
         Tanh => float_go!(dt, a, out, R, |x| x.vtanh()),
         Sigmoid => float_go!(dt, a, out, R, |x| x.vsigmoid()),
         // PyTorch's formulas, in the compute type
@@ -363,7 +363,7 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Elu(alpha) => float_go!(dt, a, out, R, |x| if x > 0.0 {
             x
         } else {
-            (alpha as R) * x.exp_m1()
+            (alpha as R) * x.vexpm1()
         }),
         LeakyRelu(s) => float_go!(dt, a, out, R, |x| if x > 0.0 { x } else { x * (s as R) }),
         Floor => float_go!(dt, a, out, R, |x| x.floor()),

@@ -47,9 +47,10 @@ pub(crate) fn exp(x: f64) -> f64 {
     u * pow2(n.wrapping_sub(n1))
 }
 
-/// `e^y - 1` for `y` in `[0, 40]` (only `tanh` calls it): `2^n p + (2^n - 1)`.
+/// `e^y - 1` for `y` in `[-700, 700]` (for `tanh` and the f32 `expm1`/`sinh` of `wide32`):
+/// `2^n p + (2^n - 1)` (`+0` at `y = -0`).
 #[inline(always)]
-fn expm1_pos(y: f64) -> f64 {
+pub(super) fn expm1_pos(y: f64) -> f64 {
     let (n, p) = reduce(y);
     let s = pow2(n);
     s.mul_add(p, s - 1.0)

@@ -1,5 +1,7 @@
 //! Vectorisable transcendentals: `exp`, `log`, `log1p`, `tanh`, `sigmoid`, `erf` for f32 and f64 (f64
-//! `erf` is fdlibm's, scalar), written as branch-free lane functions that LLVM vectorises
+//! `erf` is fdlibm's, scalar), and for f32 also `sin`, `cos`, `tan`, `asin`, `acos`, `atan`,
+//! `atan2` ([`trig32`]) and `expm1`, `exp2`, `log2`, `log10`, `sinh`, `cosh`, `hypot`
+//! ([`wide32`]), computed on f64 lanes; written as branch-free lane functions that LLVM vectorises
 //! inside the multi-versioned loops of `elementwise` (AVX-512 or AVX2+FMA picked at run time,
 //! a portable baseline otherwise). Every `mul_add` is a true fused multiply-add in every copy
 //! (the baseline's is libm's correctly rounded `fma`), so all copies give bit-identical results.
@@ -19,6 +21,16 @@
 //!   as PyTorch's kernel).
 //! - `erf` (f32): `x P(x^2)/Q(x^2)`, a degree-(6,5) rational least-squares fit of `erf(x)/x` on
 //!   `[0, 4]` (2e-9 relative in exact arithmetic), `|x|` clamped to 4, result capped at 1.
+//! - `sin`, `cos`, `tan` (f32): `|x| = n pi/2 + r` exact for every finite f32 (Payne–Hanek in
+//!   u64: the significand times the 96 bits of `2/pi` its exponent needs, from a table built
+//!   at compile time), Taylor polynomials of `sin r`, `cos r` in f64 (`tan`: their quotient).
+//! - `atan`, `atan2` (f32): reduced to `[0, 1]` (`1/t`, swap of `|y|`, `|x|`), then above
+//!   `tan(pi/8)` by `pi/4 + atan((t-1)/(t+1))`, an odd least-squares polynomial in f64; C99's
+//!   quadrant rules. `asin`/`acos`: `s P(s^2)` on `[0, 1/2]`, above it via
+//!   `asin x = pi/2 - 2 asin sqrt((1-x)/2)` (so `acos` near ±1 has no cancellation).
+//! - `expm1`, `exp2`, `log2`, `log10`, `sinh`, `cosh`, `hypot` (f32): from the f64 `exp`,
+//!   `log` and `expm1` lanes (`sinh = (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as
+//!   `sqrt(x^2 + y^2)`, exact squares), rounded to f32 once.
 //!
 //! # Accuracy
 //! Checked by `tests.rs` (a sweep over every 4099th f32 bit pattern of both signs, 2^20 points
@@ -31,11 +43,16 @@
 //! | f32, max ulp (bound / measured) | 1.5 / 1.03 | 1 / 0.88 | 2.5 / 2.24 | 2.5 / 2.29 | 2 / 1.99 | 6 / 5.15 |
 //! | f64 vs std, max ulp | 1 | 1 | 2 | 3 | 2 | 1 (fdlibm; vs exact) |
 //!
+//! The f32 lanes on f64 lanes (`trig32`, `wide32`) are within 0.51 ulp of the exact value
+//! (checked: one rounding of an f64 result off by well under 2^-30 relative; atan2 and hypot on a
+//! grid of both arguments over all magnitudes).
+//!
 //! (`erf` is weakest near ±1 — `x P/Q` rounds in both polynomials — where PyTorch's own
 //! vectorised `erf`, Abramowitz–Stegun 7.1.26, is off by up to 1.5e-7 ≈ 2.5 ulp, and far more
 //! in relative terms near 0.)
 //!
-//! Edge values are PyTorch's: `exp(-inf) = 0`, `exp(inf) = inf`, `log(±0) = -inf`,
+//! Edge values are PyTorch's (C99's for the `trig32`/`wide32` lanes, tested in
+//! `wide_lane_edge_values_are_pytorchs`): `exp(-inf) = 0`, `exp(inf) = inf`, `log(±0) = -inf`,
 //! `log(x < 0) = NaN`, `log(inf) = inf`, `tanh(±inf) = erf(±inf) = ±1`, `±0` kept by `tanh`
 //! and `erf`, `sigmoid(inf) = 1`, `sigmoid(-inf) = 0`, NaN propagates.
 //!
@@ -43,8 +60,9 @@
 //! - lane functions, to inline into one's own loops (vectorised when the loop is compiled with
 //!   AVX2+FMA or AVX-512, e.g. inside `elementwise::map1`): [`fp32::exp`], `fp32::log`, `fp32::log1p`,
 //!   `fp32::tanh`, `fp32::sigmoid`, `fp32::erf`, the same in [`fp64`]; the [`Transcendental`]
-//!   trait (`x.vexp()`, `x.vln()`, ...) the unary ops call: the f32 lanes for f32, std's
-//!   functions for f64 (the f64 ops keep their results, which tests pin to PyTorch's);
+//!   trait (`x.vexp()`, `x.vln()`, `x.vsin()`, `y.vatan2(x)`, ...) the elementwise
+//!   ops call: the f32 lanes for f32, std's functions for f64 (the f64 ops keep their
+//!   results, which tests pin to PyTorch's);
 //! - slice kernels, single-threaded (callers split the work), multi-versioned:
 //!   `exp_slice_f32(x, out)` / `exp_inplace_f32(x)`, and likewise `log_`, `log1p_`, `tanh_`,
 //!   `sigmoid_`, `erf_` for f32 and `_f64` (no f64 `erf`). `x` and `out` must have one length.
@@ -53,6 +71,8 @@ pub(crate) mod fp32;
 pub(crate) mod fp64;
 #[cfg(test)]
 mod tests;
+pub(crate) mod trig32;
+pub(crate) mod wide32;
 
 use super::elementwise::{map1, update1};
 
@@ -71,11 +91,51 @@ pub(crate) trait Transcendental: Copy {
     fn vsigmoid(self) -> Self;
     /// `erf self`.
     fn verf(self) -> Self;
+    /// `e^self - 1`.
+    fn vexpm1(self) -> Self;
+    /// `2^self`.
+    fn vexp2(self) -> Self;
+    /// `log2 self`.
+    fn vlog2(self) -> Self;
+    /// `log10 self`.
+    fn vlog10(self) -> Self;
+    /// `sin self`.
+    fn vsin(self) -> Self;
+    /// `cos self`.
+    fn vcos(self) -> Self;
+    /// `tan self`.
+    fn vtan(self) -> Self;
+    /// `asin self`.
+    fn vasin(self) -> Self;
+    /// `acos self`.
+    fn vacos(self) -> Self;
+    /// `atan self`.
+    fn vatan(self) -> Self;
+    /// `atan2(self, x)`.
+    fn vatan2(self, x: Self) -> Self;
+    /// `sinh self`.
+    fn vsinh(self) -> Self;
+    /// `cosh self`.
+    fn vcosh(self) -> Self;
+    /// `hypot(self, y)`.
+    fn vhypot(self, y: Self) -> Self;
 }
 
 macro_rules! transcendental {
-    ($t:ty, $m:ident) => {
+    ($t:ty, $m:ident; $($f:ident = $p:path,)*; $($f2:ident = $p2:path,)*) => {
         impl Transcendental for $t {
+            $(
+                #[inline(always)]
+                fn $f(self) -> Self {
+                    $p(self)
+                }
+            )*
+            $(
+                #[inline(always)]
+                fn $f2(self, y: Self) -> Self {
+                    $p2(self, y)
+                }
+            )*
             #[inline(always)]
             fn vexp(self) -> Self {
                 $m::exp(self)
@@ -103,8 +163,19 @@ macro_rules! transcendental {
         }
     };
 }
-transcendental!(f32, fp32);
-transcendental!(f64, std64);
+transcendental!(f32, fp32;
+    vexpm1 = wide32::expm1, vexp2 = wide32::exp2, vlog2 = wide32::log2,
+    vlog10 = wide32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
+    vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
+    vacos = trig32::acos, vatan = trig32::atan,;
+    vatan2 = trig32::atan2, vhypot = wide32::hypot,
+);
+transcendental!(f64, std64;
+    vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2, vlog10 = f64::log10,
+    vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
+    vasin = f64::asin, vacos = f64::acos, vatan = f64::atan,;
+    vatan2 = f64::atan2, vhypot = f64::hypot,
+);
 
 /// The f64 form of [`Transcendental`]: std's functions (within 0.5–1 ulp, and equal to
 /// PyTorch's f64 results where tests pin them, e.g. `exp(1)`), fdlibm's `erf`. The f64 lanes

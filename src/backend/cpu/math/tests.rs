@@ -315,3 +315,105 @@ fn erf_f64_is_within_one_ulp_of_exact() {
     assert_eq!(fp64::erf(-0.0).to_bits(), (-0.0f64).to_bits());
     assert!(fp64::erf(f64::NAN).is_nan());
 }
+
+/// The f32 lanes of `trig32` and `wide32` against the f64 reference over the dense sweep
+/// (every 4099th bit pattern: huge arguments of `sin`/`cos`/`tan` included).
+#[test]
+fn f32_wide_lanes_ulp_bounds() {
+    use super::{trig32 as t, wide32 as w};
+    let got = [
+        max32("sin", t::sin, |x| (x as f64).sin()),
+        max32("cos", t::cos, |x| (x as f64).cos()),
+        max32("tan", t::tan, |x| (x as f64).tan()),
+        max32("asin", t::asin, |x| (x as f64).asin()),
+        max32("acos", t::acos, |x| (x as f64).acos()),
+        max32("atan", t::atan, |x| (x as f64).atan()),
+        max32("sinh", w::sinh, |x| (x as f64).sinh()),
+        max32("cosh", w::cosh, |x| (x as f64).cosh()),
+        max32("expm1", w::expm1, |x| (x as f64).exp_m1()),
+        max32("exp2", w::exp2, |x| (x as f64).exp2()),
+        max32("log2", w::log2, |x| (x as f64).log2()),
+        max32("log10", w::log10, |x| (x as f64).log10()),
+    ];
+    // the header's bound: one rounding of a value within a few f64 ulps
+    assert!(got.iter().all(|&g| g <= WIDE_BOUND), "{got:?}");
+    // two-argument: a grid of both signs over all magnitudes
+    let xs: Vec<f32> = inputs32().into_iter().step_by(997).collect();
+    let (mut worst_a, mut worst_h) = (0.0f64, 0.0f64);
+    for &y in &xs {
+        for &x in &xs {
+            let a = ulps32(t::atan2(y, x), (y as f64).atan2(x as f64));
+            let h = ulps32(w::hypot(y, x), (y as f64).hypot(x as f64));
+            (worst_a, worst_h) = (worst_a.max(a), worst_h.max(h));
+            assert!(
+                a <= WIDE_BOUND && h <= WIDE_BOUND,
+                "atan2/hypot({y:e}, {x:e})"
+            );
+        }
+    }
+    eprintln!("atan2 f32: max {worst_a:.3} ulp; hypot f32: max {worst_h:.3} ulp");
+}
+
+/// The header's bound for the f32 lanes computed on f64 lanes.
+const WIDE_BOUND: f64 = 0.51;
+
+#[test]
+fn wide_lane_edge_values_are_pytorchs() {
+    use super::{trig32::*, wide32::*};
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let bits = |v: f32| v.to_bits();
+    for f in [sin, tan, asin, atan, sinh, expm1] {
+        assert_eq!((bits(f(0.0)), bits(f(-0.0))), (0, 0x8000_0000));
+        assert!(f(nan).is_nan());
+    }
+    for f in [cos, acos, cosh, exp2, log2, log10] {
+        assert!(f(nan).is_nan());
+    }
+    assert!(sin(inf).is_nan() && cos(-inf).is_nan() && tan(inf).is_nan());
+    assert_eq!(
+        (cos(0.0), cos(-0.0), cosh(0.0), exp2(0.0)),
+        (1.0, 1.0, 1.0, 1.0)
+    );
+    assert!(asin(1.0001).is_nan() && acos(-1.0001).is_nan() && asin(inf).is_nan());
+    assert_eq!((asin(1.0), asin(-1.0)), (1.570_796_4, -1.570_796_4));
+    assert_eq!((acos(1.0).to_bits(), acos(-1.0)), (0, std::f32::consts::PI));
+    assert_eq!((atan(inf), atan(-inf)), (1.570_796_4, -1.570_796_4));
+    assert_eq!((sinh(inf), sinh(-inf), cosh(-inf)), (inf, -inf, inf));
+    assert_eq!((sinh(89.5), cosh(-89.5)), (inf, inf));
+    assert_eq!((expm1(inf), expm1(-inf), expm1(-100.0)), (inf, -1.0, -1.0));
+    assert_eq!(
+        (exp2(inf), exp2(-inf), exp2(10.0), exp2(-149.0)),
+        (inf, 0.0, 1024.0, f32::from_bits(1))
+    );
+    assert_eq!(
+        (log2(0.0), log2(-0.0), log2(inf), log2(8.0)),
+        (-inf, -inf, inf, 3.0)
+    );
+    assert_eq!((log10(0.0), log10(inf), log10(1000.0)), (-inf, inf, 3.0));
+    assert!(log2(-1.0).is_nan() && log10(-inf).is_nan());
+    let pi = std::f32::consts::PI;
+    let half = std::f32::consts::FRAC_PI_2;
+    let quarter = std::f32::consts::FRAC_PI_4;
+    // C99 atan2 special values, which PyTorch's kernel follows
+    assert_eq!(
+        (bits(atan2(0.0, 0.0)), bits(atan2(-0.0, 0.0))),
+        (0, 0x8000_0000)
+    );
+    assert_eq!((atan2(0.0, -0.0), atan2(-0.0, -0.0)), (pi, -pi));
+    assert_eq!(
+        (atan2(1.0, -inf), atan2(-1.0, -inf), bits(atan2(-1.0, inf))),
+        (pi, -pi, 0x8000_0000)
+    );
+    assert_eq!(
+        (atan2(inf, 1.0), atan2(-inf, -1.0), atan2(1.0, 0.0)),
+        (half, -half, half)
+    );
+    assert_eq!((atan2(inf, inf), atan2(-inf, inf)), (quarter, -quarter));
+    assert_eq!(atan2(inf, -inf), 3.0 * quarter);
+    assert!(atan2(nan, 1.0).is_nan() && atan2(0.0, nan).is_nan() && atan2(nan, nan).is_nan());
+    assert_eq!(
+        (hypot(inf, nan), hypot(nan, -inf), hypot(3.0, 4.0)),
+        (inf, inf, 5.0)
+    );
+    assert!(hypot(nan, 1.0).is_nan());
+}

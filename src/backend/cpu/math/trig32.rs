@@ -1,0 +1,241 @@
+//! The f32 trigonometric lane functions: `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `atan2`,
+//! evaluated on f64 lanes (every f32 input is exact in f64, and the f64 error of each step is far
+//! below half an f32 ulp, so the one rounding to f32 at the end dominates). Branch-free: the
+//! range reductions and polynomials are straight-line code with selects, so loops over them
+//! vectorise (the table reads of the reduction become gathers). Serves the op-speed sweep's
+//! `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `atan2` rows.
+//!
+//! `sin`/`cos`/`tan` reduce `|x|` modulo `pi/2` exactly for every finite f32 (Payne–Hanek in
+//! 64-bit integers: the 24-bit significand times the 96 bits of `2/pi` that matter at its
+//! exponent, read from a table built at compile time), so huge arguments are as accurate as
+//! small ones, as in PyTorch's (SLEEF's) kernels.
+
+use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
+
+/// `2/pi` in 32-bit words, most significant first (bit 1 of the fraction is the top bit).
+const TWO_OVER_PI: [u32; 10] = [
+    0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561,
+    0xb7246e3a, 0x424dd2e0,
+];
+
+/// Bit `i` of the fraction of `2/pi` (weight `2^-i`; zero for `i <= 0`).
+const fn bit(i: i32) -> u32 {
+    if i <= 0 {
+        return 0;
+    }
+    let k = (i - 1) as usize;
+    (TWO_OVER_PI[k / 32] >> (31 - k % 32)) & 1
+}
+
+/// For each biased f32 exponent `E`, the 96 bits of `2/pi` from weight `2^-(q-1)` on, with
+/// `q = E - 150` the exponent of the integer significand: the bits of `x 2/pi` above them
+/// are multiples of 4 (whole turns), those below fall under `2^-62` of a quarter turn.
+const WINDOWS: [[u32; 3]; 256] = {
+    let mut t = [[0u32; 3]; 256];
+    let mut e = 0;
+    while e < 256 {
+        let i0 = e as i32 - 151;
+        let mut w = 0;
+        while w < 3 {
+            let mut v = 0u32;
+            let mut j = 0;
+            while j < 32 {
+                v = (v << 1) | bit(i0 + 32 * w as i32 + j);
+                j += 1;
+            }
+            t[e][w] = v;
+            w += 1;
+        }
+        e += 1;
+    }
+    t
+};
+
+/// `(n, r)` with `|x| = n pi/2 + r` (`n` mod 4 exact, `|r| <= pi/4`), `x` finite: `|x|` itself
+/// below `pi/4`; otherwise the significand `m` times the exponent's window of `2/pi` gives
+/// `|x| 2/pi` mod 4 as a fixed-point number with 62 fraction bits (wrapping u64 arithmetic is
+/// the mod 4), rounded to the quadrant `n` and the remainder.
+#[inline(always)]
+fn reduce(x: f32) -> (u64, f64) {
+    let bits = x.to_bits() & 0x7fff_ffff;
+    let e = (bits >> 23) as usize;
+    let m = ((bits & 0x007f_ffff) | 0x0080_0000) as u64;
+    let w = WINDOWS[e & 0xff];
+    // m * (w0 2^64 + w1 2^32 + w2) / 2^32, mod 2^64
+    let f = ((m * w[0] as u64) << 32)
+        .wrapping_add(m * w[1] as u64)
+        .wrapping_add((m * w[2] as u64) >> 32);
+    let n = f.wrapping_add(1 << 61) >> 62;
+    let frac = f.wrapping_sub(n << 62) as i64;
+    let r = frac as f64 * (FRAC_PI_2 / 4611686018427387904.0);
+    let a = f32::from_bits(bits) as f64;
+    let small = a < FRAC_PI_4;
+    (if small { 0 } else { n }, if small { a } else { r })
+}
+
+/// `sin r` on `[-pi/4, pi/4]` (Taylor to `r^13`, error < 3e-14).
+#[inline(always)]
+fn sin_poly(r: f64) -> f64 {
+    let z = r * r;
+    let p = (1.0 / 6227020800.0f64).mul_add(z, -1.0 / 39916800.0);
+    let p = p.mul_add(z, 1.0 / 362880.0);
+    let p = p.mul_add(z, -1.0 / 5040.0);
+    let p = p.mul_add(z, 1.0 / 120.0);
+    let p = p.mul_add(z, -1.0 / 6.0);
+    (p * z).mul_add(r, r)
+}
+
+/// `cos r` on `[-pi/4, pi/4]` (Taylor to `r^12`, error < 5e-13).
+#[inline(always)]
+fn cos_poly(r: f64) -> f64 {
+    let z = r * r;
+    let p = (1.0 / 479001600.0f64).mul_add(z, -1.0 / 3628800.0);
+    let p = p.mul_add(z, 1.0 / 40320.0);
+    let p = p.mul_add(z, -1.0 / 720.0);
+    let p = p.mul_add(z, 1.0 / 24.0);
+    let p = p.mul_add(z, -0.5);
+    p.mul_add(z, 1.0)
+}
+
+/// `sin x = ±sin |x|` (`sin(±0) = ±0`, NaN for `±inf` and NaN).
+#[inline(always)]
+pub(crate) fn sin(x: f32) -> f32 {
+    let (n, r) = reduce(x);
+    let (s, c) = (sin_poly(r), cos_poly(r));
+    let v = if n & 1 == 0 { s } else { c };
+    let v = if (n & 2 == 0) != x.is_sign_negative() {
+        v
+    } else {
+        -v
+    };
+    if x.is_finite() { v as f32 } else { f32::NAN }
+}
+
+/// `cos x` (`cos(±0) = 1`, NaN for `±inf` and NaN).
+#[inline(always)]
+pub(crate) fn cos(x: f32) -> f32 {
+    let (n, r) = reduce(x);
+    let (s, c) = (sin_poly(r), cos_poly(r));
+    let v = if n & 1 == 0 { c } else { -s };
+    let v = if n & 2 == 0 { v } else { -v };
+    if x.is_finite() { v as f32 } else { f32::NAN }
+}
+
+/// `tan x`: `sin r / cos r` for an even quadrant, `-cos r / sin r` for an odd one (one f64
+/// division; `tan(±0) = ±0`, NaN for `±inf` and NaN).
+#[inline(always)]
+pub(crate) fn tan(x: f32) -> f32 {
+    let (n, r) = reduce(x);
+    let (s, c) = (sin_poly(r), cos_poly(r));
+    let v = if n & 1 == 0 { s / c } else { -c / s };
+    let v = if x.is_sign_negative() { -v } else { v };
+    if x.is_finite() { v as f32 } else { f32::NAN }
+}
+
+/// `atan u / u = P(u^2)` on `[0, tan(pi/8)]` (least-squares fit, 7e-13 relative).
+#[inline(always)]
+fn atan_poly(u: f64) -> f64 {
+    let z = u * u;
+    let p = (-0.03771323783431385f64).mul_add(z, 0.0697769640392941);
+    let p = p.mul_add(z, -0.08993380507476655);
+    let p = p.mul_add(z, 0.11103554035558602);
+    let p = p.mul_add(z, -0.1428539240940331);
+    let p = p.mul_add(z, 0.19999993221837384);
+    let p = p.mul_add(z, -0.3333333327873878);
+    let p = p.mul_add(z, 0.9999999999992766);
+    u * p
+}
+
+/// `atan t` for `t` in `[0, 1]`: the polynomial, or `pi/4 + atan((t-1)/(t+1))` above
+/// `tan(pi/8)`.
+#[inline(always)]
+fn atan01(t: f64) -> f64 {
+    let big = t > 0.414_213_562_373_095_1;
+    let u = if big { (t - 1.0) / (t + 1.0) } else { t };
+    let a = atan_poly(u);
+    if big { a + FRAC_PI_4 } else { a }
+}
+
+/// `atan x` (`±0` kept, `atan(±inf) = ±pi/2`): `atan |x|` from [`atan01`] of `|x|` or, above
+/// 1, `pi/2 - atan(1/|x|)`.
+#[inline(always)]
+pub(crate) fn atan(x: f32) -> f32 {
+    let a = (x as f64).abs();
+    let inv = a > 1.0;
+    let t = if inv { 1.0 / a } else { a };
+    let v = atan01(t);
+    let v = if inv { FRAC_PI_2 - v } else { v };
+    (v as f32).copysign(x)
+}
+
+/// `atan2(y, x)`, C99's (and PyTorch's) special values: `atan |y|/|x|` (or `pi/2 - atan
+/// |x|/|y|`) in the first quadrant — 0 for two zeros, `pi/4` for two infinities — mirrored to
+/// `pi - v` when `x`'s sign bit is set, signed like `y`; NaN if either is.
+#[inline(always)]
+pub(crate) fn atan2(y: f32, x: f32) -> f32 {
+    let (ay, ax) = ((y as f64).abs(), (x as f64).abs());
+    let swap = !(ax >= ay);
+    let t = if swap { ax / ay } else { ay / ax };
+    let t = if ay == 0.0 && ax == 0.0 { 0.0 } else { t };
+    let t = if ay.is_infinite() && ax.is_infinite() {
+        1.0
+    } else {
+        t
+    };
+    let v = atan01(t);
+    let v = if swap { FRAC_PI_2 - v } else { v };
+    let v = if x.is_sign_negative() { PI - v } else { v };
+    (v as f32).copysign(y)
+}
+
+/// `asin s / s = P(s^2)` on `[0, 1/2]` (least-squares fit, 9e-13 relative).
+#[inline(always)]
+fn asin_poly(s: f64) -> f64 {
+    let z = s * s;
+    let p = 0.03315845875561597f64.mul_add(z, 0.0017153004178477056);
+    let p = p.mul_add(z, 0.02076244593934275);
+    let p = p.mul_add(z, 0.0218386459035427);
+    let p = p.mul_add(z, 0.030430113894151966);
+    let p = p.mul_add(z, 0.044640438397598084);
+    let p = p.mul_add(z, 0.07500006048039937);
+    let p = p.mul_add(z, 0.16666666608645261);
+    let p = p.mul_add(z, 1.0000000000009142);
+    s * p
+}
+
+/// `(asin |x|, 2 asin s)` parts: for `|x| <= 1/2` the polynomial at `|x|` (`hi = false`),
+/// above it `asin |x| = pi/2 - 2 asin s` with `s = sqrt((1 - |x|)/2)` (`hi = true`, the
+/// value returned is `2 asin s`). NaN outside `[-1, 1]`.
+#[inline(always)]
+fn asin_parts(x: f32) -> (bool, f64) {
+    let a = (x as f64).abs();
+    let hi = a > 0.5;
+    let s = if hi { ((1.0 - a) * 0.5).sqrt() } else { a };
+    let p = asin_poly(s);
+    (hi, if hi { p + p } else { p })
+}
+
+/// `asin x` (`±0` kept, `asin(±1) = ±pi/2`, NaN outside `[-1, 1]`).
+#[inline(always)]
+pub(crate) fn asin(x: f32) -> f32 {
+    let (hi, p) = asin_parts(x);
+    let v = if hi { FRAC_PI_2 - p } else { p };
+    let v = (v as f32).copysign(x);
+    if x.abs() > 1.0 { f32::NAN } else { v }
+}
+
+/// `acos x`: `pi/2 - asin x` near 0, `2 asin s` (`pi - 2 asin s` for negative `x`) above
+/// `|x| = 1/2`, so no cancellation near ±1 (`acos 1 = 0`, NaN outside `[-1, 1]`).
+#[inline(always)]
+pub(crate) fn acos(x: f32) -> f32 {
+    let (hi, p) = asin_parts(x);
+    let neg = x < 0.0;
+    let v = if hi {
+        if neg { PI - p } else { p }
+    } else if neg {
+        FRAC_PI_2 + p
+    } else {
+        FRAC_PI_2 - p
+    };
+    if x.abs() > 1.0 { f32::NAN } else { v as f32 }
+}

@@ -1,0 +1,70 @@
+//! f32 lane functions evaluated on f64 lanes with the [`fp64`](super::fp64) kernels: `expm1`,
+//! `exp2`, `log2`, `log10`, `sinh`, `cosh`, `hypot`. Every f32 input is exact in f64 and each
+//! f64 step errs by a few f64 ulps at most, so the one rounding to f32 at the end dominates
+//! (within 0.5 ulp + 1e-6 ulp; overflow and subnormal results are rounded once, by that
+//! conversion). Branch-free, so loops over them vectorise. Serves the op-speed sweep's `expm1`,
+//! `exp2`, `log2`, `log10`, `sinh`, `cosh`, `elu` and `hypot` rows.
+
+use super::fp64;
+use std::f64::consts::{LN_2, LOG2_E, LOG10_E};
+
+/// `e^x - 1` (`±0` kept, `-1` below -60, inf above 100): `2^n p + (2^n - 1)`.
+#[inline(always)]
+pub(crate) fn expm1(x: f32) -> f32 {
+    let y = x as f64;
+    let y = if y < -60.0 { -60.0 } else { y };
+    let y = if y > 100.0 { 100.0 } else { y };
+    let v = fp64::expm1_pos(y) as f32;
+    if x == 0.0 { x } else { v }
+}
+
+/// `2^x = e^(x ln 2)`.
+#[inline(always)]
+pub(crate) fn exp2(x: f32) -> f32 {
+    fp64::exp(x as f64 * LN_2) as f32
+}
+
+/// `log2 x = ln x / ln 2` (`log2(±0) = -inf`, NaN below 0).
+#[inline(always)]
+pub(crate) fn log2(x: f32) -> f32 {
+    (fp64::log(x as f64) * LOG2_E) as f32
+}
+
+/// `log10 x = ln x / ln 10` (`log10(±0) = -inf`, NaN below 0).
+#[inline(always)]
+pub(crate) fn log10(x: f32) -> f32 {
+    (fp64::log(x as f64) * LOG10_E) as f32
+}
+
+/// `sinh x = sign(x) (e + e/(e + 1))/2` with `e = expm1 |x|` (no cancellation near 0; `±0`
+/// kept, `|x|` clamped to 100, where it is inf in f32).
+#[inline(always)]
+pub(crate) fn sinh(x: f32) -> f32 {
+    let a = (x as f64).abs();
+    let a = if a > 100.0 { 100.0 } else { a };
+    let e = fp64::expm1_pos(a);
+    let v = 0.5 * (e + e / (e + 1.0));
+    (v as f32).copysign(x)
+}
+
+/// `cosh x = (E + 1/E)/2`, `E = e^|x|` (`|x|` clamped to 100).
+#[inline(always)]
+pub(crate) fn cosh(x: f32) -> f32 {
+    let a = (x as f64).abs();
+    let a = if a > 100.0 { 100.0 } else { a };
+    let e = fp64::exp(a);
+    (0.5 * (e + 1.0 / e)) as f32
+}
+
+/// `hypot(x, y) = sqrt(x^2 + y^2)` in f64 (the squares exact, one rounding each for the sum
+/// and root): inf if either is infinite, even with a NaN (C99).
+#[inline(always)]
+pub(crate) fn hypot(x: f32, y: f32) -> f32 {
+    let (xd, yd) = (x as f64, y as f64);
+    let r = xd.mul_add(xd, yd * yd).sqrt() as f32;
+    if x.is_infinite() || y.is_infinite() {
+        f32::INFINITY
+    } else {
+        r
+    }
+}
