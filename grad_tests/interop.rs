@@ -241,6 +241,27 @@ fn torch_dtype_without_tapegrad_dtype_is_refused() {
     assert!(e.message().contains("uint16"), "{e}");
 }
 
+/// One storage record read as two dtypes (`tools/make_pt_alias_fixtures.py`): torch writes it
+/// for an empty tensor and its `.view(torch.int32)`, and reads a record with data as both dtypes
+/// when the byte counts agree. tapegrad storages have one dtype: refused, naming key and dtypes.
+#[test]
+fn storage_read_as_two_dtypes_is_refused() {
+    for name in ["alias_empty.pt", "alias_data.pt"] {
+        let e = pt::load(fixture(name)).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Unsupported, "{name}: {e}");
+        let m = e.message();
+        assert!(
+            m.contains("storage \"0\"") && m.contains("float32") && m.contains("int32"),
+            "{name}: {e}"
+        );
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        assert_eq!(
+            pt::from_bytes(&bytes).unwrap_err().kind(),
+            ErrorKind::Unsupported
+        );
+    }
+}
+
 /// The value tree written to PyTorch by `ours_load_in_torch_and_numpy` (see
 /// tools/check_interop.py for what it must hold there).
 fn torch_check_value() -> Value {

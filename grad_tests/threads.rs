@@ -394,3 +394,161 @@ fn graph_built_across_threads_backprops_exactly() {
     }
     assert_eq!(f64s(&y), v);
 }
+
+/// Deterministic small integers in `-3..=3` (as f64): products and sums of them stay exact.
+fn ints(n: usize, seed: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| ((i * 5 + seed * 11) % 7) as f64 - 3.0)
+        .collect()
+}
+
+/// One thread's model: two Linear layers with deterministic weights (`Linear::new` would draw
+/// from the global generator, which the other threads use at the same time).
+fn small_model(id: usize) -> (tapegrad::nn::Linear, tapegrad::nn::Linear) {
+    let p = |shape: &[usize], seed: usize| {
+        let n = shape.iter().product();
+        let v: Vec<f64> = ints(n, seed).into_iter().map(|x| x / 8.0).collect();
+        Tensor::from_vec(v, shape)
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap()
+    };
+    let l1 = tapegrad::nn::Linear {
+        weight: p(&[8, 8], id),
+        bias: Some(p(&[8], id + 1)),
+    };
+    let l2 = tapegrad::nn::Linear {
+        weight: p(&[4, 8], id + 2),
+        bias: Some(p(&[4], id + 3)),
+    };
+    (l1, l2)
+}
+
+/// Trains model `id` for 4 SGD (momentum) steps on lookups of the frozen embedding `emb`
+/// projected by the read-only `proj`; returns every loss and the final parameters.
+fn train_small(id: usize, emb: &tapegrad::nn::Embedding, proj: &Tensor) -> Vec<Vec<f64>> {
+    use tapegrad::nn::Forward;
+    let (l1, l2) = small_model(id);
+    let params = vec![
+        l1.weight.clone(),
+        l1.bias.clone().unwrap(),
+        l2.weight.clone(),
+        l2.bias.clone().unwrap(),
+    ];
+    let mut opt = Sgd::new(params.clone(), SgdConfig::new(0.05).momentum(0.9)).unwrap();
+    let target = Tensor::from_vec(ints(24, id + 7), &[6, 4]).unwrap();
+    let mut losses = Vec::new();
+    for step in 0..4 {
+        let idx: Vec<i64> = (0..6)
+            .map(|j| ((id * 5 + step * 3 + j) % 16) as i64)
+            .collect();
+        let x = emb
+            .forward(&Tensor::from_vec(idx, &[6]).unwrap())
+            .unwrap()
+            .matmul(proj)
+            .unwrap();
+        let y = l2
+            .forward(&l1.forward(&x).unwrap().tanh().unwrap())
+            .unwrap();
+        let loss = y.mse_loss(&target, tapegrad::Reduction::Mean).unwrap();
+        opt.zero_grad().unwrap();
+        loss.backward().unwrap();
+        opt.step().unwrap();
+        losses.push(loss.item::<f64>().unwrap());
+    }
+    let mut out = vec![losses];
+    out.extend(params.iter().map(f64s));
+    out
+}
+
+/// One backward pass of thread `t` into the shared leaf `leaf` (`[16, 8]`): through a matmul
+/// with the read-only `proj` and through an embedding lookup of the leaf by the frozen table's
+/// integer-valued rows. Every gradient entry is a small integer.
+fn backprop_into_leaf(
+    t: usize,
+    r: usize,
+    leaf: &Tensor,
+    emb: &tapegrad::nn::Embedding,
+    proj: &Tensor,
+) {
+    let c = (t + r) as f64 - 2.0;
+    let idx: Vec<i64> = (0..5).map(|j| ((t * 3 + r + j * 7) % 16) as i64).collect();
+    let looked = Tensor::embedding(&Tensor::from_vec(idx, &[5]).unwrap(), leaf).unwrap();
+    let a = leaf.matmul(proj).unwrap().mul(c).unwrap().sum().unwrap();
+    let b = looked
+        .mul(&emb.weight.narrow(0, 0, 5).unwrap())
+        .unwrap()
+        .sum()
+        .unwrap();
+    a.add(&b).unwrap().backward().unwrap();
+}
+
+/// Stress (issue 26): 8 threads each train their own small model (4 SGD steps) while all read
+/// the same read-only projection and one frozen `Embedding` (requires_grad false), and 4 more
+/// threads backpropagate 5 times each into one shared leaf, all released together; the scenario
+/// runs 100 times, each under a watchdog. Each model's losses and parameters equal a sequential
+/// run bit for bit (its graph is its own). The shared leaf's gradient is compared bitwise with
+/// a sequential run: every contribution is a small integer, so each partial sum is exact in f64
+/// and the result does not depend on the order the engine accumulates concurrent passes in. The
+/// frozen table and the projection end unchanged (values and versions) and without gradients.
+#[test]
+fn stress_training_threads_share_frozen_weights_and_leaves() {
+    let table = Tensor::from_vec(ints(16 * 8, 1), &[16, 8]).unwrap();
+    let emb = Arc::new(tapegrad::nn::Embedding::from_pretrained(&table, true, None).unwrap());
+    let proj = Tensor::from_vec(ints(64, 2), &[8, 8]).unwrap();
+    let (emb_v, proj_v) = (emb.weight.version(), proj.version());
+    let want_models: Vec<_> = (0..8).map(|id| train_small(id, &emb, &proj)).collect();
+    let want_leaf = {
+        let leaf = Tensor::zeros(&[16, 8], DType::F64)
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        for t in 0..4 {
+            for r in 0..5 {
+                backprop_into_leaf(t, r, &leaf, &emb, &proj);
+            }
+        }
+        f64s(&leaf.grad().unwrap())
+    };
+    assert!(want_leaf.iter().any(|&g| g != 0.0));
+    let start = std::time::Instant::now();
+    for round in 0..100 {
+        let leaf = Tensor::zeros(&[16, 8], DType::F64)
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let (emb2, proj2, leaf2) = (emb.clone(), proj.clone(), leaf.clone());
+        let got = watchdog(120, "stress round", move || {
+            at_once(12, move |i| {
+                if i < 8 {
+                    Some(train_small(i, &emb2, &proj2))
+                } else {
+                    for r in 0..5 {
+                        backprop_into_leaf(i - 8, r, &leaf2, &emb2, &proj2);
+                    }
+                    None
+                }
+            })
+        });
+        for (id, g) in got.into_iter().take(8).enumerate() {
+            assert_eq!(
+                g.as_ref(),
+                Some(&want_models[id]),
+                "round {round}, model {id}"
+            );
+        }
+        let g = f64s(&leaf.grad().unwrap());
+        assert!(
+            g.iter()
+                .zip(&want_leaf)
+                .all(|(a, b)| a.to_bits() == b.to_bits()),
+            "round {round}: shared leaf gradient {g:?}"
+        );
+    }
+    assert!(emb.weight.grad().is_none() && !emb.weight.requires_grad());
+    assert!(proj.grad().is_none());
+    assert_eq!((emb.weight.version(), proj.version()), (emb_v, proj_v));
+    assert_eq!(f64s(&emb.weight), ints(16 * 8, 1));
+    assert_eq!(f64s(&proj), ints(64, 2));
+    eprintln!("stress: 100 rounds in {:.2?}", start.elapsed());
+}

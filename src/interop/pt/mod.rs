@@ -19,9 +19,13 @@
 //! Dtypes: the 12 tapegrad has (bool, uint8, int8, int16, int32, int64, float16, bfloat16,
 //! float32, float64, complex64, complex128). Refused with `Unsupported`: those torch writes with
 //! `_rebuild_tensor_v3` (uint16/32/64, the float8 and float4 types, complex32, bits and sub-byte
-//! types) and quantized tensors. Python objects other than None, bool, int (i64), float, str,
-//! list, tuple and dict are refused too (bytes, sets, arbitrary-size ints, custom classes);
-//! an `OrderedDict`'s attribute state (a state dict's `_metadata`) is dropped.
+//! types) and quantized tensors; a storage record read as two dtypes (a tensor and its
+//! `.view(dtype)`, which `torch.save` writes only for storages without data, and `torch.load`
+//! reads as one storage when the byte counts agree), since a tapegrad storage has one dtype and
+//! `set_` refuses another (the error names the record's key and both dtypes; nothing is loaded).
+//! Python objects other than None, bool, int (i64), float, str, list, tuple and dict are
+//! refused too (bytes, sets, arbitrary-size ints, custom classes); an `OrderedDict`'s attribute
+//! state (a state dict's `_metadata`) is dropped.
 //!
 //! The README's example (there with `pt::save`/`pt::load` on a file):
 //!

@@ -410,7 +410,19 @@ impl<'p, F: FnMut(&str, DType, usize) -> Result<Storage>> Machine<'p, F> {
             return Ok(Node::Leaf(Value::None));
         };
         if let Some((s, d, n)) = self.storages.get(&key) {
-            if *d != dtype || *n != numel {
+            if *d != dtype {
+                // torch writes this for a storage without data (and reads one record as two
+                // dtypes when the byte counts agree); tapegrad storages have one dtype
+                bail!(
+                    Unsupported,
+                    OP,
+                    "storage \"{}\" is read as {} and as {}; a tapegrad storage has one dtype",
+                    key,
+                    d,
+                    dtype
+                );
+            }
+            if *n != numel {
                 bail!(
                     Malformed,
                     OP,
