@@ -31,7 +31,7 @@ backward!(ConstGradBackward, self.name, |self, ctx, g: Tensor| {
 /// `binary_cross_entropy_with_logits_backward` / `_target_backward` in their order of
 /// operations (`g` = the reduced output's gradient; `/ numel` last, for the mean), built from
 /// ops on the saved logits and target (so it is differentiable again):
-/// d/dx = `(sigmoid(x) - y) g w` (pos_weight: `((pw y + 1 - y) sigmoid(x) - y) g w`),
+/// d/dx = `(sigmoid(x) - y) g w` (pos_weight: `((pw y + 1 - y) sigmoid(x) - pw y) g w`),
 /// d/dy = `-x g w` (pos_weight: `(log_sigmoid(-x) - log_sigmoid(x) pw) g w`). PyTorch's
 /// in-place steps under `create_graph` are kept in place: they give its version counts.
 struct BceWithLogitsBackward {
@@ -51,7 +51,10 @@ backward!(
         let gx = ctx.grad_if(0, || {
             let s = x.sigmoid()?;
             let d = match &self.pos_weight {
-                Some(p) => p.mul(y)?.add(1.0)?.sub(y)?.mul(&s)?.sub(y)?,
+                Some(p) => {
+                    let t = p.mul(y)?;
+                    t.add(1.0)?.sub(y)?.mul(&s)?.sub(&t)?
+                }
                 None => s.sub(y)?,
             };
             let mut gx = d.mul(&g)?;
