@@ -973,3 +973,15 @@ fn bool_tensors_never_read_bytes_other_than_0_and_1() {
         vec![false, true, true, true]
     );
 }
+
+/// A `.pt` pickle whose bool tensor is marked `requires_grad=True` (libFuzzer `pt` finding of
+/// session 16): the reader called `requires_grad_` and returned its error kind, outside the
+/// reader's contract. torch.load refuses such a file too; it is now `Malformed`, naming the dtype.
+#[test]
+fn pt_record_of_a_bool_tensor_requiring_grad_is_malformed() {
+    let file = include_bytes!("../fuzz/corpus/pt/bool_tensor_requires_grad");
+    let e = tapegrad::interop::fuzzing::unpickle(file).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Malformed, "{e}");
+    assert!(e.to_string().contains("requires_grad"), "{e}");
+    assert!(e.to_string().contains("Bool"), "{e}");
+}

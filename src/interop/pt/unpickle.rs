@@ -86,6 +86,20 @@ struct Machine<'p, F> {
     source: F,
 }
 
+/// Marks a loaded tensor as requiring grad; a record asking it of a dtype without gradients
+/// (integer, bool) is malformed: `torch.load` refuses it too.
+fn require_grad(t: &Tensor) -> Result<()> {
+    if !t.dtype().is_differentiable() {
+        return Err(malformed(format!(
+            "a {:?} tensor marked requires_grad (only floating point and complex tensors can \
+             require gradients)",
+            t.dtype()
+        )));
+    }
+    t.requires_grad_(true)?;
+    Ok(())
+}
+
 fn malformed(what: impl std::fmt::Display) -> crate::Error {
     err!(Malformed, OP, "corrupt pickle: {}", what)
 }
@@ -473,7 +487,7 @@ impl<'p, F: FnMut(&str, DType, usize) -> Result<Storage>> Machine<'p, F> {
                 };
                 let t = t.clone();
                 if self.bool_at(a[1], "requires_grad")? {
-                    t.requires_grad_(true)?;
+                    require_grad(&t)?;
                 }
                 Ok(Node::Tensor(t))
             }
@@ -518,7 +532,7 @@ impl<'p, F: FnMut(&str, DType, usize) -> Result<Storage>> Machine<'p, F> {
         let t = Tensor::zeros(&[0], *dtype)?;
         t.set_storage(storage, offset, &sizes, Some(&strides))?;
         if requires_grad {
-            t.requires_grad_(true)?;
+            require_grad(&t)?;
         }
         Ok(t)
     }
