@@ -346,15 +346,15 @@ fn dispatch(c: &Call) -> CallResult<Val> {
             val(if rg { t.requires_grad_(true) } else { Ok(t) })
         }
         "zeros" => val(Tensor::zeros(
-            &to_usizes(c.arg(0)?)?,
+            to_i64s(c.arg(0)?)?.as_slice(),
             c.dtype_or(DType::F32)?,
         )),
         "ones" => val(Tensor::ones(
-            &to_usizes(c.arg(0)?)?,
+            to_i64s(c.arg(0)?)?.as_slice(),
             c.dtype_or(DType::F32)?,
         )),
         "empty" => val(Tensor::empty(
-            &to_usizes(c.arg(0)?)?,
+            to_i64s(c.arg(0)?)?.as_slice(),
             c.dtype_or(DType::F32)?,
         )),
         "arange" => arange(c),

@@ -208,3 +208,64 @@ fn add_out_writes_in_place() -> R {
     assert!(a.add_out(&b, &Tensor::zeros(&[3], DType::F32)?).is_err());
     Ok(())
 }
+
+// ---- issue 21 (sweep): matrix @ vector as PyTorch's `mv`, MKL's complex rounding (values
+// recorded from PyTorch 2.15)
+
+#[test]
+fn matmul_matrix_vector_is_mv_with_fresh_gradients() -> R {
+    let a = t64(&[0.0, 2.5, -1.0, 1.0, 2.0, 3.0], &[2, 3]).requires_grad_(true)?;
+    let b = t64(&[1.0, -2.0, 0.5], &[3]).requires_grad_(true)?;
+    let y = a.matmul(&b)?;
+    assert_eq!(y.grad_fn().unwrap().name(), "MvBackward0");
+    let gs = tapegrad::autograd::grad(
+        &[y],
+        &[a.clone(), b.clone()],
+        &[Some(t64(&[1.0, -1.0], &[2]))],
+        tapegrad::autograd::GradOptions::default().create_graph(true),
+    )?;
+    let (ga, gb) = (gs[0].clone().unwrap(), gs[1].clone().unwrap());
+    // PyTorch: `g.ger(b)` and `a.t().mv(g)`, neither a view (was a squeezed column)
+    assert!(!ga.is_view() && !gb.is_view());
+    assert_eq!(ga.strides(), vec![3, 1]);
+    assert_eq!(ga.to_vec::<f64>()?, vec![1.0, -2.0, 0.5, -1.0, 2.0, -0.5]);
+    assert_eq!(gb.to_vec::<f64>()?, vec![-1.0, 0.5, -4.0]);
+    tapegrad::autograd::gradgradcheck(|v| v[0].matmul(&v[1])?.sum(), &[a, b], Default::default())?;
+    Ok(())
+}
+
+#[test]
+fn complex_matmul_rounds_each_product_as_mkl() -> R {
+    use tapegrad::dtype::C128;
+    // conj(a) row [(-0 - i), (1e30 + 1e30 i), 0] @ g column: the two 1e30 * 0.6875 products
+    // cancel exactly (a fused multiply-add left 2^44 in the real part)
+    let a = Tensor::from_vec(
+        vec![
+            C128::new(-0.0, -1.0),
+            C128::new(1e30, 1e30),
+            C128::new(0.0, -0.0),
+        ],
+        &[1, 3],
+    )?;
+    let g = Tensor::from_vec(
+        vec![
+            C128::new(0.0, -0.1875),
+            C128::new(0.6875, 0.6875),
+            C128::new(0.5625, -1.4375),
+        ],
+        &[3, 1],
+    )?;
+    for (x, y) in [
+        (a.clone(), g.clone()),
+        (a.t()?.contiguous()?.t()?, g.clone()),
+    ] {
+        let r = x.mm(&y)?.to_vec::<C128>()?;
+        assert_eq!(r, vec![C128::new(-0.1875, 1.375e30)]);
+    }
+    // BLAS's `alpha = 1 + 0i` scaling: an infinite part makes both parts NaN
+    let inf = Tensor::from_vec(vec![C128::new(f64::INFINITY, 0.0)], &[1, 1])?;
+    let r = inf.mm(&Tensor::from_vec(vec![C128::new(2.3125, 0.0)], &[1, 1])?)?;
+    let r = r.to_vec::<C128>()?;
+    assert!(r[0].re.is_nan() && r[0].im.is_nan(), "{r:?}");
+    Ok(())
+}

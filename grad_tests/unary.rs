@@ -872,3 +872,146 @@ fn real_edge_values_match_pytorch() -> R {
     assert!(l.item::<f32>()?.is_finite());
     Ok(())
 }
+
+// ---- issue 21 (sweep): lerp's two-branch kernel, oneDNN's gelu order, addcdiv's node,
+// negative sizes of ones/zeros (values recorded from PyTorch 2.15)
+
+fn inf_nan_eq(got: &[f32], want: &[f32]) {
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(want) {
+        assert!(
+            (g.is_nan() && w.is_nan()) || g == w,
+            "got {got:?}, want {want:?}"
+        );
+    }
+}
+
+#[test]
+fn lerp_uses_pytorchs_two_branch_formula() -> R {
+    let (inf, nan) = (f32::INFINITY, f32::NAN);
+    let a = Tensor::from_vec(vec![65504.0f32, 1.0, -2.0, 3.0], &[4])?;
+    let e = Tensor::from_vec(vec![-inf, inf, 6.0, 3.0], &[4])?;
+    // |w| >= 0.5: `e - (e - a)(1 - w)` (so -inf + inf = NaN where `a + w (e - a)` is -inf)
+    inf_nan_eq(&a.lerp(&e, 0.5)?.to_vec::<f32>()?, &[nan, nan, 2.0, 3.0]);
+    inf_nan_eq(&a.lerp(&e, 0.25)?.to_vec::<f32>()?, &[-inf, inf, 0.0, 3.0]);
+    inf_nan_eq(&a.lerp(&e, 1.0)?.to_vec::<f32>()?, &[nan, nan, 6.0, 3.0]);
+    let w = Tensor::from_vec(vec![0.5f32, 0.25, 1.0, nan], &[4])?;
+    inf_nan_eq(&a.lerp(&e, &w)?.to_vec::<f32>()?, &[nan, inf, 6.0, nan]);
+    // complex: |w|² = 0.25 is not small, (inf + 0i) -> (inf, NaN)
+    let z = Tensor::from_vec(vec![tapegrad::dtype::C64::new(inf, 0.0)], &[1])?;
+    let r = z
+        .lerp(&z.zeros_like()?, 0.5)?
+        .to_vec::<tapegrad::dtype::C64>()?;
+    assert!(r[0].re == inf && r[0].im.is_nan(), "{r:?}");
+    // f16 computes in f32 (nan from -inf + inf, as PyTorch's lerp_ of sw_lerp_ip_0032)
+    let h = Tensor::from_vec(vec![65504.0f32], &[1])?.to_dtype(DType::F16)?;
+    let he = Tensor::from_vec(vec![-inf], &[1])?.to_dtype(DType::F16)?;
+    h.lerp_(&he, 0.5)?;
+    assert!(h.to_dtype(DType::F32)?.to_vec::<f32>()?[0].is_nan());
+    // the in-place form writes self's layout
+    let x = Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?.t()?;
+    x.lerp_(&Tensor::zeros(&[3, 2], DType::F32)?, 0.5)?;
+    assert_eq!(x.strides(), vec![1, 3]);
+    assert_eq!(x.to_vec::<f32>()?, vec![0.5, 2.0, 1.0, 2.5, 1.5, 3.0]);
+    Ok(())
+}
+
+#[test]
+fn lerp_backward_is_pytorchs_formula() -> R {
+    let s = t64(&[1.0, 2.0], &[2]).requires_grad_(true)?;
+    let e = t64(&[3.0, 5.0], &[2]).requires_grad_(true)?;
+    let w = t64(&[0.25, 0.75], &[2]).requires_grad_(true)?;
+    let y = s.lerp(&e, &w)?;
+    assert_eq!(y.grad_fn().unwrap().name(), "LerpBackward1");
+    y.backward_with(Some(&t64(&[1.0, 2.0], &[2])), Default::default())?;
+    assert_eq!(s.grad().unwrap().to_vec::<f64>()?, vec![0.75, 0.5]);
+    assert_eq!(e.grad().unwrap().to_vec::<f64>()?, vec![0.25, 1.5]);
+    assert_eq!(w.grad().unwrap().to_vec::<f64>()?, vec![2.0, 6.0]);
+    let ins = [s.detach(), e.detach(), w.detach()];
+    let ins: Vec<Tensor> = ins
+        .iter()
+        .map(|t| t.requires_grad_(true))
+        .collect::<Result<_, _>>()?;
+    tapegrad::autograd::gradgradcheck(
+        |v| v[0].lerp(&v[1], &v[2])?.sum(),
+        &ins,
+        Default::default(),
+    )?;
+    tapegrad::autograd::gradgradcheck(
+        |v| v[0].lerp(&v[1], 0.75)?.sum(),
+        &ins[..2],
+        Default::default(),
+    )?;
+    Ok(())
+}
+
+#[test]
+fn gelu_exact_f32_overflows_like_onednn() -> R {
+    let big = |shape: &[usize]| Tensor::full(shape, 2e38, DType::F32);
+    // contiguous, more than one element: PyTorch's oneDNN `(1 + erf) * x * 0.5` -> inf
+    let y = big(&[3, 3])?.gelu(tapegrad::Approximate::None)?;
+    assert!(y.to_vec::<f32>()?.iter().all(|v| *v == f32::INFINITY));
+    let yb = big(&[3])?
+        .to_dtype(DType::BF16)?
+        .gelu(tapegrad::Approximate::None)?;
+    assert_eq!(yb.to_dtype(DType::F32)?.to_vec::<f32>()?[0], f32::INFINITY);
+    // one element or a non-contiguous input: the native `x * 0.5 * (1 + erf)` stays finite
+    let one = big(&[1])?.gelu(tapegrad::Approximate::None)?;
+    assert_eq!(one.to_vec::<f32>()?, vec![2e38]);
+    let tr = big(&[3, 3])?.t()?.gelu(tapegrad::Approximate::None)?;
+    assert_eq!(tr.to_vec::<f32>()?[0], 2e38);
+    // and -x large: -0.0 in both orders
+    let neg = Tensor::full(&[2], -3e38, DType::F32)?.gelu(tapegrad::Approximate::None)?;
+    assert!(
+        neg.to_vec::<f32>()?
+            .iter()
+            .all(|v| *v == 0.0 && v.is_sign_negative())
+    );
+    Ok(())
+}
+
+#[test]
+fn addcdiv_is_one_node_with_pytorchs_gradients() -> R {
+    let a = Tensor::zeros(&[2, 3], DType::F64)?.requires_grad_(true)?;
+    let b = t64(&[2.0, -1.0, 0.5], &[3]).requires_grad_(true)?;
+    let c = t64(&[2.0, 4.0], &[2, 1]).requires_grad_(true)?;
+    let y = a.addcdiv(&b, &c, -0.5)?;
+    assert_eq!(y.grad_fn().unwrap().name(), "AddcdivBackward0");
+    let gs = tapegrad::autograd::grad(
+        &[y],
+        &[a.clone(), b.clone(), c.clone()],
+        &[Some(Tensor::ones(&[2, 3], DType::F64)?)],
+        tapegrad::autograd::GradOptions::default().create_graph(true),
+    )?;
+    let gs: Vec<Tensor> = gs.into_iter().map(|g| g.unwrap()).collect();
+    // the engine sums b's [2, 3] gradient to [3]: a view, as PyTorch's `sum_to`
+    assert_eq!(
+        gs.iter().map(|g| g.is_view()).collect::<Vec<_>>(),
+        vec![false, true, false]
+    );
+    assert_eq!(gs[1].to_vec::<f64>()?, vec![-0.375; 3]);
+    assert_eq!(gs[2].to_vec::<f64>()?, vec![0.1875, 0.046875]);
+    // bf16 (sw_addcdiv_ip_0061): `-g (value t1 / (t2 t2))`, each op rounded to bf16
+    let bf = |v: &[f64], s: &[usize]| t64(v, s).to_dtype(DType::BF16);
+    let x = bf(&[3.125, -1.1875, -2.75, -0.125, -2.5, 2.625], &[2, 3])?
+        .requires_grad_(true)?
+        .mul(1.0)?;
+    let t1 = bf(&[2.4375, 2.25, 2.0625], &[3])?.requires_grad_(true)?;
+    let t2 = bf(&[2.625, 0.875], &[2, 1])?.requires_grad_(true)?;
+    x.addcdiv_(&t1, &t2, 1)?;
+    let ct = bf(&[1.0625, 0.875, -1.3125, 0.5625, -1.125, 0.625], &[2, 3])?;
+    x.backward_with(Some(&ct), Default::default())?;
+    let g = |t: &Tensor| t.grad().unwrap().to_dtype(DType::F64)?.to_vec::<f64>();
+    assert_eq!(g(&t2)?, vec![-0.26953125, -0.1640625]);
+    assert_eq!(g(&t1)?, vec![1.046875, -0.9453125, 0.2109375]);
+    Ok(())
+}
+
+#[test]
+fn ones_zeros_refuse_negative_sizes_as_pytorch() {
+    let z = Tensor::zeros(&[-1i64, 2][..], DType::F32).unwrap_err();
+    assert_eq!(z.kind(), ErrorKind::InvalidArgument);
+    let o = Tensor::ones(&[-1i64, 2][..], DType::F32).unwrap_err();
+    assert_eq!(o.kind(), ErrorKind::InvalidArgument);
+    assert!(o.to_string().contains("negative dimension -1"));
+}

@@ -1,8 +1,9 @@
 //! Matrix-multiply kernel: `dst = lhs @ rhs` over arbitrary (signed) strides. On x86_64 with
-//! AVX2+FMA, f32/f64 use the packed kernel in `gemm_x86`; otherwise f32/f64/c64/c128 go through
-//! the `gemm` crate. Both run multithreaded for large products (the packed kernel on the kernel
-//! team, `gemm` on rayon); every other dtype
-//! uses a simple triple loop (callers widen f16/bf16 to f32 first).
+//! AVX2+FMA, f32/f64 use the packed kernel in `gemm_x86`; otherwise f32/f64 go through the
+//! `gemm` crate. Both run multithreaded for large products (the packed kernel on the kernel
+//! team, `gemm` on rayon). c64/c128 use the unfused serial loop `complex_rounded` (MKL's
+//! rounding); every other dtype uses a simple triple loop (callers widen f16/bf16 to f32
+//! first).
 
 use super::Cpu;
 use crate::DType;
@@ -146,10 +147,12 @@ unsafe fn matmul_on<T: Element>(
         }
         return;
     }
-    let gemmable = id == TypeId::of::<f32>()
-        || id == TypeId::of::<f64>()
-        || id == TypeId::of::<gemm::c32>()
-        || id == TypeId::of::<gemm::c64>();
+    if id == TypeId::of::<gemm::c32>() || id == TypeId::of::<gemm::c64>() {
+        // SAFETY: forwarded contract.
+        unsafe { complex_rounded(m, n, k, dst, lhs, rhs) };
+        return;
+    }
+    let gemmable = id == TypeId::of::<f32>() || id == TypeId::of::<f64>();
     if gemmable && k > 0 {
         let par = if parallel && m * n * k >= PAR_THRESHOLD && super::threads::parallel() {
             gemm::Parallelism::Rayon(super::threads::num_threads())
@@ -206,6 +209,52 @@ unsafe fn matmul_on<T: Element>(
             }
             // SAFETY: (i, j) is inside dst.
             unsafe { *dst.ptr.offset(i * dst.rs + j * dst.cs) = acc };
+        }
+    }
+}
+
+/// The complex product as MKL's `cgemm`/`zgemm` (PyTorch's CPU BLAS) rounds it: every complex
+/// product `(ac - bd, ad + bc)` from rounded real products (no fused multiply-add, so equal
+/// products cancel exactly; the `gemm` crate's fused kernel leaves the rounding residue of
+/// `bd`, e.g. 2^44 for `1e30 * 0.6875`), summed over `k` in order, then scaled by BLAS's
+/// `alpha = 1 + 0i` (so `inf + 0i` becomes NaN + NaN i, as in PyTorch). Rows of `dst` are
+/// accumulated `i, p, j` so a unit-stride `rhs`/`dst` row streams.
+///
+/// # Safety
+/// As [`matmul`].
+unsafe fn complex_rounded<T: Element>(
+    m: usize,
+    n: usize,
+    k: usize,
+    dst: Mat<*mut T>,
+    lhs: Mat<*const T>,
+    rhs: Mat<*const T>,
+) {
+    for i in 0..m as isize {
+        for j in 0..n as isize {
+            // SAFETY: (i, j) is inside dst.
+            unsafe { *dst.ptr.offset(i * dst.rs + j * dst.cs) = T::zero() };
+        }
+        for p in 0..k as isize {
+            // SAFETY: (i, p) is inside lhs.
+            let a = unsafe { *lhs.ptr.offset(i * lhs.rs + p * lhs.cs) };
+            for j in 0..n as isize {
+                // SAFETY: (p, j) is inside rhs and (i, j) inside dst, which does not alias it.
+                unsafe {
+                    let b = *rhs.ptr.offset(p * rhs.rs + j * rhs.cs);
+                    let d = dst.ptr.offset(i * dst.rs + j * dst.cs);
+                    *d = (*d).add(a.mul(b));
+                }
+            }
+        }
+        // BLAS's `alpha * (A B)` with alpha = 1 + 0i, a full complex product: an infinite
+        // part makes both parts NaN (0 * inf), as PyTorch's results show
+        for j in 0..n as isize {
+            // SAFETY: (i, j) is inside dst.
+            unsafe {
+                let d = dst.ptr.offset(i * dst.rs + j * dst.cs);
+                *d = T::one().mul(*d);
+            }
         }
     }
 }

@@ -9,7 +9,7 @@
 //! - [`binary_extra`]: `maximum`/`minimum`, `fmax`/`fmin`, `floor_divide`/`remainder`/`fmod`,
 //!   `atan2`, `hypot` (with in-place forms).
 //! - [`mask`]: `where_`, `masked_fill`, `nan_to_num`; [`clamp`]; [`pow`] (and `square`);
-//!   [`lerp`]: `lerp`, `addcmul`, `addcdiv` (composed).
+//!   [`lerp`]: `lerp` (PyTorch's two-branch kernel), `addcdiv`, `addcmul` (composed values).
 //! - [`arith_scalar`]: the dense fast path of arithmetic with a non-promoting Rust scalar (out
 //!   of place, in place, on a gradient the engine hands over).
 //! - [`compare`]: comparisons, logical and bitwise ops, `isnan`/`isinf`/`isfinite`, and their
@@ -33,7 +33,9 @@
 //!   minimum's rule
 //! - pow: `g e x^(e-1)` for the base (0 for `e == 0`), `g out ln(x)` for a tensor exponent (0
 //!   where `x == 0` and `e >= 0`), `g out ln(base)` for a scalar base
-//! - lerp, addcmul, addcdiv: composed of add/mul/div; square: pow's rule (`2 g x`)
+//! - lerp: `g (1 - conj w)`, `g conj w`, `g conj(end - x)` for a tensor weight
+//! - addcdiv: `g`, `g conj(value / t2)`, `-g conj(value t1 / (t2 t2))`
+//! - addcmul: composed of add/mul; square: pow's rule (`2 g x`)
 //! - in-place comparisons (`eq_`, ...): zero for `self` and `other`
 //! - comparisons, logical, bitwise: not differentiable
 

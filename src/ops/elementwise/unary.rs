@@ -287,6 +287,12 @@ pub(crate) fn run<T: Element>(
     }
 }
 
+/// Whether PyTorch computes this exact GELU with oneDNN (`use_mkldnn`: a contiguous input of
+/// more than one element, out of place).
+fn onednn_gelu(a: &Tensor, out: Option<&Tensor>) -> bool {
+    out.is_none() && a.numel() > 1 && a.is_contiguous()
+}
+
 /// `sqrt(2 / pi)`, the scale inside tanh-approximated GELU.
 pub(crate) const GELU_BETA: f64 = std::f64::consts::SQRT_2 * std::f64::consts::FRAC_2_SQRT_PI * 0.5;
 
@@ -346,7 +352,16 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Cosh => float_go!(dt, a, out, R, |x| x.vcosh()),
         Tanh => float_go!(dt, a, out, R, |x| x.vtanh()),
         Sigmoid => float_go!(dt, a, out, R, |x| x.vsigmoid()),
-        // PyTorch's formulas, in the compute type
+        // PyTorch's formulas, in the compute type; a contiguous f32/bf16 input of more than
+        // one element goes through oneDNN's `eltwise_gelu_erf` there (`use_mkldnn` in
+        // Activation.cpp), which multiplies `(1 + erf) * x` first and then halves: it
+        // overflows to inf for `x > f32::MAX / 2`, where the native order stays finite
+        Gelu(false) if matches!(dt, DType::F32 | DType::BF16) && onednn_gelu(a, out) => {
+            float_go!(dt, a, out, R, |x| (1.0
+                + (x * std::f64::consts::FRAC_1_SQRT_2 as R).verf())
+                * x
+                * 0.5)
+        }
         Gelu(false) => float_go!(dt, a, out, R, |x| x
             * 0.5
             * (1.0 + (x * std::f64::consts::FRAC_1_SQRT_2 as R).verf())),

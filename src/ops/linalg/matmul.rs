@@ -177,6 +177,57 @@ backward!(DotBackward, "DotBackward0", |self, ctx, g: Tensor| {
     grads([ga, gb])
 });
 
+/// Backward of `matmul`'s matrix @ vector (PyTorch's `MvBackward0`): `outer(g, conj v)` for
+/// the matrix, `conj(a)ᵀ @ g` (a matrix-vector product again) for the vector; both fresh
+/// tensors. Saved: the matrix (if the vector needs a gradient), then the vector (if the matrix
+/// does).
+struct MvBackward {
+    save_a: bool,
+    save_v: bool,
+}
+
+backward!(MvBackward, "MvBackward0", |self, ctx, g: Tensor| {
+    let mut it = ctx.saved.iter();
+    let a = if self.save_a { it.next() } else { None };
+    let v = if self.save_v { it.next() } else { None };
+    let ga = match (ctx.needs(0), v) {
+        (true, Some(v)) => Some(g.outer(&v.conj_if_complex()?)?),
+        _ => None,
+    };
+    let gv = match (ctx.needs(1), a) {
+        (true, Some(a)) => Some(a.conj_if_complex()?.t()?.matmul(&g)?),
+        _ => None,
+    };
+    grads([ga, gv])
+});
+
+/// `matmul` of a matrix `[m, k]` and a vector `[k]` (PyTorch's `mv`): the product as `mm` with
+/// the vector as a column (its checks and kernel), recorded as one node whose gradients are
+/// fresh tensors, not views of a column.
+fn mv(a: &Tensor, v: &Tensor, m: usize) -> Result<Tensor> {
+    let out = {
+        let _g = crate::autograd::no_grad();
+        a.mm(&v.unsqueeze(1)?)?.unsafe_view(&[m as i64])?
+    };
+    let (save_a, save_v) = (v.requires_grad(), a.requires_grad());
+    record(
+        &[&out],
+        &[a, v],
+        || {
+            let mut s = Vec::new();
+            if save_a {
+                s.push(SavedTensor::input(a));
+            }
+            if save_v {
+                s.push(SavedTensor::input(v));
+            }
+            s
+        },
+        MvBackward { save_a, save_v },
+    )?;
+    Ok(out)
+}
+
 impl Tensor {
     /// Matrix product of two 2-D tensors of the same dtype.
     ///
@@ -367,7 +418,7 @@ impl Tensor {
                         sb[0]
                     );
                 }
-                return self.mm(&other.unsqueeze(1)?)?.unsafe_view(&[sa[0] as i64]);
+                return mv(self, other, sa[0]);
             }
             // PyTorch squeezes this result in place (its version is 1)
             (1, 2) => return self.unsqueeze(0)?.mm(other)?.squeeze_(Some(0)),

@@ -6,7 +6,9 @@
 //! Derivative rules (`g` = output gradient):
 //! - mm/bmm: `g @ conj(b)^T` for `a`, `conj(a)^T @ g` for `b`
 //! - dot: `g conj(b)`, `g conj(a)`
-//! - matmul, addmm, outer, linear: composed of mm/bmm/dot, views and arithmetic
+//! - matmul of a matrix and a vector (PyTorch's `mv`, one node in `matmul.rs`): `outer(g,
+//!   conj(v))` for the matrix, `conj(a)^T @ g` for the vector
+//! - matmul (other ranks), addmm, outer, linear: composed of mm/bmm/dot, views and arithmetic
 //! - einsum: composed (diagonal/permute/reshape views, sum_dims, mul, bmm)
 //! - baddbmm: `beta g` (summed to `self`'s shape) for `self`, `alpha g @ batch2^H` for
 //!   `batch1`, `alpha batch1^H @ g` for `batch2`
