@@ -61,6 +61,21 @@ pub(crate) fn norm_cases() -> Vec<Case> {
         ),
         case!("group_norm/one_group_4d", [x4(614)], |v| v[0]
             .group_norm(1, None, None, 1e-5)),
+        // channels-last inputs: the output and input gradient keep the format
+        case!("batch_norm/channels_last", [x4(690), w(691)], |v| {
+            let x = v[0]
+                .permute([0, 2, 3, 1])?
+                .contiguous()?
+                .permute([0, 3, 1, 2])?;
+            x.batch_norm(None, None, Some(&v[1]), None, true, 0.1, 1e-3)
+        }),
+        case!("group_norm/channels_last", [x4(692), w(693)], |v| {
+            let x = v[0]
+                .permute([0, 2, 3, 1])?
+                .contiguous()?
+                .permute([0, 3, 1, 2])?;
+            x.group_norm(2, Some(&v[1]), None, 1e-3)
+        }),
         case!("instance_norm", [x(615), w(616), w(617)], |v| {
             let (rm, rv) = stats();
             v[0].instance_norm(

@@ -3,11 +3,13 @@
 //! `compute_stride` for `view`) and the strided iteration that kernels use. No element lives here.
 
 mod iter;
+mod memory_format;
 mod output;
 mod shape;
 
 pub(crate) use iter::{PAR_MIN_ELEMS, par_for_each_run, par_ranges};
 pub use iter::{StridedOffsets, for_each_run};
+pub(crate) use memory_format::suggests_channels_last;
 pub use output::{dense_strides_like, iter_output_strides};
 pub use shape::{
     broadcast_shapes, compute_stride, contiguous_strides, infer_size, numel, wrap_dim,

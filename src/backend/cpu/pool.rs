@@ -1,7 +1,8 @@
 //! Pooling kernels over contiguous `[planes, h, w]` elements and the windows of a
-//! [`PoolWindows`]: [`max_pool`] (values and plane positions, PyTorch's NaN rule), [`avg_pool`]
-//! (window sums over given divisors, in the dtype's compute type) and its adjoint
-//! [`avg_pool_transpose`]. One task per block of planes on the rayon pool when the size pays.
+//! [`PoolWindows`]: [`max_pool`] (values and plane positions, PyTorch's NaN rule; integers
+//! too, a window without taps giving the type's lowest value), [`avg_pool`] (window sums over
+//! given divisors, in the dtype's compute type; i64 sums wrap and divide truncating, as
+//! PyTorch's) and its adjoint [`avg_pool_transpose`]. One task per block of planes on the rayon pool when the size pays.
 
 use super::Cpu;
 use super::rowwise::{elems, elems_mut};
@@ -80,23 +81,76 @@ pub(super) fn max_pool(
     win: &PoolWindows,
     dt: DType,
 ) {
-    let (ip, op) = (win.in_plane(), win.out_plane());
+    let op = win.out_plane();
     if win.planes * op == 0 {
         return;
     }
     match_dtype!(dt, float, (T, C) => {
-        let s = elems::<T>(src, so, win.planes * ip);
-        let d = elems_mut::<T>(dst, win.planes * op);
-        let ix = elems_mut::<i64>(idx, win.planes * op);
-        let mut pairs: Vec<(&mut [T], &mut [i64])> =
-            d.chunks_mut(op).zip(ix.chunks_mut(op)).collect();
-        let work = op * win.rows.first().map_or(1, |r| r.1) * win.cols.first().map_or(1, |c| c.1);
-        planes(&mut pairs, 1, s, ip, work, |pairs, s| {
-            for ((d, ix), s) in pairs.iter_mut().zip(s.chunks(ip)) {
-                max_plane::<T, C>(d, ix, s, win);
+        max_planes::<T>(dst, idx, src, so, win, max_plane::<T, C>)
+    }, else match_dtype!(dt, int, T => {
+        max_planes::<T>(dst, idx, src, so, win, max_plane_int::<T>)
+    }))
+}
+
+/// Runs `plane(dst, idx, src, win)` over every plane of a max pooling.
+fn max_planes<T: Element>(
+    dst: &mut CpuBuffer,
+    idx: &mut CpuBuffer,
+    src: &CpuBuffer,
+    so: usize,
+    win: &PoolWindows,
+    plane: fn(&mut [T], &mut [i64], &[T], &PoolWindows),
+) {
+    let (ip, op) = (win.in_plane(), win.out_plane());
+    let s = elems::<T>(src, so, win.planes * ip);
+    let d = elems_mut::<T>(dst, win.planes * op);
+    let ix = elems_mut::<i64>(idx, win.planes * op);
+    let mut pairs: Vec<(&mut [T], &mut [i64])> = d.chunks_mut(op).zip(ix.chunks_mut(op)).collect();
+    let work = op * win.rows.first().map_or(1, |r| r.1) * win.cols.first().map_or(1, |c| c.1);
+    planes(&mut pairs, 1, s, ip, work, |pairs, s| {
+        for ((d, ix), s) in pairs.iter_mut().zip(s.chunks(ip)) {
+            plane(d, ix, s, win);
+        }
+    });
+}
+
+/// The integer element types of max pooling and their lowest value (what a window without
+/// taps gives, as PyTorch's `numeric_limits::lowest`).
+trait IntMax: Copy + Ord {
+    const LOWEST: Self;
+}
+
+macro_rules! int_max {
+    ($($t:ty),*) => {$(
+        impl IntMax for $t {
+            const LOWEST: Self = <$t>::MIN;
+        }
+    )*};
+}
+int_max!(u8, i8, i16, i32, i64);
+
+fn max_plane_int<T: IntMax>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWindows) {
+    let ow = win.cols.len();
+    for (i, &(r0, nr)) in win.rows.iter().enumerate() {
+        for (j, &(c0, nc)) in win.cols.iter().enumerate() {
+            let mut best = T::LOWEST;
+            let mut at = r0 * win.w + c0;
+            let mut first = true;
+            for kr in 0..nr {
+                let base = (r0 + kr * win.dh) * win.w;
+                for kc in 0..nc {
+                    let p = base + c0 + kc * win.dw;
+                    if first || s[p] > best {
+                        best = s[p];
+                        at = p;
+                        first = false;
+                    }
+                }
             }
-        });
-    })
+            d[i * ow + j] = best;
+            ix[i * ow + j] = at as i64;
+        }
+    }
 }
 
 fn max_plane<T, C>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWindows)
@@ -140,17 +194,49 @@ pub(super) fn avg_pool(
     if win.planes * op == 0 {
         return;
     }
+    let work = op * win.rows.first().map_or(1, |r| r.1) * win.cols.first().map_or(1, |c| c.1);
+    if dt == DType::I64 {
+        let s = elems::<i64>(src, so, win.planes * ip);
+        let d = elems_mut::<i64>(dst, win.planes * op);
+        let div: Vec<i64> = div.iter().map(|&v| v as i64).collect();
+        planes(d, op, s, ip, work, |d, s| {
+            for (d, s) in d.chunks_mut(op).zip(s.chunks(ip)) {
+                avg_plane_i64(d, s, win, &div);
+            }
+        });
+        return;
+    }
     match_dtype!(dt, float, (T, C) => {
         let s = elems::<T>(src, so, win.planes * ip);
         let d = elems_mut::<T>(dst, win.planes * op);
         let div: Vec<C> = div.iter().map(|&v| C::of_f64(v)).collect();
-        let work = op * win.rows.first().map_or(1, |r| r.1) * win.cols.first().map_or(1, |c| c.1);
         planes(d, op, s, ip, work, |d, s| {
             for (d, s) in d.chunks_mut(op).zip(s.chunks(ip)) {
                 avg_plane::<T, C>(d, s, win, &div);
             }
         });
     })
+}
+
+/// [`avg_plane`] of i64: a wrapping sum divided truncating (PyTorch's int64 average pooling).
+fn avg_plane_i64(d: &mut [i64], s: &[i64], win: &PoolWindows, div: &[i64]) {
+    let ow = win.cols.len();
+    for (i, &(r0, nr)) in win.rows.iter().enumerate() {
+        for (j, &(c0, nc)) in win.cols.iter().enumerate() {
+            let mut sum = 0i64;
+            for kr in 0..nr {
+                let base = (r0 + kr * win.dh) * win.w + c0;
+                for kc in 0..nc {
+                    sum = sum.wrapping_add(s[base + kc * win.dw]);
+                }
+            }
+            d[i * ow + j] = if nr * nc == 0 {
+                0
+            } else {
+                sum.wrapping_div(div[i * ow + j])
+            };
+        }
+    }
 }
 
 fn avg_plane<T, C>(d: &mut [T], s: &[T], win: &PoolWindows, div: &[C])

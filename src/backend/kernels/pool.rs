@@ -8,7 +8,7 @@ use crate::backend::{Device, PoolWindows};
 /// Windows over contiguous planes.
 pub(crate) trait PoolKernels: Device {
     /// The maximum of every window of `win` over `src` (`planes * h * w` contiguous float
-    /// elements of dtype `dt` from element `so`) into `dst` (`planes * oh * ow`, from 0) and
+    /// or integer (not bool) elements of dtype `dt` from element `so`) into `dst` (`planes * oh * ow`, from 0) and
     /// its position in the plane (`row * w + col`, i64) into `idx`. NaN wins (the last NaN of
     /// a window); an all `-inf` window picks its first element. Buffers are distinct. Panics
     /// (an internal invariant) if a range lies outside its buffer.
@@ -23,7 +23,7 @@ pub(crate) trait PoolKernels: Device {
 
     /// The sum of every window of `win` over `src` (as in [`Self::max_pool`]) divided by
     /// `div[i * ow + j]`, into `dst` (`planes * oh * ow`, from 0; an empty window gives 0),
-    /// computed in the compute type of `dt`. Panics (an internal invariant) if a range lies
+    /// computed in the compute type of `dt` (i64: a wrapping sum divided truncating). Panics (an internal invariant) if a range lies
     /// outside its buffer.
     fn avg_pool(
         dst: &mut Self::Buffer,

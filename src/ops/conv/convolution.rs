@@ -179,6 +179,20 @@ fn geometry(
             sizes(&b.shape())
         );
     }
+    // PyTorch's transposed kernels (`slow_conv_transpose2d/3d`, the 1-d form on a unit
+    // height) narrow stride and dilation to int32: larger values are refused there
+    let big = |v: &SmallVec<[i64; 3]>| v.iter().any(|&a| a > i32::MAX as i64);
+    if p.transposed && (big(&p.stride) || big(&p.dilation)) {
+        bail!(
+            InvalidArgument,
+            op,
+            "{}: stride {:?} and dilation {:?} must fit in int32 (at most {})",
+            op,
+            p.stride,
+            p.dilation,
+            i32::MAX
+        );
+    }
     let k: SmallVec<[usize; 3]> = ws[2..].iter().copied().collect();
     let u = |v: &SmallVec<[i64; 3]>| -> SmallVec<[usize; 3]> {
         v.iter().map(|&a| a as usize).collect()

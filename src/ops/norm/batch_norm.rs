@@ -4,6 +4,7 @@
 //! `channel_stats` and `channel_affine` kernels; backward `BatchNormBackward` in differentiable
 //! ops (the rules are in `norm/mod.rs`).
 
+use super::memory_format::{suggests, to_channels_last};
 use super::{channel_shape, check_param, size_product};
 use crate::autograd::{Grads, SavedTensor, no_grad, record};
 use crate::layout::Layout;
@@ -23,6 +24,8 @@ pub(super) struct BatchNormArgs<'a> {
 }
 
 struct BatchNormBackward {
+    /// The input gradient in channels-last order (the functional form of such an input).
+    channels_last: bool,
     /// Training: statistics of the input (recomputed in the backward). Evaluation: the
     /// running mean and `1/sqrt(running_var + eps)`, constants.
     training: bool,
@@ -71,6 +74,9 @@ backward!(
             };
             if let Some(w) = w {
                 gx = gx.mul(&w.to_dtype(x.dtype())?.reshape(&cs)?)?;
+            }
+            if self.channels_last {
+                gx = to_channels_last(&gx)?;
             }
             out[0] = Some(gx);
         }
@@ -129,8 +135,9 @@ fn values_or(t: Option<&Tensor>, c: usize, fill: f64) -> Result<Vec<f64>> {
     }
 }
 
-/// Batch norm of `x` (`[N, C, *]`); `check_single` refuses one value per channel in training
-/// (the functional form's check; group_norm and instance_norm check their own way).
+/// Batch norm of `x` (`[N, C, *]`); `check_single` marks the functional form: it refuses one
+/// value per channel in training (group_norm and instance_norm check their own way) and keeps
+/// a channels-last input's memory format in its output and input gradient.
 pub(super) fn batch_norm_impl(
     x: &Tensor,
     a: &BatchNormArgs<'_>,
@@ -149,6 +156,7 @@ pub(super) fn batch_norm_impl(
         );
     }
     let dt = x.dtype();
+    let channels_last = check_single && suggests(x);
     let (outer, c) = (sh[0], sh[1]);
     // saturated: an empty input may have huge sizes; then `n` is 0 or unused (no channel)
     let inner = size_product(&sh[2..]);
@@ -250,6 +258,11 @@ pub(super) fn batch_norm_impl(
             .collect();
         let out = Tensor::empty_strided(&sh, Layout::contiguous(&sh).strides(), dt)?;
         crate::backend::norm::channel_affine(&out.data(), &xc.data(), dt, dims, &scale, &shift);
+        let out = if channels_last {
+            to_channels_last(&out)?
+        } else {
+            out
+        };
         (out, mean, invstd, updates)
     };
     // the running statistics: written in place without a version bump (PyTorch's native
@@ -267,6 +280,7 @@ pub(super) fn batch_norm_impl(
         (inputs.len() - 1, b.shape(), b.dtype())
     });
     let bw = BatchNormBackward {
+        channels_last,
         training: a.training,
         eval_stats: (!a.training).then_some((mean, invstd)),
         eps: a.eps,

@@ -2,6 +2,7 @@
 //! `[1, N*G, *]`, no affine, no running statistics), then the per-channel `* weight + bias`.
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
+use super::memory_format::{contiguous_channels_last_grad, suggests, to_channels_last};
 use super::{channel_shape, check_param, size_product};
 use crate::ops::nn::check_float;
 use crate::{Result, Tensor, bail};
@@ -28,6 +29,11 @@ impl Tensor {
     ) -> Result<Tensor> {
         let op = "group_norm";
         check_float(self, op)?;
+        if suggests(self) {
+            // PyTorch's kernel keeps a channels-last input's format (output and gradient)
+            let x = contiguous_channels_last_grad(self)?;
+            return to_channels_last(&x.group_norm(num_groups, weight, bias, eps)?);
+        }
         let sh = self.shape();
         if sh.len() < 2 {
             bail!(

@@ -21,10 +21,15 @@
 //!   parameters and running statistics)
 //! - group_norm: composed (`reshape` to `[1, N*G, ..]`, batch_norm without affine, then
 //!   `* w + b` per channel)
+//!
+//! Memory format ([`memory_format`]): batch_norm and group_norm of an input with channels-last
+//! (3d) strides give a channels-last output and input gradient, as PyTorch's CPU kernels;
+//! instance_norm and layer_norm stay contiguous.
 
 mod batch_norm;
 mod group_norm;
 mod instance_norm;
+mod memory_format;
 
 use crate::{DType, Result, Tensor, bail};
 

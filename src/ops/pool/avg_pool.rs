@@ -5,13 +5,13 @@
 //! the forward pooling as its derivative, so every order is exact; as PyTorch's
 //! `avg_pool2d_backward(g, self)` it is also linked to the saved input (zero derivative).
 
-use super::{Pool2d, adaptive, as_2d};
+use super::{Pool2d, adaptive, as_2d, check_dtype, check_int32};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
 use crate::ops::grad::{backward, input_grad, zero_grad_link};
 use crate::ops::nn::check_float;
-use crate::{Result, Tensor, bail};
+use crate::{DType, Result, Tensor, bail};
 use std::sync::Arc;
 
 /// Windows and the divisor of every output position of one plane.
@@ -126,9 +126,9 @@ impl Tensor {
         divisor_override: Option<i64>,
     ) -> Result<Tensor> {
         let op = "avg_pool2d";
-        check_float(self, op)?;
+        check_dtype(self, op, &[DType::I64])?;
         let args = (kernel_size, stride, padding, &[1usize][..]);
-        let (p, oh, ow) = Pool2d::new(self, args, ceil_mode, op)?;
+        let (p, oh, ow) = Pool2d::new(self, args, ceil_mode, true, op)?;
         if divisor_override == Some(0) {
             bail!(InvalidArgument, op, "divisor must be not zero");
         }
@@ -184,7 +184,8 @@ impl Tensor {
         count_include_pad: bool,
     ) -> Result<Tensor> {
         let op = "avg_pool1d";
-        check_float(self, op)?;
+        check_dtype(self, op, &[DType::I64])?;
+        check_int32(&[kernel_size, stride.unwrap_or(0), padding], op)?;
         let x = as_2d(self, op)?;
         let s = stride.unwrap_or(kernel_size);
         x.avg_pool2d(

@@ -4,7 +4,7 @@
 //! `pool/mod.rs`; backward `MaxPoolBackward`: `g` summed into the picked positions
 //! (`scatter_add`, so double backward is its gather).
 
-use super::{Pool2d, adaptive, as_2d};
+use super::{MAX_POOL_INTS, Pool2d, adaptive, as_2d, check_dtype};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
@@ -70,6 +70,46 @@ fn max_pool_windows(
     Ok((out, idx))
 }
 
+/// Max pooling of `x` over its last two dims with indices (`int32`: PyTorch's int range check
+/// of the arguments, see `Pool2d::new`).
+fn max_pool2d_impl(
+    x: &Tensor,
+    args: (&[usize], &[usize], &[usize], &[usize]),
+    ceil_mode: bool,
+    int32: bool,
+    op: &'static str,
+) -> Result<(Tensor, Tensor)> {
+    let (geo, oh, ow) = Pool2d::new(x, args, ceil_mode, int32, op)?;
+    let sh = x.shape();
+    let n = sh.len();
+    let planes = sh[..n - 2].iter().product();
+    let win = geo.windows(planes, (sh[n - 2], sh[n - 1]), (oh, ow));
+    let mut out_shape = sh[..n - 2].to_vec();
+    out_shape.extend([oh, ow]);
+    max_pool_windows(x, &out_shape, &win, "MaxPool2DWithIndicesBackward0")
+}
+
+/// 1-d max pooling with indices as the 2-d one on a unit height (`int32`: see
+/// `max_pool2d_impl`).
+fn max_pool1d_impl(
+    x: &Tensor,
+    (kernel_size, stride, padding, dilation): (usize, Option<usize>, usize, usize),
+    ceil_mode: bool,
+    int32: bool,
+) -> Result<(Tensor, Tensor)> {
+    let op = "max_pool1d";
+    let x2 = as_2d(x, op)?;
+    let s = stride.unwrap_or(kernel_size);
+    let args = (
+        &[1, kernel_size][..],
+        &[1, s][..],
+        &[0, padding][..],
+        &[1, dilation][..],
+    );
+    let (y, i) = max_pool2d_impl(&x2, args, ceil_mode, int32, op)?;
+    Ok((y.squeeze_dim(-2)?, i.squeeze_dim(-2)?))
+}
+
 impl Tensor {
     /// [`Tensor::max_pool2d`] also returning the position of every maximum in its `[h, w]`
     /// plane (`row * w + col`, i64), as `max_pool2d(..., return_indices=True)`.
@@ -82,16 +122,9 @@ impl Tensor {
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = "max_pool2d";
-        check_float(self, op)?;
+        check_dtype(self, op, MAX_POOL_INTS)?;
         let args = (kernel_size, stride, padding, dilation);
-        let (geo, oh, ow) = Pool2d::new(self, args, ceil_mode, op)?;
-        let sh = self.shape();
-        let n = sh.len();
-        let planes = sh[..n - 2].iter().product();
-        let win = geo.windows(planes, (sh[n - 2], sh[n - 1]), (oh, ow));
-        let mut out_shape = sh[..n - 2].to_vec();
-        out_shape.extend([oh, ow]);
-        max_pool_windows(self, &out_shape, &win, "MaxPool2DWithIndicesBackward0")
+        max_pool2d_impl(self, args, ceil_mode, true, op)
     }
 
     /// 2-d max pooling of a `[C, H, W]` or `[N, C, H, W]` input, as
@@ -130,17 +163,13 @@ impl Tensor {
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = "max_pool1d";
-        check_float(self, op)?;
-        let x = as_2d(self, op)?;
-        let s = stride.unwrap_or(kernel_size);
-        let (y, i) = x.max_pool2d_with_indices(
-            &[1, kernel_size],
-            &[1, s],
-            &[0, padding],
-            &[1, dilation],
+        check_dtype(self, op, MAX_POOL_INTS)?;
+        max_pool1d_impl(
+            self,
+            (kernel_size, stride, padding, dilation),
             ceil_mode,
-        )?;
-        Ok((y.squeeze_dim(-2)?, i.squeeze_dim(-2)?))
+            true,
+        )
     }
 
     /// 1-d max pooling of a `[C, L]` or `[N, C, L]` input, as
@@ -162,9 +191,10 @@ impl Tensor {
         dilation: usize,
         ceil_mode: bool,
     ) -> Result<Tensor> {
-        Ok(self
-            .max_pool1d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
-            .0)
+        // PyTorch's kernel without indices is float-only and computes in int64
+        check_float(self, "max_pool1d")?;
+        let args = (kernel_size, stride, padding, dilation);
+        Ok(max_pool1d_impl(self, args, ceil_mode, false)?.0)
     }
 
     /// [`Tensor::adaptive_max_pool2d`] also returning the plane positions of the maxima.

@@ -4,6 +4,10 @@
 //! `adaptive_avg_pool1d`/`adaptive_avg_pool2d`) and [`unpool`] (`max_unpool2d`). The 1-d forms
 //! are the 2-d ones on a unit height (`unsqueeze(-2)` … `squeeze(-2)`), as in PyTorch.
 //!
+//! Dtypes as PyTorch's CPU kernels: `max_pool2d` and the `_with_indices` forms take the
+//! integer dtypes too (not bool), `avg_pool1d`/`avg_pool2d` take i64 (a truncating division),
+//! plain `max_pool1d`, the adaptive pools and `max_unpool2d` floats only.
+//!
 //! Every pooling is a set of windows over contiguous `[h, w]` planes (`PoolWindows`: the
 //! padding clipped away, dilation as a step), computed here and run by the backend's pooling
 //! kernels (`Backend::max_pool`, `Backend::avg_pool`, `Backend::avg_pool_transpose`).
@@ -20,7 +24,40 @@ mod max_pool;
 mod unpool;
 
 use crate::backend::PoolWindows;
-use crate::{Result, Tensor, bail};
+use crate::{DType, Result, Tensor, bail};
+
+/// PyTorch's dtype rule of a pooling: the float dtypes and the integer ones of `ints`
+/// (others: `"<op>" not implemented for '<T>'`).
+fn check_dtype(x: &Tensor, op: &'static str, ints: &[DType]) -> Result<()> {
+    if x.dtype().is_float() || ints.contains(&x.dtype()) {
+        return Ok(());
+    }
+    bail!(
+        Unsupported,
+        op,
+        "\"{}\" not implemented for '{}'",
+        op,
+        x.dtype().torch_scalar_name()
+    )
+}
+
+/// PyTorch's narrowing of a 1-d pooling's `kernel_size`, `stride` and `padding` to int.
+fn check_int32(v: &[usize], op: &'static str) -> Result<()> {
+    if v.iter().any(|&a| a > i32::MAX as usize) {
+        bail!(
+            InvalidArgument,
+            op,
+            "{}: kernel_size, stride and padding {:?} cannot be converted to int without overflow (at most {})",
+            op,
+            v,
+            i32::MAX
+        );
+    }
+    Ok(())
+}
+
+/// The integer dtypes max pooling with indices takes (every one but bool).
+const MAX_POOL_INTS: &[DType] = &[DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];
 
 /// A size argument given as one value (both dims) or one per spatial dim (`n` of them).
 fn per_dim(v: &[usize], n: usize, what: &str, op: &'static str) -> Result<Vec<usize>> {
@@ -140,13 +177,35 @@ struct Pool2d {
 
 impl Pool2d {
     /// Parses and checks the arguments (PyTorch's order of checks and messages), returning
-    /// the output sizes `(oh, ow)` too.
+    /// the output sizes `(oh, ow)` too. `int32`: refuse sizes above `i32::MAX`, as PyTorch's
+    /// 2-d kernels (`max_pool2d`, `avg_pool2d`, the `_with_indices` forms) whose arguments are
+    /// narrowed to int (plain float `max_pool1d` computes in int64).
     fn new(
         x: &Tensor,
         (kernel, stride, padding, dilation): (&[usize], &[usize], &[usize], &[usize]),
         ceil: bool,
+        int32: bool,
         op: &'static str,
     ) -> Result<(Pool2d, usize, usize)> {
+        let args = [
+            ("kernel_size", kernel),
+            ("stride", stride),
+            ("padding", padding),
+            ("dilation", dilation),
+        ];
+        for (what, v) in args {
+            if int32 && v.iter().any(|&a| a > i32::MAX as usize) {
+                bail!(
+                    InvalidArgument,
+                    op,
+                    "{}: {} {:?} cannot be converted to int without overflow (at most {})",
+                    op,
+                    what,
+                    v,
+                    i32::MAX
+                );
+            }
+        }
         let k = per_dim(kernel, 2, "kernel_size", op)?;
         let stride = if stride.is_empty() {
             k.clone()

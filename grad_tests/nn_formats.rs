@@ -1,0 +1,229 @@
+//! Output geometry PyTorch 2.15 gives nn ops on unusual inputs (checked in torch, figures in
+//! the comments): normalization of channels-last inputs (batch_norm and group_norm keep the
+//! format in their output and input gradient, instance_norm is contiguous), and which pool
+//! and convolution arguments above int32 PyTorch refuses.
+
+use crate::common::{R, f64s};
+use tapegrad::autograd::{GradOptions, grad};
+use tapegrad::{ConvOptions, ConvTransposeOptions, DType, ErrorKind, Tensor};
+
+fn vals(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| (0.37 * i as f64).sin() + 0.1 * i as f64 % 1.3)
+        .collect()
+}
+
+/// A `[2, 3, 4, 5]` (or `[2, 3, 4, 5, 2]`) input in channels-last memory order, as
+/// `x.contiguous(memory_format=torch.channels_last)` (`_3d`).
+fn channels_last(shape: &[usize]) -> tapegrad::Result<Tensor> {
+    let x = Tensor::from_vec(vals(shape.iter().product()), shape)?;
+    let nd = shape.len() as i64;
+    let last: Vec<i64> = [0].into_iter().chain(2..nd).chain([1]).collect();
+    let back: Vec<i64> = [0, nd - 1].into_iter().chain(1..nd - 1).collect();
+    x.permute(&last)?.contiguous()?.permute(&back)
+}
+
+type Norm = fn(&Tensor) -> tapegrad::Result<Tensor>;
+
+fn norms() -> Vec<(&'static str, Norm, bool)> {
+    fn ones() -> Tensor {
+        Tensor::ones(&[3], DType::F64).unwrap()
+    }
+    fn zeros() -> Tensor {
+        Tensor::zeros(&[3], DType::F64).unwrap()
+    }
+    vec![
+        (
+            "batch_norm train",
+            |x| {
+                x.batch_norm(
+                    Some(&zeros()),
+                    Some(&ones()),
+                    Some(&ones()),
+                    Some(&zeros()),
+                    true,
+                    0.1,
+                    1e-5,
+                )
+            },
+            true,
+        ),
+        (
+            "batch_norm train, no stats",
+            |x| x.batch_norm(None, None, None, None, true, 0.1, 1e-5),
+            true,
+        ),
+        (
+            "batch_norm eval",
+            |x| {
+                x.batch_norm(
+                    Some(&zeros()),
+                    Some(&ones()),
+                    Some(&ones()),
+                    None,
+                    false,
+                    0.1,
+                    1e-5,
+                )
+            },
+            true,
+        ),
+        (
+            "group_norm",
+            |x| x.group_norm(3, Some(&ones()), Some(&zeros()), 1e-5),
+            true,
+        ),
+        (
+            "group_norm, one group",
+            |x| x.group_norm(1, None, None, 1e-5),
+            true,
+        ),
+        (
+            "instance_norm",
+            |x| x.instance_norm(None, None, None, None, true, 0.1, 1e-5),
+            false,
+        ),
+        (
+            "instance_norm, running stats",
+            |x| x.instance_norm(Some(&zeros()), Some(&ones()), None, None, true, 0.1, 1e-5),
+            false,
+        ),
+        // layer_norm is left out: its output is contiguous as PyTorch's, but its input
+        // gradient keeps a channels-last input's strides where PyTorch's is contiguous
+    ]
+}
+
+#[test]
+fn norms_of_channels_last_inputs_keep_pytorchs_format() -> R {
+    // torch: channels_last strides (60, 1, 15, 3) / (120, 1, 30, 6, 3); contiguous
+    // (60, 20, 5, 1) / (120, 40, 10, 2, 1)
+    for (shape, cl, contiguous) in [
+        (
+            vec![2usize, 3, 4, 5],
+            vec![60usize, 1, 15, 3],
+            vec![60usize, 20, 5, 1],
+        ),
+        (
+            vec![2, 3, 4, 5, 2],
+            vec![120, 1, 30, 6, 3],
+            vec![120, 40, 10, 2, 1],
+        ),
+    ] {
+        for (name, f, keeps) in norms() {
+            let x = channels_last(&shape)?.requires_grad_(true)?;
+            assert_eq!(x.strides(), cl);
+            let y = f(&x)?;
+            let want = if keeps { &cl } else { &contiguous };
+            assert_eq!(&y.strides(), want, "{name} {shape:?} output");
+            // the same values as for a contiguous input
+            let xc = x.detach().contiguous()?.requires_grad_(true)?;
+            let yc = f(&xc)?;
+            assert_eq!(yc.strides(), contiguous, "{name} contiguous input");
+            assert_eq!(f64s(&y), f64s(&yc), "{name} values");
+            // input gradients: a contiguous and a channels-last output gradient
+            let g = Tensor::from_vec(
+                vals(y.numel()).iter().map(|v| v * 0.5 - 0.2).collect(),
+                &shape,
+            )?;
+            let gcl = channels_last(&shape)?;
+            for go in [&g, &gcl] {
+                let opts = GradOptions::default().retain_graph(true).create_graph(true);
+                let gx = grad(
+                    std::slice::from_ref(&y),
+                    std::slice::from_ref(&x),
+                    &[Some(go.clone())],
+                    opts,
+                )?;
+                let gx = gx[0].as_ref().unwrap();
+                assert_eq!(&gx.strides(), want, "{name} {shape:?} input gradient");
+                let gxc = grad(
+                    std::slice::from_ref(&yc),
+                    std::slice::from_ref(&xc),
+                    &[Some(go.clone())],
+                    GradOptions::default().retain_graph(true),
+                )?;
+                let d: f64 = f64s(gx)
+                    .iter()
+                    .zip(f64s(gxc[0].as_ref().unwrap()))
+                    .map(|(a, b)| (a - b).abs())
+                    .fold(0.0, f64::max);
+                assert!(d < 1e-12, "{name} gradient values differ by {d}");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn pool_and_transposed_conv_geometry_above_int32() -> R {
+    // torch: max_pool2d, the return_indices forms and avg_pool1d/2d narrow kernel, stride,
+    // padding and dilation to int ("value cannot be converted to type int without overflow");
+    // plain float max_pool1d computes in int64 (stride 2^31 -> [1, 4, 1]); conv_transpose*d
+    // narrow stride and dilation ("stride should be greater than zero, but got ...
+    // -2147483648"); plain convolutions take any int64 (stride 2^31 -> [1, 1, 1, 1])
+    let big = 1usize << 31;
+    let x = Tensor::from_vec(vals(16), &[1, 1, 4, 4])?;
+    let x1 = x.squeeze_dim(0)?;
+    let kind = |r: tapegrad::Result<Tensor>| r.unwrap_err().kind();
+    let ia = ErrorKind::InvalidArgument;
+    assert_eq!(kind(x.max_pool2d(&[big], &[], &[0], &[1], false)), ia);
+    assert_eq!(kind(x.max_pool2d(&[2], &[big], &[0], &[1], false)), ia);
+    assert_eq!(kind(x.max_pool2d(&[2], &[], &[0], &[big], false)), ia);
+    assert_eq!(kind(x.max_pool2d(&[2 * big], &[], &[big], &[1], false)), ia);
+    let e = x
+        .max_pool2d_with_indices(&[2], &[big], &[0], &[1], false)
+        .unwrap_err();
+    assert!(
+        e.to_string().contains("max_pool2d") && e.to_string().contains("int"),
+        "{e}"
+    );
+    let e = x1
+        .max_pool1d_with_indices(2, Some(big), 0, 1, false)
+        .unwrap_err();
+    assert_eq!(e.kind(), ia);
+    assert!(e.to_string().contains("max_pool1d"), "{e}");
+    assert_eq!(
+        x1.max_pool1d(2, Some(big), 0, 1, false)?.shape(),
+        vec![1, 4, 1]
+    );
+    assert_eq!(
+        kind(x.avg_pool2d(&[2], &[big], &[0], false, true, None)),
+        ia
+    );
+    assert_eq!(kind(x.avg_pool2d(&[big], &[], &[0], false, true, None)), ia);
+    let e = x1.avg_pool1d(2, Some(big), 0, false, true).unwrap_err();
+    assert_eq!(e.kind(), ia);
+    assert!(e.to_string().contains("avg_pool1d"), "{e}");
+    // int32::MAX itself is fine; a divisor above it too
+    assert_eq!(
+        x.max_pool2d(&[2], &[big - 1], &[0], &[1], false)?.shape(),
+        vec![1, 1, 1, 1]
+    );
+    let d = Some(big as i64);
+    assert_eq!(
+        x.avg_pool2d(&[2], &[], &[0], false, true, d)?.shape(),
+        vec![1, 1, 2, 2]
+    );
+    let w = Tensor::from_vec(vals(4), &[1, 1, 2, 2])?;
+    let o = ConvOptions {
+        stride: (big as i64).into(),
+        ..Default::default()
+    };
+    assert_eq!(x.conv2d(&w, None, &o)?.shape(), vec![1, 1, 1, 1]);
+    for (stride, dilation) in [(big as i64, 1i64), (1, big as i64)] {
+        let o = ConvTransposeOptions {
+            stride: stride.into(),
+            dilation: dilation.into(),
+            ..Default::default()
+        };
+        let e = x.conv_transpose2d(&w, None, &o).unwrap_err();
+        assert_eq!(e.kind(), ia);
+        assert!(e.to_string().contains("int32"), "{e}");
+        let w1 = Tensor::from_vec(vals(2), &[1, 1, 2])?;
+        assert_eq!(
+            kind(x1.narrow(1, 0, 1)?.conv_transpose1d(&w1, None, &o)),
+            ia
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,51 @@
+//! The memory format of normalization outputs: PyTorch's CPU `batch_norm` and `group_norm`
+//! give a channels-last (channels-last-3d) output and input gradient for an input whose strides
+//! suggest that format (`suggest_memory_format`); `instance_norm` and `layer_norm` stay
+//! contiguous. [`to_channels_last`] is the differentiable conversion,
+//! [`contiguous_channels_last_grad`] a contiguous copy whose gradient comes back channels-last
+//! (for the composed `group_norm`).
+
+use crate::autograd::{no_grad, record};
+use crate::layout::suggests_channels_last;
+use crate::ops::grad::{backward, input_grad};
+use crate::{Result, Tensor};
+
+/// True when `x` (4 or 5 dims) has strides ordered like channels-last and is not contiguous
+/// (an input both, such as `[N, C, 1, 1]`, keeps contiguous strides: they differ from
+/// PyTorch's only in the strides of size-1 dims).
+pub(super) fn suggests(x: &Tensor) -> bool {
+    !x.is_contiguous() && suggests_channels_last(&x.layout())
+}
+
+/// `t` (4 or 5 dims) in channels-last memory order, as `t.contiguous(memory_format=
+/// torch.channels_last)`: a permute to `[N, *, C]`, a contiguous copy, the permute back
+/// (differentiable; `t` itself when already in that order).
+pub(super) fn to_channels_last(t: &Tensor) -> Result<Tensor> {
+    let nd = t.dim() as i64;
+    let last: Vec<i64> = std::iter::once(0)
+        .chain(2..nd)
+        .chain(std::iter::once(1))
+        .collect();
+    let back: Vec<i64> = [0, nd - 1].into_iter().chain(1..nd - 1).collect();
+    t.permute(&last)?.contiguous()?.permute(&back)
+}
+
+struct ChannelsLastGrad;
+
+backward!(ChannelsLastGrad, "CloneBackward0", |self, _, g: Tensor| {
+    input_grad(to_channels_last(&g)?)
+});
+
+/// A contiguous copy of `x` (a channels-last input) whose gradient is `g` in channels-last
+/// order, so a normalization composed of other ops hands back PyTorch's gradient strides.
+pub(super) fn contiguous_channels_last_grad(x: &Tensor) -> Result<Tensor> {
+    let out = {
+        let _g = no_grad();
+        x.contiguous()?
+    };
+    if out.is_same(x) {
+        return Ok(out);
+    }
+    record(&[&out], &[x], Vec::new, ChannelsLastGrad)?;
+    Ok(out)
+}
