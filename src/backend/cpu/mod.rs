@@ -14,10 +14,12 @@ mod attention;
 mod conv;
 pub(crate) mod copy;
 pub(crate) mod elementwise;
+mod extremum;
 mod gather_dim;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
 mod index;
+mod lanes;
 mod layer_norm;
 mod map;
 pub(crate) mod math;

@@ -7,6 +7,8 @@
 //! Rows are split over the kernel team when the work pays.
 
 use super::Cpu;
+use super::extremum::{self, ExtElem};
+use super::lanes::{self, Abs, Sq};
 use super::scan;
 use super::sort;
 use super::sum;
@@ -153,15 +155,7 @@ pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<
             return cols(0, w);
         }
         let chunks = team::map(np, &|i| cols((i * per).min(w), ((i + 1) * per).min(w)));
-        // reassemble row order: group-major, then columns
-        let mut out = Vec::with_capacity(m);
-        for gi in 0..groups {
-            for (i, ch) in chunks.iter().enumerate() {
-                let width = ((i + 1) * per).min(w) - (i * per).min(w);
-                out.extend_from_slice(&ch[gi * width..(gi + 1) * width]);
-            }
-        }
-        return out;
+        return regroup(&chunks, groups, w, per);
     }
     let contig = g.rows_contiguous();
     let rows = |lo: usize, hi: usize| -> Vec<F::S> {
@@ -193,6 +187,86 @@ pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<
         .into_iter()
         .flatten()
         .collect()
+}
+
+/// Column-range chunks (`per` columns each, group-major inside) of an outer reduction put back
+/// in row order: group-major, then columns.
+fn regroup<S: Copy>(chunks: &[Vec<S>], groups: usize, w: usize, per: usize) -> Vec<S> {
+    let mut out = Vec::with_capacity(groups * w);
+    for gi in 0..groups {
+        for (i, ch) in chunks.iter().enumerate() {
+            let width = ((i + 1) * per).min(w) - (i * per).min(w);
+            out.extend_from_slice(&ch[gi * width..(gi + 1) * width]);
+        }
+    }
+    out
+}
+
+/// The extremum fold of f32/f64 by [`extremum`]'s lanes (same results as [`Ext`]): contiguous
+/// rows (sweep rows `amax`, `max_dim`, `argmax`, `max_all`, ...) or outer blocks of adjacent
+/// columns (`amax_0`); `None` for other geometries and empty rows.
+fn ext_fast<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<(T, usize)>> {
+    let (m, r) = (g.m, g.r);
+    if r == 0 {
+        return None;
+    }
+    let w = g.block_width();
+    if let Some(groups) = m.checked_div(w) {
+        let np = parts(w, m * r).max(1);
+        let per = w.div_ceil(np);
+        let cols = |lo: usize, hi: usize| -> Vec<(T, usize)> {
+            let mut out = Vec::with_capacity(groups * (hi - lo));
+            for gi in 0..groups {
+                let base = g.base(gi * w) + lo as isize;
+                let p = (base + g.red[0]) as usize;
+                let mut best = x[p..p + (hi - lo)].to_vec();
+                let mut idx = vec![0usize; hi - lo];
+                for (j, &o) in g.red.iter().enumerate().skip(1) {
+                    let p = (base + o) as usize;
+                    extremum::cols::<T, MAX>(&mut best, &mut idx, &x[p..p + (hi - lo)], j);
+                }
+                out.extend(best.into_iter().zip(idx));
+            }
+            out
+        };
+        if np == 1 {
+            return Some(cols(0, w));
+        }
+        let chunks = team::map(np, &|i| cols((i * per).min(w), ((i + 1) * per).min(w)));
+        return Some(regroup(&chunks, groups, w, per));
+    }
+    if !g.rows_contiguous() {
+        return None;
+    }
+    Some(rows_map(x, g, extremum::row::<T, MAX>))
+}
+
+/// [`ext_fast`] written out (values cast to `ddt` from `doff`, indices to `idx`); false (nothing
+/// written) where it does not apply.
+fn ext_write<T: ExtElem + Element>(
+    x: &[T],
+    g: &Geo,
+    op: ReduceOp,
+    dst: &mut CpuBuffer,
+    doff: usize,
+    ddt: DType,
+    idx: &mut Option<(&mut CpuBuffer, usize)>,
+) -> bool {
+    let st = if op == ReduceOp::Max {
+        ext_fast::<T, true>(x, g)
+    } else {
+        ext_fast::<T, false>(x, g)
+    };
+    let Some(st) = st else {
+        return false;
+    };
+    let v: Vec<T> = st.iter().map(|s| s.0).collect();
+    write(dst, doff, ddt, &v);
+    if let Some((ib, ioff)) = idx {
+        let iv: Vec<i64> = st.iter().map(|s| s.1 as i64).collect();
+        write(ib, *ioff, DType::I64, &iv);
+    }
+    true
 }
 
 /// Extremum with its first index; NaN wins (and stops the scan).
@@ -232,6 +306,30 @@ impl<T: Element> Fold<T> for ProdT {
     fn step(&self, s: &mut T, v: T, _: usize) {
         *s = s.mul(v);
     }
+}
+
+/// `f(row)` for every contiguous row of `g` (`g.rows_contiguous()`) in row order, split over
+/// the team when the work pays.
+fn rows_map<T: Element, V: Send + Sync>(x: &[T], g: &Geo, f: fn(&[T]) -> V) -> Vec<V> {
+    let (m, r) = (g.m, g.r);
+    let rows = |lo: usize, hi: usize| -> Vec<V> {
+        (lo..hi)
+            .map(|i| {
+                // (an empty row's base may lie past an empty buffer: never slice there)
+                let p = if r == 0 { 0 } else { g.base(i) as usize };
+                f(if r == 0 { &[] } else { &x[p..p + r] })
+            })
+            .collect()
+    };
+    let np = parts(m, m * r);
+    if np == 1 {
+        return rows(0, m);
+    }
+    let per = m.div_ceil(np);
+    team::map(np, &|i| rows((i * per).min(m), ((i + 1) * per).min(m)))
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Wrapping `i64` product.
@@ -344,7 +442,18 @@ pub(crate) fn reduce(
     nred: usize,
     op: ReduceOp,
 ) {
+    let mut idx = idx;
     let g = Geo::new(sl, nred);
+    if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+        let done = match sdt {
+            DType::F32 => ext_write(elems::<f32>(src), &g, op, dst, doff, ddt, &mut idx),
+            DType::F64 => ext_write(elems::<f64>(src), &g, op, dst, doff, ddt, &mut idx),
+            _ => false,
+        };
+        if done {
+            return;
+        }
+    }
     match op {
         ReduceOp::Max | ReduceOp::Min => match_dtype!(sdt, real, T => {
             let x = elems::<T>(src);
@@ -360,6 +469,24 @@ pub(crate) fn reduce(
                 write(ib, ioff, DType::I64, &iv);
             }
         }),
+        // fast path (per-op sweep row `prod`): contiguous f32/f64 rows in lanes
+        ReduceOp::Prod if matches!(sdt, DType::F32 | DType::F64) && g.rows_contiguous() => {
+            if sdt == DType::F32 {
+                write(
+                    dst,
+                    doff,
+                    ddt,
+                    &rows_map(elems::<f32>(src), &g, lanes::prod::<f32>),
+                );
+            } else {
+                write(
+                    dst,
+                    doff,
+                    ddt,
+                    &rows_map(elems::<f64>(src), &g, lanes::prod::<f64>),
+                );
+            }
+        }
         ReduceOp::Prod => dispatch!(sdt, T => {
             let x = elems::<T>(src);
             if sdt.is_integral(true) {
@@ -368,6 +495,22 @@ pub(crate) fn reduce(
                 write(dst, doff, ddt, &fold_rows(x, &g, &ProdT));
             }
         }),
+        // fast path (per-op sweep row `norm`): L1/L2 of contiguous f32/f64 rows in f64 lanes
+        ReduceOp::Norm(ord @ (NormOrd::L1 | NormOrd::L2))
+            if matches!(sdt, DType::F32 | DType::F64) && g.rows_contiguous() =>
+        {
+            let l2 = ord == NormOrd::L2;
+            let mut v = match (sdt, l2) {
+                (DType::F32, true) => rows_map(elems::<f32>(src), &g, lanes::abs_sum::<f32, Sq>),
+                (DType::F32, false) => rows_map(elems::<f32>(src), &g, lanes::abs_sum::<f32, Abs>),
+                (_, true) => rows_map(elems::<f64>(src), &g, lanes::abs_sum::<f64, Sq>),
+                (_, false) => rows_map(elems::<f64>(src), &g, lanes::abs_sum::<f64, Abs>),
+            };
+            if l2 {
+                v.iter_mut().for_each(|s| *s = s.sqrt());
+            }
+            write(dst, doff, ddt, &v);
+        }
         ReduceOp::Norm(ord) => dispatch!(sdt, T => {
             let mut v = fold_rows(elems::<T>(src), &g, &Norm(ord));
             match ord {
@@ -377,6 +520,15 @@ pub(crate) fn reduce(
             }
             write(dst, doff, ddt, &v);
         }),
+        // fast path (per-op sweep row `logsumexp`): contiguous f32 rows, vectorised `exp`
+        ReduceOp::Logsumexp if sdt == DType::F32 && g.rows_contiguous() => {
+            write(
+                dst,
+                doff,
+                ddt,
+                &rows_map(elems::<f32>(src), &g, lanes::logsumexp_f32),
+            );
+        }
         ReduceOp::Logsumexp => dispatch!(sdt, T => {
             let x = elems::<T>(src);
             let mx = fold_rows(x, &g, &LseMax);

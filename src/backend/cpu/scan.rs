@@ -88,6 +88,103 @@ fn sgn(x: f64) -> f64 {
     }
 }
 
+/// One real float scan type: f32 rounds every partial sum (the `cumsum` rule above), and both
+/// accumulate a product in f64 (cast at each write).
+trait ScanElem: Element {
+    fn add_round(acc: f64, v: Self) -> f64;
+}
+impl ScanElem for f32 {
+    #[inline(always)]
+    fn add_round(acc: f64, v: f32) -> f64 {
+        (acc as f32 + v) as f64
+    }
+}
+impl ScanElem for f64 {
+    #[inline(always)]
+    fn add_round(acc: f64, v: f64) -> f64 {
+        acc + v
+    }
+}
+
+/// `cumsum`/`cumprod` of contiguous rows of one real float dtype straight from `x` into `d`
+/// (rows of `r`), the same values as the row-buffer path (per-op sweep rows `cumsum`, `cumprod`).
+fn scan_rows<T: ScanElem>(d: &mut [T], x: &[T], r: usize, sum: bool) {
+    let run = |(d, x): (&mut [T], &[T])| {
+        for (d, x) in d.chunks_exact_mut(r).zip(x.chunks_exact(r)) {
+            if sum {
+                let mut acc = 0.0f64;
+                for (j, (o, &v)) in d.iter_mut().zip(x).enumerate() {
+                    acc = if j == 0 {
+                        cast::<T, f64>(v)
+                    } else {
+                        T::add_round(acc, v)
+                    };
+                    *o = cast::<f64, T>(acc);
+                }
+            } else {
+                let mut acc = 1.0f64;
+                for (o, &v) in d.iter_mut().zip(x) {
+                    acc *= cast::<T, f64>(v);
+                    *o = cast::<f64, T>(acc);
+                }
+            }
+        }
+    };
+    let block = (PAR_MIN / r).max(1) * r;
+    if x.len() >= 2 * PAR_MIN && super::threads::parallel() {
+        use rayon::prelude::*;
+        super::threads::install(|| {
+            d.par_chunks_mut(block)
+                .zip(x.par_chunks(block))
+                .for_each(run)
+        });
+    } else {
+        run((d, x));
+    }
+}
+
+/// The fast path of [`row_map`] for `cumsum`/`cumprod` over the last dim of contiguous f32/f64
+/// `sl` into contiguous `dl` of the same dtype; false (nothing done) otherwise.
+#[allow(clippy::too_many_arguments)]
+fn scan_dense(
+    dst: &mut CpuBuffer,
+    dl: &Layout,
+    ddt: DType,
+    src: &CpuBuffer,
+    sl: &Layout,
+    sdt: DType,
+    two: bool,
+    op: RowOp,
+) -> bool {
+    let sum = match op {
+        RowOp::CumSum => true,
+        RowOp::CumProd => false,
+        _ => return false,
+    };
+    let n = sl.numel();
+    let r = sl.sizes().last().copied().unwrap_or(0);
+    if two
+        || sdt != ddt
+        || !matches!(sdt, DType::F32 | DType::F64)
+        || n == 0
+        || r == 0
+        || !sl.is_contiguous()
+        || !dl.is_contiguous()
+        || dl.sizes() != sl.sizes()
+    {
+        return false;
+    }
+    let (so, doff) = (sl.offset(), dl.offset());
+    if sdt == DType::F32 {
+        let x = &elems::<f32>(src)[so..so + n];
+        scan_rows(&mut elems_mut::<f32>(dst)[doff..doff + n], x, r, sum);
+    } else {
+        let x = &elems::<f64>(src)[so..so + n];
+        scan_rows(&mut elems_mut::<f64>(dst)[doff..doff + n], x, r, sum);
+    }
+    true
+}
+
 /// [`crate::backend::ReduceKernels::row_map`] on the CPU.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn row_map(
@@ -101,6 +198,9 @@ pub(crate) fn row_map(
     nred: usize,
     op: RowOp,
 ) {
+    if scan_dense(dst, dl, ddt, src, sl, sdt, src2.is_some(), op) {
+        return;
+    }
     let (gd, gs) = (Geo::new(dl, nred), Geo::new(sl, nred));
     let g2 = src2.map(|(b, l, dt)| (b, Geo::new(l, nred), dt));
     let s2 = g2.as_ref().map(|(b, g, dt)| (*b, g, *dt));

@@ -1,0 +1,201 @@
+//! Lane-parallel `max`/`min` with the first index, for f32/f64 rows read in memory order: the
+//! fast path of [`super::reduce`]'s extremum fold (per-op sweep rows `amax`, `amin`,
+//! `max_dim`, `min_dim`, `max_all`, `argmax`, `argmin` over contiguous rows, and `amax_0`, the
+//! outer reduction whose columns are adjacent).
+//!
+//! The result is exactly the sequential scan's ([`super::reduce`]'s `Ext`): the first index of
+//! the extremum (by `==`, so `-0.0` and `0.0` tie and the earlier one wins, with its sign), or of
+//! the first NaN, which wins and stops the scan. Every step is the branch-free rule
+//! `take = m == m && !(v <= m)` (`>=` for min): a NaN `m` keeps its place, a NaN `v` is taken,
+//! a strict improvement is taken, a tie is not. A row is split into `L` interleaved lanes, each
+//! scanned by that rule (so each lane holds its own first extremum or first NaN), merged by
+//! (NaN first, then extremum, then smallest index), then the tail is scanned in order.
+
+use super::elementwise::{Simd, simd};
+
+/// Interleaved lanes of a row scan (four AVX-512 registers of f32: independent chains hide the
+/// latency of a compare and blend).
+const L: usize = 64;
+
+/// An element type with the extremum fast path.
+pub(crate) trait ExtElem: crate::Element + PartialOrd {}
+impl ExtElem for f32 {}
+impl ExtElem for f64 {}
+
+/// Whether `v` replaces the running extremum `m` (see the module doc).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn take<T: ExtElem, const MAX: bool>(m: T, v: T) -> bool {
+    let not_worse = if MAX { v <= m } else { v >= m };
+    m == m && !not_worse
+}
+
+/// Whether lane state `(a, ia)` beats `(b, ib)` when merging lanes.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn beats<T: ExtElem, const MAX: bool>(a: T, ia: usize, b: T, ib: usize) -> bool {
+    let (an, bn) = (a != a, b != b);
+    if an || bn {
+        return an && (!bn || ia < ib);
+    }
+    let better = if MAX { a > b } else { a < b };
+    better || (a == b && ia < ib)
+}
+
+#[inline(always)]
+fn row_body<T: ExtElem, const MAX: bool>(x: &[T]) -> (T, usize) {
+    let n = x.len();
+    let chunks = n / L;
+    if chunks < 2 || n > u32::MAX as usize {
+        let mut m = x[0];
+        let mut mi = 0;
+        for (j, &v) in x.iter().enumerate().skip(1) {
+            if take::<T, MAX>(m, v) {
+                m = v;
+                mi = j;
+            }
+        }
+        return (m, mi);
+    }
+    let mut m: [T; L] = x[..L].try_into().expect("L lanes");
+    let mut c = [0u32; L];
+    for (k, ch) in x[..chunks * L].chunks_exact(L).enumerate().skip(1) {
+        let k = k as u32;
+        for l in 0..L {
+            let v = ch[l];
+            let t = take::<T, MAX>(m[l], v);
+            m[l] = if t { v } else { m[l] };
+            c[l] = if t { k } else { c[l] };
+        }
+    }
+    let (mut bm, mut bi) = (m[0], c[0] as usize * L);
+    for l in 1..L {
+        let i = c[l] as usize * L + l;
+        if beats::<T, MAX>(m[l], i, bm, bi) {
+            (bm, bi) = (m[l], i);
+        }
+    }
+    for (j, &v) in x.iter().enumerate().skip(chunks * L) {
+        if take::<T, MAX>(bm, v) {
+            (bm, bi) = (v, j);
+        }
+    }
+    (bm, bi)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn row_avx2<T: ExtElem, const MAX: bool>(x: &[T]) -> (T, usize) {
+    row_body::<T, MAX>(x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn row_avx512<T: ExtElem, const MAX: bool>(x: &[T]) -> (T, usize) {
+    row_body::<T, MAX>(x)
+}
+
+/// The extremum of the non-empty row `x` and its first index.
+pub(crate) fn row<T: ExtElem, const MAX: bool>(x: &[T]) -> (T, usize) {
+    match simd() {
+        // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { row_avx512::<T, MAX>(x) },
+        // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { row_avx2::<T, MAX>(x) },
+        _ => row_body::<T, MAX>(x),
+    }
+}
+
+#[inline(always)]
+fn cols_body<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
+    for ((m, i), &v) in m.iter_mut().zip(idx.iter_mut()).zip(v) {
+        let t = take::<T, MAX>(*m, v);
+        *m = if t { v } else { *m };
+        *i = if t { j } else { *i };
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn cols_avx2<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
+    cols_body::<T, MAX>(m, idx, v, j)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn cols_avx512<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
+    cols_body::<T, MAX>(m, idx, v, j)
+}
+
+/// One step of many column scans at once: column `c` (running extremum `m[c]` at index
+/// `idx[c]`) sees element `v[c]` at index `j`. The outer reduction of `amax_0`.
+pub(crate) fn cols<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
+    match simd() {
+        // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { cols_avx512::<T, MAX>(m, idx, v, j) },
+        // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { cols_avx2::<T, MAX>(m, idx, v, j) },
+        _ => cols_body::<T, MAX>(m, idx, v, j),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The sequential scan the fast path must equal.
+    fn scan<const MAX: bool>(x: &[f32]) -> (f32, usize) {
+        let (mut m, mut mi) = (x[0], 0);
+        for (j, &v) in x.iter().enumerate() {
+            if m.is_nan() {
+                break;
+            }
+            if v.is_nan() || (MAX && v > m) || (!MAX && v < m) {
+                (m, mi) = (v, j);
+            }
+        }
+        (m, mi)
+    }
+
+    #[test]
+    fn lanes_equal_the_sequential_scan() {
+        let mut s = 7u64;
+        let mut next = || {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (s >> 33) as u32
+        };
+        for n in [1usize, 5, 16, 31, 32, 33, 100, 1000] {
+            for case in 0..40 {
+                let x: Vec<f32> = (0..n)
+                    .map(|_| match next() % 13 {
+                        0 if case % 3 == 0 => f32::NAN,
+                        1 => 0.0,
+                        2 => -0.0,
+                        3 => f32::INFINITY,
+                        4 => f32::NEG_INFINITY,
+                        k => (k % 5) as f32 - 2.0,
+                    })
+                    .collect();
+                for (got, want) in [
+                    (row::<f32, true>(&x), scan::<true>(&x)),
+                    (row::<f32, false>(&x), scan::<false>(&x)),
+                ] {
+                    assert_eq!(got.1, want.1, "{x:?}");
+                    assert_eq!(got.0.to_bits(), want.0.to_bits(), "{x:?}");
+                }
+                let (mut m, mut i) = (vec![x[0]], vec![0]);
+                for (j, v) in x.iter().enumerate().skip(1) {
+                    cols::<f32, true>(&mut m, &mut i, &[*v], j);
+                }
+                let want = scan::<true>(&x);
+                assert_eq!((m[0].to_bits(), i[0]), (want.0.to_bits(), want.1), "{x:?}");
+            }
+        }
+    }
+}
