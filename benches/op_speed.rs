@@ -1,6 +1,7 @@
 //! Per-op speed sweep, tapegrad's side: every public op on the standard inputs of
 //! `benches/op_speed.py` (which defines them, times PyTorch and prints the ratios), one line per
-//! op, `name<TAB>seconds per call` (median of 5 runs of at least 20 ms each, after warm-up).
+//! op, `name<TAB>seconds per call` (median of 5 runs of at least 20 ms each, 200 ms of CPU
+//! time with `OP_SPEED_CPU_TIME`, after warm-up).
 //! Positional args select ops by name; `--flags` are ignored. With `OP_SPEED_CPU_TIME=1` (and
 //! one thread) the clock is this thread's CPU time instead of the wall clock: steadier ratios on a
 //! loaded machine.
@@ -29,7 +30,17 @@ fn now() -> f64 {
     }
 }
 
-/// Median seconds per call of `f` over 5 runs of at least 20 ms each, after warm-up.
+/// Shortest timed run: 20 ms on the wall clock; 200 ms of CPU time, whose clock advances only
+/// at scheduler ticks (a few ms) on this kernel.
+fn min_run() -> f64 {
+    if std::env::var_os("OP_SPEED_CPU_TIME").is_some() {
+        0.2
+    } else {
+        0.02
+    }
+}
+
+/// Median seconds per call of `f` over 5 runs of at least [`min_run`] each, after warm-up.
 fn time(f: &dyn Fn() -> R) -> f64 {
     f().expect("warm-up");
     f().expect("warm-up");
@@ -40,10 +51,16 @@ fn time(f: &dyn Fn() -> R) -> f64 {
             f().expect("run");
         }
         let dt = now() - t;
-        if dt >= 0.02 {
+        if dt >= min_run() {
             break;
         }
-        inner = (inner * 2).max((inner as f64 * 0.02 / dt.max(1e-9) * 1.2) as usize);
+        // (the CPU-time clock advances in scheduler ticks: a run can read 0 s, which must not
+        // blow `inner` up)
+        inner = if dt <= 0.0 {
+            inner * 2
+        } else {
+            (inner * 2).max((inner as f64 * min_run() / dt * 1.2) as usize)
+        };
     }
     let mut ts: Vec<f64> = (0..5)
         .map(|_| {
