@@ -8,7 +8,8 @@ use crate::Scalar;
 use crate::backend::CopyKernels;
 use crate::backend::Source;
 use crate::dtype::{Element, cast};
-use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run};
+use super::team::SharedOut;
+use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run, par_ranges};
 use crate::storage::CpuBuffer;
 use crate::{DType, Result, dispatch};
 
@@ -100,8 +101,13 @@ unsafe fn convert<S: Element, D: Element>(p: *const S) -> D {
     }
 }
 
+/// A contiguous copy is split over the kernel team from twice this many bytes (1 MiB): below
+/// it one `memcpy` on the calling thread is quicker than waking a worker.
+const PAR_COPY_MIN_BYTES: usize = 1 << 19;
+
 /// Side of the square micro-tile of the transposing copy (16 f32 = one cache line).
 const T: usize = 16;
+
 /// Side of the outer tile (keeps the pages of both operands inside the TLB).
 const OUTER: usize = 128;
 
@@ -328,9 +334,22 @@ impl CopyKernels for Cpu {
             let (d0, s0) = (dl.offset() * esz, sl.offset() * esz);
             // (a geometry outside a buffer shrunk by `set_`/`resize_` takes the general path)
             if d0 + n <= dst.len() && s0 + n <= src_len {
-                // SAFETY: both byte ranges lie inside their buffers (checked just above) and
-                // the buffers are distinct, so the ranges do not overlap.
-                unsafe { std::ptr::copy_nonoverlapping(sp.add(s0), dp.add(d0), n) };
+                // Large copies are split over the kernel team: one core's copy runs at about
+                // half the bandwidth two cores get (workload `copy_f32_4M`, the yardstick of
+                // every memory-bound kernel; fast path F16 of `autograd/builtin/mod.rs`).
+                let (d, s) = (SharedOut(dp), SharedOut(sp as *mut u8));
+                par_ranges(n, PAR_COPY_MIN_BYTES, |lo, hi| {
+                    // SAFETY: both byte ranges lie inside their buffers (checked just above),
+                    // the buffers are distinct, so the ranges do not overlap, and the parts
+                    // write disjoint byte ranges `lo..hi` of the destination.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(
+                            s.ptr().add(s0 + lo),
+                            d.ptr().add(d0 + lo),
+                            hi - lo,
+                        )
+                    };
+                });
                 return;
             }
         }
