@@ -42,7 +42,7 @@ fn factories_unsatisfiable() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.message().contains("bytes"), "{e}");
     assert!(Tensor::empty(&[HUGE], DType::F32).is_err());
-    assert!(Tensor::eye(1 << 40, DType::F32).is_err());
+    assert!(Tensor::eye(1i64 << 40, DType::F32).is_err());
     assert!(Tensor::eye(usize::MAX, DType::F32).is_err());
     assert!(Tensor::linspace(0.0, 1.0, usize::MAX, DType::F64).is_err());
     assert!(Tensor::linspace(0.0, 1.0, HUGE, DType::F64).is_err());
@@ -75,7 +75,7 @@ fn views_with_overflowing_numel() {
 fn materialising_a_huge_view_errors() {
     // a legal view with 2^40 elements over one element of storage
     let x = Tensor::ones(&[1], DType::F64).unwrap();
-    let big = x.as_strided(&[1 << 40], &[0], None).unwrap();
+    let big = x.as_strided(&[1i64 << 40], &[0], None).unwrap();
     assert_eq!(big.numel(), 1 << 40);
     assert!(big.contiguous().is_err());
     assert!(big.copy().is_err());
@@ -145,7 +145,7 @@ fn set_to_absurd_geometry() {
 fn ops_with_absurd_arguments() {
     let x = Tensor::from_vec(vec![0i64, 1], &[2]).unwrap();
     assert!(x.one_hot(i64::MAX).is_err());
-    assert!(x.one_hot(1 << 40).is_err());
+    assert!(x.one_hot(1i64 << 40).is_err());
     let f = Tensor::ones(&[2, 2], DType::F32).unwrap();
     assert!(f.unflatten(0, &[BIG_I64, BIG_I64]).is_err());
     assert!(f.split(i64::MAX, 0).is_ok());

@@ -1,4 +1,4 @@
-//! Pooling of integer inputs against PyTorch 2.15 (`grad_tests/fixtures/pool_ints.json`,
+//! Pooling of integer inputs against PyTorch 2.15 (`grad_tests/fixtures/pool_ints/cases.json`,
 //! recorded by `tools/record_pool_ints.py`): `max_pool2d` and the `_with_indices` forms take
 //! every integer dtype but bool, `avg_pool1d`/`avg_pool2d` take i64 (a truncating division,
 //! `count_include_pad`, negative `divisor_override`); plain `max_pool1d`, the adaptive pools
@@ -105,10 +105,10 @@ fn run(c: &Value, x: &Tensor) -> tapegrad::Result<(Tensor, Option<Tensor>)> {
 fn integer_pooling_matches_torch() -> R {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
-        "/grad_tests/fixtures/pool_ints.json"
+        "/grad_tests/fixtures/pool_ints/cases.json"
     );
-    let text = std::fs::read_to_string(path).expect("grad_tests/fixtures/pool_ints.json");
-    let fx: Value = serde_json::from_str(&text).expect("pool_ints.json is JSON");
+    let text = std::fs::read_to_string(path).expect("grad_tests/fixtures/pool_ints/cases.json");
+    let fx: Value = serde_json::from_str(&text).expect("pool_ints/cases.json is JSON");
     let cases = fx["cases"].as_array().unwrap();
     let (mut ran, mut refused) = (0, 0);
     for c in cases {

@@ -1,4 +1,4 @@
-"""Records PyTorch 2.15's pooling of integer inputs into grad_tests/fixtures/pool_ints.json
+"""Records PyTorch 2.15's pooling of integer inputs into grad_tests/fixtures/pool_ints/cases.json
 (replayed by grad_tests/pool_ints.rs): values and indices of the integer dtypes each pooling
 takes on CPU, and which (op, dtype) pairs PyTorch refuses with `NotImplementedError`.
 
@@ -95,7 +95,7 @@ for op, shape, kw in CASES:
             rec["not_implemented"] = str(e).splitlines()[0]
         out.append(rec)
 
-path = os.path.join(os.path.dirname(__file__), "..", "grad_tests", "fixtures", "pool_ints.json")
+path = os.path.join(os.path.dirname(__file__), "..", "grad_tests", "fixtures", "pool_ints", "cases.json")
 with open(path, "w") as f:
     json.dump(dict(torch=torch.__version__, cases=out), f, indent=0)
 print(len(out), "cases,", sum("not_implemented" in c for c in out), "refused")
