@@ -4,11 +4,11 @@
 
 use super::Cpu;
 use super::istrides;
+use super::team::SharedOut;
 use crate::Scalar;
 use crate::backend::CopyKernels;
 use crate::backend::Source;
 use crate::dtype::{Element, cast};
-use super::team::SharedOut;
 use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run, par_ranges};
 use crate::storage::CpuBuffer;
 use crate::{DType, Result, dispatch};

@@ -174,7 +174,7 @@ pub(crate) fn atan(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn atan2(y: f32, x: f32) -> f32 {
     let (ay, ax) = ((y as f64).abs(), (x as f64).abs());
-    let swap = !(ax >= ay);
+    let swap = ax < ay || ax.is_nan() || ay.is_nan();
     let t = if swap { ax / ay } else { ay / ax };
     let t = if ay == 0.0 && ax == 0.0 { 0.0 } else { t };
     let t = if ay.is_infinite() && ax.is_infinite() {
