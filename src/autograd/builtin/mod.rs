@@ -80,6 +80,10 @@
 //! - **F15. f32/f64 `dot` as `mul` + pairwise `sum`** (`Tensor::dot`) instead of a
 //!   `[1, n] x [n, 1]` GEMM. Per-op sweep `dot` (2^20 f32, one thread, load ~17): 32.8 ->
 //!   0.69 ms (PyTorch 0.40-0.42 ms).
+//! - **F16. Large dense copies split over the kernel team** (`backend::cpu::Cpu::copy`, F7's
+//!   memcpy cut into ranges from 1 MiB on): one core's copy gets about half of what two get.
+//!   Workload `copy_f32_4M`, idle, old/new binaries alternated 3 times: 41-50 -> 94-100 GB/s
+//!   (PyTorch 101); `copy_f32_16M` 19-25 -> 31-36 GB/s (PyTorch 35).
 
 mod accumulate;
 mod as_strided;
