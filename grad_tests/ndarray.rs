@@ -88,7 +88,7 @@ fn strided_layouts_are_viewed_as_they_are() {
         base.as_strided(&[3, 3], &[1, 1], Some(1)).unwrap(), // overlapping windows
         base.select(0, 4).unwrap(),                  // 0-dim at offset 4
         base.narrow(0, 6, 0).unwrap(),               // empty at the end
-        base.as_strided(&[0, 5], &[1 << 40, 7], Some(6)).unwrap(), // empty, huge stride
+        base.as_strided(&[0, 5], &[1i64 << 40, 7], Some(6)).unwrap(), // empty, huge stride
     ];
     for t in cases {
         let g = read_array::<f32>(&t).unwrap();
