@@ -17,13 +17,24 @@
 //!
 //! One job runs at a time. A call made while the team is busy (from another thread, or nested
 //! inside a part) runs all its parts on the calling thread, so the team can never deadlock.
-//! Parts are claimed dynamically, so a worker that is late (parked, descheduled) just means the
-//! caller claims more parts itself.
 //!
-//! The shared state is one 64-bit word: `epoch (32) | parts (16) | next part (16)`. A part is
-//! claimed by a compare-and-swap on that word, which also proves the job is still live: the
-//! caller does not return, and so the closure it lent stays valid, until every claimed part has
-//! finished.
+//! Schedule: static blocks with stealing. Of `parts` parts and `threads` threads, thread `t`
+//! (the caller is 0, worker slot `i` is `i + 1`) first claims its own block
+//! `t·parts/threads ..`, then walks on through the others' blocks, claiming what is left. So
+//! when every thread is on time, part `p` runs on the same core job after job, as an OpenMP
+//! static schedule does: consecutive kernels over the same tensor split it the same way and
+//! each core finds its half in its own cache. (Claiming parts first come first served instead
+//! handed a 16 MB in-place add to a different core each iteration: `add_inplace_f32_4M` ran at
+//! 270-300 GB/s where the same loop with stable halves runs at 375-390.) A worker that is late
+//! (parked, descheduled) just means the others claim its block.
+//!
+//! The shared state is one 64-bit word, `epoch (32) | parts (16) | threads (16)`, which tells
+//! workers a job exists, and a bitmap with one bit per part, set when the part is claimed. A
+//! claim is a `fetch_or` that finds its bit clear. Between jobs every bit is set; publishing a
+//! job clears exactly the bits of its parts. So a successful claim, even by a worker still
+//! holding the previous job's word, is a claim of a part of the live job, and proves the job is
+//! live: the caller does not return, and so the closure it lent stays valid, until every
+//! claimed part has finished.
 
 use parking_lot::Mutex;
 use std::any::Any;
@@ -51,8 +62,11 @@ const PARKED: u8 = 1;
 type PartFn<'a> = &'a (dyn Fn(usize) + Sync);
 
 struct Team {
-    /// `epoch << 32 | parts << 16 | next`.
+    /// `epoch << 32 | parts << 16 | threads`.
     word: AtomicU64,
+    /// Bit `p` (of word `p / 64`) is set once part `p` of the live job is claimed; all set
+    /// between jobs.
+    claimed: Box<[AtomicU64]>,
     /// Points at the caller's `PartFn` while a job is live.
     job: AtomicPtr<PartFn<'static>>,
     /// Parts finished (run to completion or panicked) in the live job.
@@ -76,43 +90,71 @@ fn parts_of(w: u64) -> usize {
     ((w >> 16) & 0xFFFF) as usize
 }
 
-fn next_of(w: u64) -> usize {
+fn threads_of(w: u64) -> usize {
     (w & 0xFFFF) as usize
 }
 
 impl Team {
-    /// Claims and runs parts of the live job until none is left. Returns the last word seen.
-    fn work(&self) -> u64 {
-        let mut w = self.word.load(Ordering::Acquire);
-        loop {
-            let (next, parts) = (next_of(w), parts_of(w));
-            if next >= parts {
-                return w;
-            }
-            match self
-                .word
-                .compare_exchange_weak(w, w + 1, Ordering::AcqRel, Ordering::Acquire)
-            {
-                Ok(_) => {
-                    // SAFETY: a successful claim of part `next < parts` keeps the job live (its
-                    // caller waits for `done` to count this part), so the `PartFn` the caller
-                    // stored before publishing the word is still borrowed on its stack.
-                    let f: PartFn<'_> = unsafe { *self.job.load(Ordering::Acquire) };
-                    if let Err(p) = catch_unwind(AssertUnwindSafe(|| f(next))) {
-                        let mut first = self.panic.lock();
-                        match *first {
-                            None => *first = Some(p),
-                            // (a second payload is leaked, not dropped: its Drop could panic
-                            // and kill this thread before `done` counts the part)
-                            Some(_) => std::mem::forget(p),
-                        }
-                    }
-                    self.done.fetch_add(1, Ordering::AcqRel);
-                    w = self.word.load(Ordering::Acquire);
+    /// A team without workers and without a live job (every part bit set).
+    fn new() -> Team {
+        Team {
+            word: AtomicU64::new(0),
+            claimed: (0..=MAX_PARTS / 64)
+                .map(|_| AtomicU64::new(u64::MAX))
+                .collect(),
+            job: AtomicPtr::new(std::ptr::null_mut()),
+            done: AtomicUsize::new(0),
+            panic: Mutex::new(None),
+            busy: AtomicBool::new(false),
+            state: (0..MAX_WORKERS).map(|_| AtomicU8::new(AWAKE)).collect(),
+            threads: (0..MAX_WORKERS).map(|_| OnceLock::new()).collect(),
+            active: AtomicUsize::new(0),
+            spawned: AtomicUsize::new(0),
+            spawn_lock: Mutex::new(()),
+        }
+    }
+
+    /// Claims and runs parts of the live job until none is left, as thread `t` (0 is the
+    /// caller): its own block first, then the rest in order. Returns the word it started from.
+    fn work(&self, t: usize) -> u64 {
+        let w = self.word.load(Ordering::Acquire);
+        let (parts, threads) = (parts_of(w), threads_of(w).max(1));
+        let start = (t % threads) * parts / threads;
+        for (a, b) in [(start, parts), (0, start)] {
+            let mut p = a;
+            while p < b {
+                let (slot, bit) = (&self.claimed[p / 64], p % 64);
+                // skip the run of already claimed parts from `p` on within this bitmap word
+                let taken = (slot.load(Ordering::Acquire) >> bit).trailing_ones() as usize;
+                if taken > 0 {
+                    p += taken;
+                    continue;
                 }
-                Err(cur) => w = cur,
+                if slot.fetch_or(1 << bit, Ordering::AcqRel) & (1 << bit) == 0 {
+                    self.run_part(p);
+                }
+                p += 1;
             }
         }
+        w
+    }
+
+    /// Runs claimed part `p` of the live job and counts it done.
+    fn run_part(&self, p: usize) {
+        // SAFETY: `p` was just claimed: its bit was cleared by the live job's publication (bits
+        // are all set between jobs), and that job's caller waits for `done` to count this part,
+        // so the `PartFn` it stored before clearing the bits is still borrowed on its stack.
+        let f: PartFn<'_> = unsafe { *self.job.load(Ordering::Acquire) };
+        if let Err(e) = catch_unwind(AssertUnwindSafe(|| f(p))) {
+            let mut first = self.panic.lock();
+            match *first {
+                None => *first = Some(e),
+                // (a second payload is leaked, not dropped: its Drop could panic
+                // and kill this thread before `done` counts the part)
+                Some(_) => std::mem::forget(e),
+            }
+        }
+        self.done.fetch_add(1, Ordering::AcqRel);
     }
 
     fn worker(&self, me: usize) {
@@ -126,7 +168,7 @@ impl Team {
             loop {
                 let w = self.word.load(Ordering::Acquire);
                 let on = me < self.active.load(Ordering::Relaxed);
-                if on && w != seen && next_of(w) < parts_of(w) {
+                if on && w != seen && parts_of(w) > 0 {
                     break;
                 }
                 seen = w;
@@ -156,23 +198,38 @@ impl Team {
                     since = None;
                 }
             }
-            seen = self.work();
+            seen = self.work(me + 1);
         }
+    }
+
+    /// Makes `f` the live job of `parts` parts split in `threads` blocks: stores it, clears its
+    /// parts' bits, then publishes the word. The caller must claim parts (or wait for them)
+    /// until `done` counts all, keeping `f` borrowed that long.
+    fn publish(&self, parts: usize, f: &PartFn<'_>, threads: usize) {
+        let old = self.word.load(Ordering::Relaxed);
+        let epoch = (old >> 32).wrapping_add(1) & 0xFFFF_FFFF;
+        // (the lifetime is erased: the pointer is only dereferenced after a claim of one of this
+        // job's parts, and the caller returns only after all of them finished)
+        let fp: *const PartFn<'_> = f;
+        self.job
+            .store(fp as *mut PartFn<'static>, Ordering::Relaxed);
+        self.done.store(0, Ordering::Relaxed);
+        // clear the bits of parts `0..parts` (the rest stay set), releasing `job` and `done`
+        for (k, slot) in self.claimed.iter().enumerate().take(parts.div_ceil(64)) {
+            let free = (parts - k * 64).min(64);
+            let set = if free == 64 { 0 } else { u64::MAX << free };
+            slot.store(set, Ordering::Release);
+        }
+        self.word.store(
+            epoch << 32 | (parts as u64) << 16 | threads as u64,
+            Ordering::SeqCst,
+        );
     }
 
     /// Runs `f(0) .. f(parts - 1)` on the team and the calling thread; returns when all ran.
     fn run(&'static self, parts: usize, f: PartFn<'_>) {
-        let old = self.word.load(Ordering::Relaxed);
-        let epoch = (old >> 32).wrapping_add(1) & 0xFFFF_FFFF;
-        // (the lifetime is erased: the pointer is only dereferenced after a claim of one of this
-        // job's parts, and this function returns only after all of them finished)
-        let fp: *const PartFn<'_> = &f;
-        self.job
-            .store(fp as *mut PartFn<'static>, Ordering::Relaxed);
-        self.done.store(0, Ordering::Relaxed);
-        self.word
-            .store(epoch << 32 | (parts as u64) << 16, Ordering::SeqCst);
         let active = self.active.load(Ordering::SeqCst);
+        self.publish(parts, &f, active + 1);
         for (s, t) in self.state.iter().zip(&self.threads).take(active) {
             if s.load(Ordering::SeqCst) == PARKED
                 && let Some(t) = t.get()
@@ -180,7 +237,7 @@ impl Team {
                 t.unpark();
             }
         }
-        self.work();
+        self.work(0);
         let mut polls = 0u32;
         while self.done.load(Ordering::Acquire) < parts {
             polls = polls.wrapping_add(1);
@@ -203,18 +260,7 @@ impl Team {
 fn team() -> &'static Team {
     static TEAM: OnceLock<&'static Team> = OnceLock::new();
     TEAM.get_or_init(|| {
-        let t: &'static Team = Box::leak(Box::new(Team {
-            word: AtomicU64::new(0),
-            job: AtomicPtr::new(std::ptr::null_mut()),
-            done: AtomicUsize::new(0),
-            panic: Mutex::new(None),
-            busy: AtomicBool::new(false),
-            state: (0..MAX_WORKERS).map(|_| AtomicU8::new(AWAKE)).collect(),
-            threads: (0..MAX_WORKERS).map(|_| OnceLock::new()).collect(),
-            active: AtomicUsize::new(0),
-            spawned: AtomicUsize::new(0),
-            spawn_lock: Mutex::new(()),
-        }));
+        let t: &'static Team = Box::leak(Box::new(Team::new()));
         t.resize(super::threads::num_threads());
         t
     })
@@ -340,6 +386,39 @@ mod tests {
                 });
                 assert!(hits.iter().all(|h| h.load(Ordering::Relaxed) == 1));
             }
+        }
+    }
+
+    #[test]
+    fn each_thread_claims_its_own_block_first_then_steals_in_order() {
+        // a lone thread of a job split in blocks for `threads`: its block, then the rest
+        for (parts, threads, t, want) in [
+            (8, 2, 0, vec![0, 1, 2, 3, 4, 5, 6, 7]),
+            (8, 2, 1, vec![4, 5, 6, 7, 0, 1, 2, 3]),
+            (7, 3, 2, vec![4, 5, 6, 0, 1, 2, 3]),
+            (130, 2, 1, (65..130).chain(0..65).collect()),
+        ] {
+            let team = Team::new();
+            let order = Mutex::new(Vec::new());
+            let f = |p: usize| order.lock().push(p);
+            let f: PartFn<'_> = &f;
+            team.publish(parts, &f, threads);
+            team.work(t);
+            assert_eq!(
+                *order.lock(),
+                want,
+                "{parts} parts, {threads} threads, thread {t}"
+            );
+            assert_eq!(team.done.load(Ordering::Relaxed), parts);
+            // claimed parts stay claimed: a late second pass finds nothing
+            team.work(0);
+            assert_eq!(order.lock().len(), parts);
+            // and between jobs every bit is set again
+            assert!(
+                team.claimed
+                    .iter()
+                    .all(|w| w.load(Ordering::Relaxed) == u64::MAX)
+            );
         }
     }
 
