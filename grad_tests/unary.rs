@@ -400,6 +400,42 @@ fn nan_handling_of_max_min_clamp() -> R {
     Ok(())
 }
 
+/// PyTorch's CPU `fmod`/`remainder` run SLEEF's `fmod` over the vector-width prefix of a dense
+/// run (16 f32, 8 f64 lanes with AVX-512) and exact `fmod` on the tail: SLEEF's quotient
+/// estimate overflows for a huge dividend over a subnormal divisor, giving NaN (values
+/// checked in PyTorch 2.15: `torch.fmod(torch.full((17,), 3e38), torch.full((17,), 1e-38))`).
+#[test]
+fn fmod_vector_prefix_is_sleefs() -> R {
+    let nan_at = |t: &Tensor| -> tapegrad::Result<Vec<usize>> {
+        let v = t.to_dtype(DType::F64)?.contiguous()?.to_vec::<f64>()?;
+        Ok((0..v.len()).filter(|&i| v[i].is_nan()).collect())
+    };
+    let a = Tensor::full(&[17], 3e38, DType::F32)?;
+    let b = Tensor::full(&[17], 1e-38, DType::F32)?;
+    let exact = 3e38f32 % 1e-38f32;
+    for r in [a.fmod(&b)?, a.remainder(&b)?, a.fmod(1e-38)?] {
+        assert_eq!(nan_at(&r)?, (0..16).collect::<Vec<_>>());
+        assert_eq!(r.to_vec::<f32>()?[16], exact);
+    }
+    // f64: 8 lanes
+    let a = Tensor::full(&[9], 1e300, DType::F64)?;
+    let r = a.fmod(&Tensor::full(&[9], 1e-310, DType::F64)?)?;
+    assert_eq!(nan_at(&r)?, (0..8).collect::<Vec<_>>());
+    assert_eq!(r.to_vec::<f64>()?[8], 1e300 % 1e-310);
+    // a dense permuted run: the prefix in memory order
+    let a = Tensor::full(&[5, 3, 2], 3e38, DType::F32)?.permute(&[2, 0, 1])?;
+    let b = Tensor::full(&[5, 3, 2], 1e-38, DType::F32)?.permute(&[2, 0, 1])?;
+    let r = a.fmod(&b)?.permute(&[1, 2, 0])?;
+    assert_eq!(nan_at(&r)?, (0..16).collect::<Vec<_>>());
+    // a strided (not dense) operand: exact everywhere
+    let a = Tensor::full(&[34], 3e38, DType::F32)?.slice(0, 0, 34, 2)?;
+    assert_eq!(
+        nan_at(&a.fmod(&Tensor::full(&[17], 1e-38, DType::F32)?)?)?,
+        Vec::<usize>::new()
+    );
+    Ok(())
+}
+
 #[test]
 fn division_family() -> R {
     let a = Tensor::from_vec(vec![7i64, -7, 7, -7, 0], &[5])?;

@@ -100,6 +100,19 @@ pub(crate) fn binary<T: Element, U: Element>(
     b: &Tensor,
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
+    binary_split(a, b, 0, f, f)
+}
+
+/// As [`binary`], except that with `lanes > 0` the first `n - n % lanes` elements in memory
+/// order are `head(a, b)`: the part PyTorch's vectorised loop covers when its operands coalesce
+/// into one dense run (as they do here), for ops whose vector body differs from the scalar tail.
+pub(crate) fn binary_split<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    lanes: usize,
+    head: &(impl Fn(T, T) -> U + Sync),
+    f: &(impl Fn(T, T) -> U + Sync),
+) -> Option<Result<Tensor>> {
     let (ia, ib, sizes, strides, n) = {
         // recursive read locks: `a` and `b` may be the same tensor
         let (da, db) = (a.0.data.read_recursive(), b.0.data.read_recursive());
@@ -121,8 +134,9 @@ pub(crate) fn binary<T: Element, U: Element>(
         let n = like.numel();
         (ia, ib, Dims::from_slice(like.sizes()), strides, n)
     };
+    let m = if lanes > 0 { n - n % lanes } else { 0 };
     // (a dense layout starts at its offset: strides are non-negative)
-    let storage = match backend::flat_fresh2::<T, U>(n, ia.arg(), ib.arg(), f) {
+    let storage = match backend::flat_fresh2_split::<T, U>(n, m, ia.arg(), ib.arg(), head, f) {
         Ok(s) => s,
         Err(e) => return Some(Err(e)),
     };

@@ -127,6 +127,24 @@ fn parts(n: usize, work: usize) -> usize {
     }
 }
 
+/// `rows(lo, hi)` (the results of rows `lo..hi`, in order) for all `m` rows, cut into team
+/// parts when `work` elements pay for it and put back together in row order.
+fn split_rows<V: Send + Sync>(
+    m: usize,
+    work: usize,
+    rows: &(dyn Fn(usize, usize) -> Vec<V> + Sync),
+) -> Vec<V> {
+    let np = parts(m, work);
+    if np == 1 {
+        return rows(0, m);
+    }
+    let per = m.div_ceil(np);
+    team::map(np, &|i| rows((i * per).min(m), ((i + 1) * per).min(m)))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
 /// The states of `f` folded over every row of `x` (geometry `g`), in row order. `x` holds the
 /// buffer's elements; every offset `g` names lies inside it (checked by the caller).
 pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<F::S> {
@@ -178,15 +196,7 @@ pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<
             })
             .collect()
     };
-    let np = parts(m, m * r);
-    if np == 1 {
-        return rows(0, m);
-    }
-    let per = m.div_ceil(np);
-    team::map(np, &|i| rows((i * per).min(m), ((i + 1) * per).min(m)))
-        .into_iter()
-        .flatten()
-        .collect()
+    split_rows(m, m * r, &rows)
 }
 
 /// Column-range chunks (`per` columns each, group-major inside) of an outer reduction put back
@@ -321,15 +331,7 @@ fn rows_map<T: Element, V: Send + Sync>(x: &[T], g: &Geo, f: fn(&[T]) -> V) -> V
             })
             .collect()
     };
-    let np = parts(m, m * r);
-    if np == 1 {
-        return rows(0, m);
-    }
-    let per = m.div_ceil(np);
-    team::map(np, &|i| rows((i * per).min(m), ((i + 1) * per).min(m)))
-        .into_iter()
-        .flatten()
-        .collect()
+    split_rows(m, m * r, &rows)
 }
 
 /// Wrapping `i64` product.

@@ -28,14 +28,18 @@ fn gather<A: Element>(buf: &CpuBuffer, g: &Geo, dt: DType, i: usize, out: &mut V
 /// A whole-row transform: `f(x_row, second_row, out_row)`.
 type RowFn<'a, A> = dyn Fn(&[A], &[A], &mut [A]) + Sync + 'a;
 
-/// `f(x_row, second_row, out_row)` for every row, results in row order (`m * r` values).
+/// One strided side of a row map: a buffer, its row geometry and its dtype.
+type Side<'a, B> = (B, &'a Geo, DType);
+
+/// `f(x_row, second_row, out_row)` for every row of `src` (and of `src2`, else an empty second
+/// row), computed in `A` and written to the same row of `dst` cast to its dtype.
 fn map_rows<A: Element>(
-    src: &CpuBuffer,
-    gs: &Geo,
-    sdt: DType,
-    src2: Option<(&CpuBuffer, &Geo, DType)>,
+    dst: Side<'_, &mut CpuBuffer>,
+    src: Side<'_, &CpuBuffer>,
+    src2: Option<Side<'_, &CpuBuffer>>,
     f: &RowFn<'_, A>,
-) -> Vec<Vec<A>> {
+) {
+    let (sb, gs, sdt) = src;
     let (m, r) = (gs.m, gs.r);
     let np = if m * r < PAR_MIN || m < 2 {
         1
@@ -50,7 +54,7 @@ fn map_rows<A: Element>(
         for i in lo..hi {
             x.clear();
             y.clear();
-            gather(src, gs, sdt, i, &mut x);
+            gather(sb, gs, sdt, i, &mut x);
             if let Some((b2, g2, dt2)) = src2 {
                 gather(b2, g2, dt2, i, &mut y);
             }
@@ -58,7 +62,8 @@ fn map_rows<A: Element>(
         }
         out
     };
-    team::map(np, &chunk)
+    let (db, gd, ddt) = dst;
+    scatter(db, gd, ddt, &team::map(np, &chunk));
 }
 
 /// Writes rows (row order, `r` each) to `dst` (geometry `g`) cast to `dt`.
@@ -204,11 +209,12 @@ pub(crate) fn row_map(
     let (gd, gs) = (Geo::new(dl, nred), Geo::new(sl, nred));
     let g2 = src2.map(|(b, l, dt)| (b, Geo::new(l, nred), dt));
     let s2 = g2.as_ref().map(|(b, g, dt)| (*b, g, *dt));
+    let (out, input) = ((dst, &gd, ddt), (src, &gs, sdt));
     match op {
         RowOp::CumSum if sdt.is_complex() => {
             // complex64 partial sums are rounded at every step, as the real f32 scan's are
             let round = ddt != DType::C128;
-            let rows = map_rows::<C128>(src, &gs, sdt, s2, &|x, _, o| {
+            map_rows::<C128>(out, input, s2, &|x, _, o| {
                 let mut acc = C128::new(0.0, 0.0);
                 for (j, (&v, o)) in x.iter().zip(o.iter_mut()).enumerate() {
                     acc = if j == 0 { v } else { acc + v };
@@ -218,23 +224,21 @@ pub(crate) fn row_map(
                     *o = acc;
                 }
             });
-            scatter(dst, &gd, ddt, &rows);
         }
         RowOp::CumProd if sdt.is_complex() => {
             // PyTorch's CPU scan: a complex128 accumulator from 1, `acc *= x` with the naive
             // product (so `1 * (inf + 0i)` is `inf + nan i`), each partial product cast to the
             // output dtype
-            let rows = map_rows::<C128>(src, &gs, sdt, s2, &|x, _, o| {
+            map_rows::<C128>(out, input, s2, &|x, _, o| {
                 let mut acc = C128::new(1.0, 0.0);
                 for (&v, o) in x.iter().zip(o.iter_mut()) {
                     acc *= v;
                     *o = acc;
                 }
             });
-            scatter(dst, &gd, ddt, &rows);
         }
         RowOp::CumSumInt | RowOp::CumProdInt => {
-            let rows = map_rows::<i64>(src, &gs, sdt, s2, &|x, _, o| {
+            map_rows::<i64>(out, input, s2, &|x, _, o| {
                 let mut acc = 0i64;
                 for (j, (&v, o)) in x.iter().zip(o.iter_mut()).enumerate() {
                     acc = match (j, op) {
@@ -245,11 +249,10 @@ pub(crate) fn row_map(
                     *o = acc;
                 }
             });
-            scatter(dst, &gd, ddt, &rows);
         }
         _ => {
             let round = ddt != DType::F64;
-            let rows = map_rows::<f64>(src, &gs, sdt, s2, &|x, y, o| {
+            map_rows::<f64>(out, input, s2, &|x, y, o| {
                 let r = x.len();
                 match op {
                     RowOp::CumSum | RowOp::CumProd => {
@@ -287,7 +290,6 @@ pub(crate) fn row_map(
                     RowOp::CumSumInt | RowOp::CumProdInt => unreachable!("internal: int scan"),
                 }
             });
-            scatter(dst, &gd, ddt, &rows);
         }
     }
 }

@@ -89,14 +89,20 @@ pub(crate) fn flat_fresh1<T: Element, U: Element>(
     Ok(out)
 }
 
-/// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
+/// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device),
+/// except that the first `m <= n` elements are `head(a[i], b[i])` (`m = 0` for plain maps): the
+/// vector-width prefix of an op whose PyTorch kernel computes it differently from the scalar
+/// tail (SLEEF's `fmod`).
 #[inline]
-pub(crate) fn flat_fresh2<T: Element, U: Element>(
+pub(crate) fn flat_fresh2_split<T: Element, U: Element>(
     n: usize,
+    m: usize,
     a: FlatArg<'_>,
     b: FlatArg<'_>,
+    head: &(impl Fn(T, T) -> U + Sync),
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Result<Storage> {
+    debug_assert!(m <= n, "internal: prefix longer than the run");
     let (_, reads) = lock(None, &[a.storage, b.storage]);
     let (ra, rb) = (find(&reads, a.storage), find(&reads, b.storage));
     let mut out = on_device!(ra, |B, _b| B::storage_for_output(
@@ -106,17 +112,17 @@ pub(crate) fn flat_fresh2<T: Element, U: Element>(
         .get_mut_device()
         .expect("internal: a fresh storage is shared");
     on_device!(w, ra, |B, d, ba| {
-        let fa = Flat {
-            src: Source::Other(ba),
-            offset: a.offset,
-            scalar: a.scalar,
+        let bb = B::buffer(rb);
+        // the input elements from `skip` on (a broadcast scalar stays where it is)
+        let at = |x: &FlatArg<'_>, buf, skip: usize| Flat {
+            src: Source::Other(buf),
+            offset: if x.scalar { x.offset } else { x.offset + skip },
+            scalar: x.scalar,
         };
-        let fb = Flat {
-            src: Source::Other(B::buffer(rb)),
-            offset: b.offset,
-            scalar: b.scalar,
-        };
-        B::flat_map2::<T, U, _>(d, 0, n, fa, fb, f)
+        if m > 0 {
+            B::flat_map2::<T, U, _>(d, 0, m, at(&a, ba, 0), at(&b, bb, 0), head);
+        }
+        B::flat_map2::<T, U, _>(d, m, n - m, at(&a, ba, m), at(&b, bb, m), f)
     });
     Ok(out)
 }

@@ -10,7 +10,7 @@ use crate::ops::elementwise::binary::{binary_map, operand_tensor, scalar_tensor}
 use crate::ops::elementwise::div_round::RoundingMode;
 use crate::ops::grad::backward;
 use crate::ops::util::{tensors, write_back};
-use crate::{DType, Result, Scalar, Tensor, bail};
+use crate::{DType, Element, Result, Scalar, Tensor, bail};
 
 #[derive(Clone, Copy, PartialEq, Debug)]
 pub(crate) enum Bin {
@@ -164,15 +164,30 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                         f
                     })
                 }),
-                Bin::Remainder => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| {
-                    let (a, b): ($R, $R) = (to(x), to(y));
-                    let mut m = a % b;
-                    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-                        m += b;
-                    }
-                    from(m)
-                }),
-                Bin::Fmod => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x) % to(y))),
+                Bin::Remainder => {
+                    // Python's remainder: the fmod moved into the divisor's sign
+                    let rem = |m: $R, b: $R| -> $R {
+                        if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                            m + b
+                        } else {
+                            m
+                        }
+                    };
+                    fmod_map::<$T>(
+                        &ta,
+                        &tb,
+                        name,
+                        move |x, y| from(rem(to(x).vfmod(to(y)), to(y))),
+                        move |x, y| from(rem(to(x) % to(y), to(y))),
+                    )
+                }
+                Bin::Fmod => fmod_map::<$T>(
+                    &ta,
+                    &tb,
+                    name,
+                    move |x, y| from(to(x).vfmod(to(y))),
+                    move |x, y| from(to(x) % to(y)),
+                ),
                 Bin::Atan2 => {
                     binary_map::<$T, $T>(&ta, &tb, name, move |x, y| from(to(x).vatan2(to(y))))
                 }
@@ -206,7 +221,7 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
             }
         };
     }
-    let r = match dt {
+    match dt {
         d if d.is_float() => crate::match_dtype!(d, float, (T, R) => float!(T, R)),
         d if d.is_integral(false) && d != DType::U8 => crate::match_dtype!(d, signed, T => int!(T)),
         // unsigned: floor division is truncation and remainders are never negative
@@ -221,81 +236,34 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
             _ => unreachable!("internal: bool handled above"),
         },
         _ => unreachable!("internal: complex handled above"),
-    };
-    if matches!(op, Bin::Fmod | Bin::Remainder) && dt.is_float() {
-        return vector_fmod_nans(r?, &ta, &tb, dt);
-    }
-    r
-}
-
-/// `toward0` of SLEEF: the next float toward zero (0 stays 0).
-fn toward0_f64(v: f64) -> f64 {
-    if v == 0.0 {
-        0.0
-    } else {
-        f64::from_bits(v.to_bits() - 1)
     }
 }
 
-fn toward0_f32(v: f32) -> f32 {
-    if v == 0.0 {
-        0.0
-    } else {
-        f32::from_bits(v.to_bits() - 1)
-    }
-}
-
-/// Whether SLEEF's `fmod(x, y)` gives NaN for finite `x`: its first quotient estimate
-/// `toward0(|x|) * toward0(1 / |y|)` overflows (`|x|`, `|y|` scaled by 2^54 in f64, 2^25 in
-/// f32, when `|y|` is subnormal). Elsewhere it is exact, like `fmod`.
-fn sleef_fmod_overflows(x: f64, y: f64, double: bool) -> bool {
-    if double {
-        let (mut n, mut d) = (x.abs(), y.abs());
-        if d < f64::MIN_POSITIVE {
-            (n, d) = (n * 18014398509481984.0, d * 18014398509481984.0);
-        }
-        (toward0_f64(n) * toward0_f64(1.0 / d)).is_infinite()
-    } else {
-        let (mut n, mut d) = ((x as f32).abs(), (y as f32).abs());
-        if d < f32::MIN_POSITIVE {
-            (n, d) = (n * 33554432.0, d * 33554432.0);
-        }
-        (toward0_f32(n) * toward0_f32(1.0 / d)).is_infinite()
-    }
-}
-
-/// PyTorch's CPU `fmod`/`remainder` run their vector code (SLEEF's `fmod`) on the first
-/// `n - n % lanes` elements of a contiguous run (lanes with AVX-512: 8 f64, 16 f32, 32
-/// f16/bf16, which compute in f32) and exact `fmod` on the rest; SLEEF's `fmod` is NaN where
-/// [`sleef_fmod_overflows`]. Applied when the whole op is one contiguous run (every operand
-/// contiguous of the result's shape, or 0-dim); other layouts keep the exact values.
-fn vector_fmod_nans(r: Tensor, a: &Tensor, b: &Tensor, dt: DType) -> Result<Tensor> {
-    let shape = r.shape();
-    let run = |t: &Tensor| t.dim() == 0 || (t.shape() == shape && t.is_contiguous());
-    let lanes = match dt {
+/// A float `fmod`/`remainder` (`f`) as PyTorch's CPU kernel computes it: its vector code
+/// (SLEEF's `fmod`, `head`, see `backend/cpu/math/fmod.rs`) runs on the first `n - n % lanes`
+/// elements of a dense run (lanes with AVX-512: 8 f64, 16 f32, 32 f16/bf16, which compute in
+/// f32) and exact `fmod` on the rest. The prefix applies where the whole op is one dense run in
+/// memory order (every operand of the result's layout, or 0-dim: the dense fast path); other
+/// layouts keep the exact values (PyTorch also vectorises a one-element `[1]` operand and
+/// operands that differ only by leading size-1 dims; those keep exact values here).
+fn fmod_map<T: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    name: &'static str,
+    head: impl Fn(T, T) -> T + Sync,
+    f: impl Fn(T, T) -> T + Sync,
+) -> Result<Tensor> {
+    let lanes = match T::DTYPE {
         DType::F64 => 8,
         DType::F32 => 16,
         _ => 32,
     };
-    let m = r.numel() - r.numel() % lanes;
-    if m == 0 || !(run(a) && run(b) && r.is_contiguous()) {
-        return Ok(r);
+    a.check_strided(name)?;
+    b.check_strided(name)?;
+    if let Some(r) = crate::ops::dense::binary_split::<T, T>(a, b, lanes, &head, &f) {
+        return r;
     }
-    let _g = crate::autograd::no_grad();
-    let vals = |t: &Tensor| t.to_dtype(DType::F64)?.contiguous()?.to_vec::<f64>();
-    let (av, bv) = (vals(a)?, vals(b)?);
-    let at = |v: &[f64], i: usize| if v.len() == 1 { v[0] } else { v[i] };
-    let nan: Vec<usize> = (0..m)
-        .filter(|&i| sleef_fmod_overflows(at(&av, i), at(&bv, i), dt == DType::F64))
-        .collect();
-    if nan.is_empty() {
-        return Ok(r);
-    }
-    let mut rv = vals(&r)?;
-    for i in nan {
-        rv[i] = f64::NAN;
-    }
-    Tensor::from_vec(rv, &shape)?.to_dtype(dt)
+    binary_map::<T, T>(a, b, name, f)
 }
 
 /// Backward of the [`Bin`] ops; saved `a` then `b` (as tensors; scalars become 0-dim

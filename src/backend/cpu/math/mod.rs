@@ -31,6 +31,8 @@
 //! - `expm1`, `exp2`, `log2`, `log10`, `sinh`, `cosh`, `hypot` (f32): from the f64 `exp`,
 //!   `log` and `expm1` lanes (`sinh = (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as
 //!   `sqrt(x^2 + y^2)`, exact squares), rounded to f32 once.
+//! - `fmod` (f32, f64; [`fmod`]): C's `fmod`, NaN where SLEEF's quotient estimate overflows, as
+//!   PyTorch's vectorised `fmod`/`remainder` give it.
 //!
 //! # Accuracy
 //! Checked by `tests.rs` (a sweep over every 4099th f32 bit pattern of both signs, 2^20 points
@@ -67,6 +69,7 @@
 //!   `exp_slice_f32(x, out)` / `exp_inplace_f32(x)`, and likewise `log_`, `log1p_`, `tanh_`,
 //!   `sigmoid_`, `erf_` for f32 and `_f64` (no f64 `erf`). `x` and `out` must have one length.
 
+pub(crate) mod fmod;
 pub(crate) mod fp32;
 pub(crate) mod fp64;
 #[cfg(test)]
@@ -119,6 +122,9 @@ pub(crate) trait Transcendental: Copy {
     fn vcosh(self) -> Self;
     /// `hypot(self, y)`.
     fn vhypot(self, y: Self) -> Self;
+    /// `fmod(self, y)` as SLEEF's vector body gives it (NaN where its quotient estimate
+    /// overflows: [`fmod`]).
+    fn vfmod(self, y: Self) -> Self;
 }
 
 macro_rules! transcendental {
@@ -168,13 +174,13 @@ transcendental!(f32, fp32;
     vlog10 = wide32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
     vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
     vacos = trig32::acos, vatan = trig32::atan,;
-    vatan2 = trig32::atan2, vhypot = wide32::hypot,
+    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,
 );
 transcendental!(f64, std64;
     vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2, vlog10 = f64::log10,
     vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
     vasin = f64::asin, vacos = f64::acos, vatan = f64::atan,;
-    vatan2 = f64::atan2, vhypot = f64::hypot,
+    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64,
 );
 
 /// The f64 form of [`Transcendental`]: std's functions (within 0.5–1 ulp, and equal to
