@@ -781,3 +781,85 @@ fn data_movement_on_all_layouts() -> R {
 }
 
 mod errors;
+
+/// The strides of gradients through `unsqueeze` and `squeeze` are PyTorch's: `unsqueeze`'s
+/// backward is `grad.squeeze(dim)` (the other strides kept) and `squeeze`'s is `unsqueeze` of
+/// the removed dims (stride `size * stride` of the next dim, 1 at the end), never a `reshape`
+/// (which computes fresh strides for size-1 dims). Recorded from PyTorch 2.15, with the two
+/// einsum cases of the sweep (`sw_einsum_0032`, `sw_einsum_0043`) whose second-order gradient
+/// strides depended on it.
+#[test]
+fn squeeze_unsqueeze_grad_strides_are_torch() -> R {
+    let opts = || {
+        autograd::GradOptions::default()
+            .retain_graph(true)
+            .create_graph(true)
+    };
+    let seq = |shape: &[usize]| -> Tensor {
+        let n: usize = shape.iter().product();
+        Tensor::from_vec((0..n).map(|i| i as f64).collect::<Vec<_>>(), shape).unwrap()
+    };
+    // unsqueeze: a gradient [1, 2, 1, 3] with strides [6, 3, 1, 1]
+    let x = Tensor::zeros(&[2, 1, 3], DType::F64)?.requires_grad_(true)?;
+    let y = x.unsqueeze(0)?;
+    let g = seq(&[1, 2, 3, 1]).permute([0, 1, 3, 2])?;
+    let r = autograd::grad(&[y], std::slice::from_ref(&x), &[Some(g)], opts())?;
+    let r = r[0].clone().unwrap();
+    assert_eq!((r.shape(), r.strides()), (vec![2, 1, 3], vec![3, 1, 1]));
+    assert_eq!(r.to_vec::<f64>()?, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    // squeeze (all dims and one dim) of a transposed gradient
+    let x = Tensor::zeros(&[2, 1, 3, 1], DType::F64)?.requires_grad_(true)?;
+    let g = seq(&[3, 2]).t()?;
+    let r = autograd::grad(
+        &[x.squeeze()?],
+        std::slice::from_ref(&x),
+        &[Some(g)],
+        opts(),
+    )?;
+    let r = r[0].clone().unwrap();
+    assert_eq!(
+        (r.shape(), r.strides()),
+        (vec![2, 1, 3, 1], vec![1, 6, 2, 1])
+    );
+    let g = seq(&[3, 1, 2]).permute([2, 1, 0])?;
+    let y = x.squeeze_dim(3)?;
+    let r = autograd::grad(&[y], std::slice::from_ref(&x), &[Some(g)], opts())?;
+    let r = r[0].clone().unwrap();
+    assert_eq!(r.strides(), vec![1, 2, 2, 1]);
+    // the sweep's einsum cases: first-order gradients under create_graph
+    // (equation, shape of a, shape of b, strides of grad a, strides of grad b)
+    type EinsumRow = (
+        &'static str,
+        [usize; 4],
+        &'static [usize],
+        [usize; 4],
+        &'static [usize],
+    );
+    let cases: [EinsumRow; 2] = [
+        (
+            "...ij,...jk",
+            [2, 1, 2, 3],
+            &[3, 3, 2],
+            [6, 1, 3, 1],
+            &[2, 6, 1],
+        ),
+        (
+            "bhqd,bhkd->bhqk",
+            [1, 2, 3, 4],
+            &[2, 1, 5, 4],
+            [1, 12, 4, 1],
+            &[5, 1, 1, 10],
+        ),
+    ];
+    for (eq, sa, sb, want_a, want_b) in cases {
+        let a = seq(&sa).requires_grad_(true)?;
+        let b = seq(sb).requires_grad_(true)?;
+        let out = Tensor::einsum(eq, &[&a, &b])?;
+        let ct = Tensor::ones(&out.shape(), DType::F64)?;
+        let r = autograd::grad(&[out], &[a, b], &[Some(ct)], opts())?;
+        let (ga, gb) = (r[0].clone().unwrap(), r[1].clone().unwrap());
+        assert_eq!(ga.strides(), want_a.to_vec(), "{eq}: grad a");
+        assert_eq!(gb.strides(), want_b, "{eq}: grad b");
+    }
+    Ok(())
+}

@@ -210,3 +210,94 @@ fn norm_errors_change_nothing() -> R {
     assert_eq!((rm.version(), rv.version()), (0, 0));
     Ok(())
 }
+
+/// `group_norm` is PyTorch's `native_group_norm` node: f32 statistics rounded as its kernel
+/// (`rstd` from the f64 root of `var + eps`) and its backward formula in f32. The first row
+/// is the sweep's `sw_f_group_norm_0003`, whose input gradient is the small difference of
+/// terms of size 1 (f64 statistics gave 8.0479e-4); values recorded from PyTorch 2.15.
+#[test]
+fn group_norm_f32_is_torch_kernel() -> R {
+    let f32s = |t: &Tensor| -> Vec<f64> {
+        t.to_vec::<f32>()
+            .unwrap()
+            .into_iter()
+            .map(f64::from)
+            .collect()
+    };
+    let t32 = |v: &[f64], s: &[usize]| -> Tensor {
+        let v: Vec<f32> = v.iter().map(|&x| x as f32).collect();
+        Tensor::from_vec(v, s).unwrap()
+    };
+    let x = t32(
+        &[-0.8125, -1.1875, 0.4375, -2.875, -0.375, -1.6875],
+        &[3, 2],
+    )
+    .requires_grad_(true)?;
+    let ct = t32(&[0.3125, -0.75, 1.25, -0.6875, 1.0625, 0.9375], &[3, 2]);
+    x.group_norm(1, None, None, 1e-5)?
+        .backward_with(Some(&ct), Default::default())?;
+    let want = [
+        0.0008058547973632812,
+        -0.0008068084716796875,
+        2.1457672119140625e-06,
+        -2.1457672119140625e-06,
+        2.2649765014648438e-06,
+        -2.1457672119140625e-06,
+    ];
+    // bit for bit: PyTorch's kernel order (the fixture's tolerance is rtol 1e-5)
+    assert_eq!(f32s(&x.grad().unwrap()), want);
+
+    // affine, two groups of two channels of three elements
+    let v: Vec<f64> = (0..24).map(|i| (i as f64).cos() * 2.0).collect();
+    let x = t32(&v, &[2, 4, 3]).requires_grad_(true)?;
+    let w = t32(&[0.5, 1.5, -0.75, 1.25], &[4]).requires_grad_(true)?;
+    let b = t32(&[0.25, -1.0, 0.5, 0.125], &[4]).requires_grad_(true)?;
+    let y = x.group_norm(2, Some(&w), Some(&b), 1e-5)?;
+    let g: Vec<f64> = (0..24).map(|i| (i as f64).sin()).collect();
+    y.backward_with(Some(&t32(&g, &[2, 4, 3])), Default::default())?;
+    assert_close(
+        &f32s(&y)[..6],
+        &[
+            0.9918988347053528,
+            0.6637470126152039,
+            -0.019007153809070587,
+            -3.0359277725219727,
+            -2.315627336502075,
+            -0.3083608150482178,
+        ],
+        1e-6,
+    );
+    assert_close(
+        &f32s(&x.grad().unwrap())[..6],
+        &[
+            0.15061087906360626,
+            0.4625590741634369,
+            0.5109221339225769,
+            0.35197269916534424,
+            -0.6179845333099365,
+            -0.8580801486968994,
+        ],
+        1e-5,
+    );
+    assert_close(
+        &f32s(&w.grad().unwrap()),
+        &[
+            0.3168366849422455,
+            0.0797257050871849,
+            0.2092992514371872,
+            0.0625246912240982,
+        ],
+        1e-5,
+    );
+    assert_close(
+        &f32s(&b.grad().unwrap()),
+        &[
+            2.624969959259033,
+            -2.1736197471618652,
+            1.6787645816802979,
+            -1.1503090858459473,
+        ],
+        1e-6,
+    );
+    Ok(())
+}

@@ -76,6 +76,9 @@ pub(crate) fn norm_cases() -> Vec<Case> {
                 .permute([0, 3, 1, 2])?;
             x.group_norm(2, Some(&v[1]), None, 1e-3)
         }),
+        // the kernel's bias-only path (`scale = rstd`, `bias = b - rstd mean`)
+        case!("group_norm/bias_only", [x(694), w(695)], |v| v[0]
+            .group_norm(2, None, Some(&v[1]), 1e-5)),
         case!("instance_norm", [x(615), w(616), w(617)], |v| {
             let (rm, rv) = stats();
             v[0].instance_norm(

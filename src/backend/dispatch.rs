@@ -49,7 +49,9 @@ pub(crate) mod pool;
 pub(crate) mod reduce;
 pub(crate) mod resample;
 pub(crate) use nn::{bmm, optim_step, read_at, rowwise};
-pub(crate) use nn::{layer_norm, layer_norm_backward, rowwise_backward};
+pub(crate) use nn::{
+    group_norm, group_norm_backward, layer_norm, layer_norm_backward, rowwise_backward,
+};
 
 // (declared after `on_device!`, which it uses)
 mod elementwise;

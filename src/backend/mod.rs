@@ -81,7 +81,9 @@ pub(crate) use dispatch::{
 };
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
-pub(crate) use dispatch::{layer_norm, layer_norm_backward, rowwise_backward};
+pub(crate) use dispatch::{
+    group_norm, group_norm_backward, layer_norm, layer_norm_backward, rowwise_backward,
+};
 // the vectorisable lane math the elementwise closures call (exp, log, tanh, sigmoid, erf)
 pub(crate) use cpu::math::Transcendental;
 

@@ -1,7 +1,7 @@
 //! Views that reorder or insert/remove dims: permute, transpose, t, movedim, squeeze,
 //! unsqueeze, flatten, and the in-place view ops `t_`, `transpose_`, `squeeze_`, `unsqueeze_`.
 
-use super::{ReshapeBackward, view_with};
+use super::view_with;
 use crate::autograd::{Backward, BackwardCtx, check_inplace};
 use crate::layout::{Layout, wrap_dim, wrap_dims};
 use crate::{Result, Tensor, bail};
@@ -24,6 +24,71 @@ impl Backward for PermuteBackward {
             None => None,
         }])
     }
+}
+
+/// `squeeze`'s rule is PyTorch's `unsqueeze_to`: the removed size-1 dims come back through
+/// `unsqueeze`, whose stride rule (`size[d] * stride[d]` of the next dim, 1 at the end) gives
+/// them the strides PyTorch's gradient has (a `reshape` would compute fresh ones).
+struct SqueezeBackward {
+    name: &'static str,
+    /// The input's sizes.
+    sizes: Vec<usize>,
+    /// The dims asked for (`None`: every dim); only those of size 1 were removed.
+    dims: Option<Vec<usize>>,
+}
+impl Backward for SqueezeBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &self,
+        _: &BackwardCtx<'_>,
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
+            Some(mut g) => {
+                for (d, &s) in self.sizes.iter().enumerate() {
+                    if s == 1 && self.dims.as_ref().is_none_or(|ds| ds.contains(&d)) {
+                        g = g.unsqueeze(d as i64)?;
+                    }
+                }
+                Some(g)
+            }
+            None => None,
+        }])
+    }
+}
+
+/// `unsqueeze`'s rule, PyTorch's `grad.squeeze(dim)`: the inserted dim (and its stride) is
+/// dropped, the other strides are the gradient's own.
+struct UnsqueezeBackward {
+    name: &'static str,
+    dim: usize,
+}
+impl Backward for UnsqueezeBackward {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn apply(
+        &self,
+        _: &BackwardCtx<'_>,
+        g: crate::autograd::Grads,
+    ) -> Result<crate::autograd::Grads> {
+        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
+            Some(g) => Some(g.squeeze_dims(&[self.dim as i64])?),
+            None => None,
+        }])
+    }
+}
+
+/// The backward rule of an in-place relayout (`t_`, `transpose_`, `squeeze_`, `unsqueeze_`).
+enum Relayout {
+    /// The inverse permutation.
+    Permute(Vec<i64>),
+    /// The dims asked to squeeze (`None`: all).
+    Squeeze(Option<Vec<usize>>),
+    /// The inserted dim.
+    Unsqueeze(usize),
 }
 
 fn permuted(l: &Layout, perm: &[usize]) -> Layout {
@@ -240,9 +305,10 @@ impl Tensor {
         view_with(
             self,
             squeezed(&l, None),
-            ReshapeBackward {
+            SqueezeBackward {
                 name: "SqueezeBackward0",
-                shape: l.sizes().to_vec(),
+                sizes: l.sizes().to_vec(),
+                dims: None,
             },
         )
     }
@@ -274,9 +340,10 @@ impl Tensor {
         view_with(
             self,
             squeezed(&l, Some(&ds)),
-            ReshapeBackward {
+            SqueezeBackward {
                 name: "SqueezeBackward1",
-                shape: l.sizes().to_vec(),
+                sizes: l.sizes().to_vec(),
+                dims: Some(ds.clone()),
             },
         )
     }
@@ -297,9 +364,9 @@ impl Tensor {
         view_with(
             self,
             unsqueezed(&l, d),
-            ReshapeBackward {
+            UnsqueezeBackward {
                 name: "UnsqueezeBackward0",
-                shape: l.sizes().to_vec(),
+                dim: d,
             },
         )
     }
@@ -358,7 +425,7 @@ impl Tensor {
         self.relayout_(
             |l| Ok(permuted(l, &perm)),
             "TBackward0",
-            Some(inverse(&perm)),
+            Relayout::Permute(inverse(&perm)),
         )
     }
 
@@ -378,7 +445,7 @@ impl Tensor {
         self.relayout_(
             |l| Ok(permuted(l, &perm)),
             "TransposeBackward0",
-            Some(inverse(&perm)),
+            Relayout::Permute(inverse(&perm)),
         )
     }
 
@@ -394,7 +461,11 @@ impl Tensor {
     pub fn unsqueeze_(&self, dim: impl crate::Dim) -> Result<Tensor> {
         let dim = crate::tensor::dims::dim(dim, "unsqueeze_")?;
         let d = wrap_dim(dim, self.dim() + 1, "unsqueeze_")?;
-        self.relayout_(|l| Ok(unsqueezed(l, d)), "UnsqueezeBackward1", None)
+        self.relayout_(
+            |l| Ok(unsqueezed(l, d)),
+            "UnsqueezeBackward1",
+            Relayout::Unsqueeze(d),
+        )
     }
 
     /// In-place `squeeze` (all size-1 dims with `None`, or only `dim`: any
@@ -412,14 +483,18 @@ impl Tensor {
             Some(d) => Some(vec![wrap_dim(d, self.dim(), "squeeze_")?]),
             None => None,
         };
-        self.relayout_(|l| Ok(squeezed(l, ds.as_deref())), "SqueezeBackward0", None)
+        self.relayout_(
+            |l| Ok(squeezed(l, ds.as_deref())),
+            "SqueezeBackward0",
+            Relayout::Squeeze(ds.clone()),
+        )
     }
 
     fn relayout_(
         &self,
         f: impl FnOnce(&Layout) -> Result<Layout>,
         name: &'static str,
-        inv: Option<Vec<i64>>,
+        rule: Relayout,
     ) -> Result<Tensor> {
         let rec = check_inplace(self, &[])?
             .map(|r| r.for_view_op(self))
@@ -429,15 +504,21 @@ impl Tensor {
         self.0.data.write().layout = new;
         self.0.version.bump();
         if let Some(rec) = rec {
-            match inv {
-                Some(inverse) => rec.finish_view_op(self, PermuteBackward { name, inverse })?,
-                None => rec.finish_view_op(
+            match rule {
+                Relayout::Permute(inverse) => {
+                    rec.finish_view_op(self, PermuteBackward { name, inverse })?
+                }
+                Relayout::Squeeze(dims) => rec.finish_view_op(
                     self,
-                    ReshapeBackward {
+                    SqueezeBackward {
                         name,
-                        shape: old.sizes().to_vec(),
+                        sizes: old.sizes().to_vec(),
+                        dims,
                     },
                 )?,
+                Relayout::Unsqueeze(dim) => {
+                    rec.finish_view_op(self, UnsqueezeBackward { name, dim })?
+                }
             }
         }
         Ok(self.clone())

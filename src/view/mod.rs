@@ -141,8 +141,6 @@ impl Backward for ReshapeBackward {
     ) -> Result<crate::autograd::Grads> {
         let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
         Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            // `squeeze`'s rule is PyTorch's `unsqueeze_to`: `grad` itself when no dim was removed
-            Some(g) if self.name.starts_with("Squeeze") && g.shape() == self.shape => Some(g),
             Some(g) => Some(g.reshape(&shape)?),
             None => None,
         }])

@@ -18,6 +18,7 @@ mod extremum;
 mod gather_dim;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod gemm_x86;
+mod group_norm;
 mod index;
 mod lanes;
 mod layer_norm;

@@ -16,9 +16,9 @@
 //! maxima and sums are kept while the rows are walked in memory order.
 
 use super::Cpu;
-use super::layer_norm;
 use super::math::Transcendental;
 use super::team::{self, SharedOut};
+use super::{group_norm, layer_norm};
 use crate::backend::NnKernels;
 use crate::backend::RowwiseOp;
 use crate::dtype::{Element, FloatCompute, cast};
@@ -53,6 +53,10 @@ pub(super) trait Real:
     fn ln(self) -> Self;
     fn sqrt(self) -> Self;
     fn of(v: f64) -> Self;
+    /// The value as f64 (exact).
+    fn to_f64(self) -> f64;
+    /// `self * a + b` rounded once (an FMA instruction in the AVX2/AVX-512 bodies).
+    fn mul_add(self, a: Self, b: Self) -> Self;
 }
 
 macro_rules! real {
@@ -76,6 +80,14 @@ macro_rules! real {
             #[inline(always)]
             fn of(v: f64) -> Self {
                 v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn mul_add(self, a: Self, b: Self) -> Self {
+                <$t>::mul_add(self, a, b)
             }
         }
     };
@@ -641,6 +653,33 @@ impl NnKernels for Cpu {
         dt: DType,
     ) {
         layer_norm::backward(gx, gw, gb, g, x, stats, w, rows, n, dt)
+    }
+
+    fn group_norm(
+        out: &mut CpuBuffer,
+        stats: &mut CpuBuffer,
+        x: (&CpuBuffer, usize),
+        w: Option<(&CpuBuffer, usize)>,
+        b: Option<(&CpuBuffer, usize)>,
+        dims: (usize, usize, usize, usize),
+        eps: f64,
+        dt: DType,
+    ) {
+        group_norm::forward(out, stats, x, w, b, dims, eps, dt)
+    }
+
+    fn group_norm_backward(
+        gx: Option<&mut CpuBuffer>,
+        gw: Option<&mut CpuBuffer>,
+        gb: Option<&mut CpuBuffer>,
+        g: (&CpuBuffer, usize),
+        x: (&CpuBuffer, usize),
+        stats: (&CpuBuffer, usize),
+        w: Option<(&CpuBuffer, usize)>,
+        dims: (usize, usize, usize, usize),
+        dt: DType,
+    ) {
+        group_norm::backward(gx, gw, gb, g, x, stats, w, dims, dt)
     }
 
     fn read_at<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType, at: &[usize]) -> Result<Vec<T>> {

@@ -204,6 +204,95 @@ pub(crate) fn layer_norm_backward(
     Ok(outs)
 }
 
+/// Group normalisation of the contiguous `x` (`dims = (n, c, hxw, groups)`, dtype `dt`) with
+/// optional contiguous `w`/`b` of `c` elements
+/// ([`NnKernels::group_norm`](crate::backend::NnKernels::group_norm)): fresh storages of the
+/// output and of the statistics (means then rstds, [`compute_size`] bytes each).
+pub(crate) fn group_norm(
+    x: &TensorData,
+    w: Option<&TensorData>,
+    b: Option<&TensorData>,
+    dims: (usize, usize, usize, usize),
+    eps: f64,
+    dt: DType,
+) -> Result<(Storage, Storage)> {
+    let (n, c, hxw, groups) = dims;
+    let mut ss: smallvec::SmallVec<[&Storage; 3]> = smallvec::smallvec![&x.storage];
+    ss.extend(w.iter().chain(b.iter()).map(|t| &t.storage));
+    let (_, reads) = lock(None, &ss);
+    let rx = find(&reads, &x.storage);
+    for t in std::iter::once(x).chain(w).chain(b) {
+        super::assert_inside(find(&reads, &t.storage).len(), &t.layout, dt.size());
+    }
+    let mut out = fresh(rx, n * c * hxw * dt.size())?;
+    let mut stats = fresh(rx, 2 * n * groups * compute_size(dt))?;
+    let o = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    let s = stats
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(o, rx, |B, o, bx| {
+        let arg = |t: &TensorData| (B::buffer(find(&reads, &t.storage)), t.layout.offset());
+        let (w, b) = (w.map(arg), b.map(arg));
+        let x = (bx, x.layout.offset());
+        B::group_norm(o, B::buffer_mut(s), x, w, b, dims, eps, dt)
+    });
+    Ok((out, stats))
+}
+
+/// Backward of [`group_norm`] from the contiguous output gradient `g`, input `x`, statistics
+/// and weight ([`NnKernels::group_norm_backward`](crate::backend::NnKernels::group_norm_backward)):
+/// fresh storages of the input, weight and bias gradients, each only if `need`ed.
+pub(crate) fn group_norm_backward(
+    g: &TensorData,
+    x: &TensorData,
+    stats: &TensorData,
+    w: Option<&TensorData>,
+    dims: (usize, usize, usize, usize),
+    dt: DType,
+    need: [bool; 3],
+) -> Result<[Option<Storage>; 3]> {
+    let (n, c, hxw, _) = dims;
+    let mut ss: smallvec::SmallVec<[&Storage; 4]> =
+        smallvec::smallvec![&g.storage, &x.storage, &stats.storage];
+    ss.extend(w.iter().map(|t| &t.storage));
+    let (_, reads) = lock(None, &ss);
+    let rg = find(&reads, &g.storage);
+    for t in [g, x].into_iter().chain(w) {
+        super::assert_inside(find(&reads, &t.storage).len(), &t.layout, dt.size());
+    }
+    super::assert_inside(
+        find(&reads, &stats.storage).len(),
+        &stats.layout,
+        compute_size(dt),
+    );
+    let sizes = [n * c * hxw, c, c];
+    let mut outs: [Option<Storage>; 3] = [None, None, None];
+    for (k, o) in outs.iter_mut().enumerate() {
+        if need[k] {
+            *o = Some(fresh(rg, sizes[k] * dt.size())?);
+        }
+    }
+    let [ox, ow, ob] = &mut outs;
+    let (dx, dw, db) = (dev(ox), dev(ow), dev(ob));
+    on_device!(rg, |B, bg| {
+        let arg = |t: &TensorData| (B::buffer(find(&reads, &t.storage)), t.layout.offset());
+        B::group_norm_backward(
+            dx.map(B::buffer_mut),
+            dw.map(B::buffer_mut),
+            db.map(B::buffer_mut),
+            (bg, g.layout.offset()),
+            arg(x),
+            arg(stats),
+            w.map(arg),
+            dims,
+            dt,
+        )
+    });
+    Ok(outs)
+}
+
 /// The elements of `src` (dtype `dt`) at the logical row-major positions `at`, cast to `T`.
 pub(crate) fn read_at<T: Element>(src: &TensorData, dt: DType, at: &[usize]) -> Result<Vec<T>> {
     let r = src.storage.read_device();

@@ -1,7 +1,8 @@
 //! Row-wise nn kernels over contiguous `[outer, n, inner]` rows: softmax, log_softmax and their
-//! backwards, layer_norm's `rsqrt` (`rowwise`, `rowwise_backward`), the fused layer_norm forward
-//! and backward, and the positional reads of the class losses' target picks (`read_at`). Front
-//! door `dispatch/nn.rs`; CPU bodies `cpu/rowwise.rs`, `cpu/layer_norm.rs`.
+//! backwards, layer_norm's `rsqrt` (`rowwise`, `rowwise_backward`), the fused layer_norm and
+//! group_norm forwards and backwards, and the positional reads of the class losses' target
+//! picks (`read_at`). Front door `dispatch/nn.rs`; CPU bodies `cpu/rowwise.rs`,
+//! `cpu/layer_norm.rs`, `cpu/group_norm.rs`.
 
 use crate::backend::{Device, RowwiseOp};
 use crate::layout::Layout;
@@ -76,6 +77,40 @@ pub(crate) trait NnKernels: Device {
         w: Option<(&Self::Buffer, usize)>,
         rows: usize,
         n: usize,
+        dt: DType,
+    );
+
+    /// Group normalisation of the contiguous `[n, c, hxw]` input `x` (float dtype `dt`) in
+    /// `groups` groups (`dims = (n, c, hxw, groups)`; `w`/`b` hold `c` elements), as PyTorch's
+    /// CPU kernel: the output into `out`, each `(n, group)` row's mean then its `rstd` into
+    /// `stats` (`2 * n * groups` elements of the compute type, rounded through `dt`). Panics if
+    /// a range lies outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn group_norm(
+        out: &mut Self::Buffer,
+        stats: &mut Self::Buffer,
+        x: (&Self::Buffer, usize),
+        w: Option<(&Self::Buffer, usize)>,
+        b: Option<(&Self::Buffer, usize)>,
+        dims: (usize, usize, usize, usize),
+        eps: f64,
+        dt: DType,
+    );
+
+    /// Backward of [`Self::group_norm`] from the output gradient `g`, the input `x` and the
+    /// forward's `stats`, PyTorch's formula: the input gradient into `gx`, the weight and
+    /// bias gradients (`c` elements each) into `gw`, `gb` when given. Panics if a range lies
+    /// outside its buffer.
+    #[allow(clippy::too_many_arguments)]
+    fn group_norm_backward(
+        gx: Option<&mut Self::Buffer>,
+        gw: Option<&mut Self::Buffer>,
+        gb: Option<&mut Self::Buffer>,
+        g: (&Self::Buffer, usize),
+        x: (&Self::Buffer, usize),
+        stats: (&Self::Buffer, usize),
+        w: Option<(&Self::Buffer, usize)>,
+        dims: (usize, usize, usize, usize),
         dt: DType,
     );
 

@@ -1,11 +1,25 @@
-//! `group_norm`: batch norm of every sample's channel groups (`[N, C, *]` reshaped to
-//! `[1, N*G, *]`, no affine, no running statistics), then the per-channel `* weight + bias`.
+//! `group_norm`: PyTorch's `native_group_norm` as one node. The forward is the backend's
+//! group_norm kernel (each `(sample, group)` row's mean and rstd in the compute type, saved
+//! rounded through the input dtype as PyTorch's; `y = rstd w (x - mean) + b`); the backward
+//! `NativeGroupNormBackward0` is the backend's kernel of PyTorch's formula (`ds`, `db` per
+//! channel, `gx = rstd w g + c2 x + c3`, `gw = sum_n (ds - db mean) rstd`, `gb = sum_n db`),
+//! or while a graph is being built (`create_graph`) the same formula composed of
+//! differentiable ops (PyTorch's `infinitely_differentiable_native_group_norm_backward`, with
+//! mean and rstd recomputed from the input so their dependence on it is differentiated), each
+//! result linked to the saved input, weight and bias as PyTorch's one-node backward.
+//!
+//! A weight or bias of another dtype than the input (f32 beside f16/bf16) or an empty batch
+//! takes the composite forward: batch norm of `[1, N*G, *]` (no affine, no running
+//! statistics), then the per-channel `* weight + bias`.
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
 use super::memory_format::{contiguous_channels_last_grad, suggests, to_channels_last};
 use super::{channel_shape, check_param, size_product};
+use crate::autograd::{SavedTensor, is_grad_enabled, no_grad, record};
+use crate::layout::Layout;
+use crate::ops::grad::{backward, undefined_grad_link};
 use crate::ops::nn::check_float;
-use crate::{Result, Tensor, bail};
+use crate::{DType, Result, Tensor, bail};
 
 impl Tensor {
     /// Group normalization of an `[N, C, *]` input: the `C` channels split into `num_groups`
@@ -74,6 +88,14 @@ impl Tensor {
                 "Expected HxW to be greater than 0, got 0"
             );
         }
+        let fused = n > 0
+            && [weight, bias]
+                .into_iter()
+                .flatten()
+                .all(|t| t.dtype() == self.dtype());
+        if fused {
+            return fused_forward(self, (n, c, hxw, num_groups), weight, bias, eps);
+        }
         // `[1, N*G, C/G*HxW]`: both fit (they multiply to the input's element count) unless
         // the batch is empty, whose other sizes may be huge: then `[1, 0, 0]`
         let flat = if n == 0 {
@@ -100,5 +122,206 @@ impl Tensor {
             y = y.add(&b.to_dtype(self.dtype())?.reshape(&cs)?)?;
         }
         Ok(y)
+    }
+}
+
+/// `(N, C, HxW, G)` of a group_norm call.
+type Dims = (usize, usize, usize, usize);
+
+/// The backend kernel's forward, recording [`GroupNormBackward`].
+fn fused_forward(
+    x: &Tensor,
+    dims: Dims,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+) -> Result<Tensor> {
+    let sh = x.shape();
+    let dt = x.dtype();
+    let (y, stats) = {
+        let _g = no_grad();
+        let xc = x.contiguous()?;
+        let (w, b) = (contig(weight)?, contig(bias)?);
+        let (ys, ss) = crate::backend::group_norm(
+            &xc.data(),
+            w.as_ref().map(|t| t.data()).as_ref(),
+            b.as_ref().map(|t| t.data()).as_ref(),
+            dims,
+            eps,
+            dt,
+        )?;
+        let sdt = if dt == DType::F64 {
+            DType::F64
+        } else {
+            DType::F32
+        };
+        (
+            Tensor::from_parts(ys, Layout::contiguous(&sh), dt),
+            Tensor::from_parts(ss, Layout::contiguous(&[2 * dims.0 * dims.3]), sdt),
+        )
+    };
+    let mut inputs = vec![x];
+    inputs.extend(weight);
+    inputs.extend(bias);
+    record(
+        &[&y],
+        &inputs,
+        || {
+            let mut v = vec![SavedTensor::input(x), SavedTensor::private(stats)];
+            v.extend(weight.map(SavedTensor::input));
+            v.extend(bias.map(SavedTensor::input));
+            v
+        },
+        GroupNormBackward {
+            dims,
+            eps,
+            has_w: weight.is_some(),
+            has_b: bias.is_some(),
+        },
+    )?;
+    Ok(y)
+}
+
+/// `t` contiguous (no autograd), if given.
+fn contig(t: Option<&Tensor>) -> Result<Option<Tensor>> {
+    t.map(|t| t.contiguous()).transpose()
+}
+
+struct GroupNormBackward {
+    dims: Dims,
+    eps: f64,
+    has_w: bool,
+    has_b: bool,
+}
+
+backward!(
+    GroupNormBackward,
+    "NativeGroupNormBackward0",
+    |self, ctx, g: Tensor| {
+        let (x, stats) = (&ctx.saved[0], &ctx.saved[1]);
+        let w = self.has_w.then(|| &ctx.saved[2]);
+        let ib = 1 + self.has_w as usize;
+        let need = [
+            ctx.needs(0),
+            self.has_w && ctx.needs(1),
+            self.has_b && ctx.needs(ib),
+        ];
+        let [gx, gw, gb] = if is_grad_enabled() {
+            // PyTorch's backward is one node differentiable in the input, weight and bias:
+            // every gradient it returns requires grad when one of them does
+            let mut on = vec![x];
+            on.extend(w);
+            on.extend(self.has_b.then(|| &ctx.saved[ib + 1]));
+            let link = |t: Option<Tensor>| {
+                t.map(|t| undefined_grad_link(t, &on, "NativeGroupNormBackwardBackward0"))
+                    .transpose()
+            };
+            let [gx, gw, gb] = self.composite_grads(x, w, &g, need)?;
+            [link(gx)?, link(gw)?, link(gb)?]
+        } else {
+            self.fused_grads(x, stats, w, &g, need)?
+        };
+        let mut out: crate::autograd::Grads = smallvec::smallvec![gx];
+        if self.has_w {
+            out.push(gw);
+        }
+        if self.has_b {
+            out.push(gb);
+        }
+        Ok(out)
+    }
+);
+
+type Three = [Option<Tensor>; 3];
+
+impl GroupNormBackward {
+    /// The backend's kernel (no graph).
+    fn fused_grads(
+        &self,
+        x: &Tensor,
+        stats: &Tensor,
+        w: Option<&Tensor>,
+        g: &Tensor,
+        need: [bool; 3],
+    ) -> Result<Three> {
+        let dt = x.dtype();
+        let (x, g, wc) = (x.contiguous()?, g.to_dtype(dt)?.contiguous()?, contig(w)?);
+        let outs = crate::backend::group_norm_backward(
+            &g.data(),
+            &x.data(),
+            &stats.data(),
+            wc.as_ref().map(|t| t.data()).as_ref(),
+            self.dims,
+            dt,
+            need,
+        )?;
+        let c = [self.dims.1];
+        let param = w.map_or(c.to_vec(), |w| w.shape());
+        let shapes = [x.shape(), param.clone(), param];
+        let mut r: Three = [None, None, None];
+        for ((r, s), shape) in r.iter_mut().zip(outs).zip(shapes) {
+            *r = s.map(|s| Tensor::from_parts(s, Layout::contiguous(&shape), dt));
+        }
+        Ok(r)
+    }
+
+    /// PyTorch's formula composed of differentiable ops (a graph is being built).
+    fn composite_grads(
+        &self,
+        x: &Tensor,
+        w: Option<&Tensor>,
+        g: &Tensor,
+        need: [bool; 3],
+    ) -> Result<Three> {
+        let (n, c, hxw, groups) = self.dims;
+        let d = c / groups;
+        let four = [n as i64, groups as i64, d as i64, hxw as i64];
+        let s = 1.0 / (d * hxw) as f64;
+        let xt = x.reshape(&four)?;
+        let mean = xt.sum_dims(&[2, 3], true)?.mul(s)?;
+        let xc = xt.sub(&mean)?;
+        let var = xc.mul(&xc)?.sum_dims(&[2, 3], true)?.mul(s)?;
+        let rstd = var.add(self.eps)?.rsqrt()?;
+        let gt = g.to_dtype(x.dtype())?.reshape(&four)?;
+        let ds = gt.mul(&xt)?.sum_dims(&[3], true)?;
+        let db = gt.sum_dims(&[3], true)?;
+        let gamma = w
+            .map(|w| w.reshape(&[1, groups as i64, d as i64, 1]))
+            .transpose()?;
+        let by_gamma = |t: &Tensor| -> Result<Tensor> {
+            match &gamma {
+                Some(gm) => t.mul(gm),
+                None => Ok(t.clone()),
+            }
+        };
+        let gx = if need[0] {
+            let a = by_gamma(&rstd)?;
+            let b = by_gamma(&ds)?.sum_dims(&[2], true)?;
+            let cc = by_gamma(&db)?.sum_dims(&[2], true)?;
+            let rstd3 = rstd.mul(&rstd)?.mul(&rstd)?;
+            let b = cc.mul(&mean)?.sub(&b)?.mul(&rstd3)?.mul(s)?;
+            let cc = b.neg()?.mul(&mean)?.sub(&cc.mul(&rstd)?.mul(s)?)?;
+            let dx = a.mul(&gt)?.add(&b.mul(&xt)?)?.add(&cc)?;
+            Some(dx.reshape(&x.shape().iter().map(|&v| v as i64).collect::<Vec<_>>())?)
+        } else {
+            None
+        };
+        let param: Vec<i64> = w
+            .map_or(vec![c], |w| w.shape())
+            .iter()
+            .map(|&v| v as i64)
+            .collect();
+        let gw = if need[1] {
+            let t = ds.sub(&db.mul(&mean)?)?.mul(&rstd)?;
+            Some(t.sum_dims(&[0], false)?.reshape(&param)?)
+        } else {
+            None
+        };
+        let gb = if need[2] {
+            Some(db.sum_dims(&[0], false)?.reshape(&param)?)
+        } else {
+            None
+        };
+        Ok([gx, gw, gb])
     }
 }

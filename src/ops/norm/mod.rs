@@ -1,12 +1,14 @@
 //! Normalization over channels and groups, one file per concept: [`batch_norm`] (training and
 //! evaluation, the running statistics updated in place), [`instance_norm`] (batch norm of every
-//! sample's channels, composed) and [`group_norm`] (batch norm of every sample's channel groups,
-//! composed). `layer_norm` lives in `ops/nn/`.
+//! sample's channels, composed) and [`group_norm`] (PyTorch's `native_group_norm` node).
+//! `layer_norm` lives in `ops/nn/`.
 //!
-//! The forward is two backend kernels of the normalization family (`Backend::channel_stats`:
-//! per-channel mean and squared deviations in f64; `Backend::channel_affine`: `x * scale[ch] +
-//! shift[ch]` in the dtype's compute type); the backward is written with differentiable ops, so
-//! double backward is the backward of those ops.
+//! batch_norm's forward is two backend kernels of the normalization family
+//! (`Backend::channel_stats`: per-channel mean and squared deviations in f64;
+//! `Backend::channel_affine`: `x * scale[ch] + shift[ch]` in the dtype's compute type); its
+//! backward is written with differentiable ops, so double backward is the backward of those
+//! ops. group_norm's forward and backward are the row-wise family's `group_norm` kernels
+//! (`backend/cpu/group_norm.rs`), its double backward the composed formula.
 //!
 //! Derivative rules (`g` = output gradient; per channel: `mean`, `invstd = 1/sqrt(var + eps)`,
 //! `xhat = (x - mean) * invstd`; `E[.]` = mean over every dim but the channel's):
@@ -19,8 +21,13 @@
 //!   PyTorch's backward is one node differentiable in them
 //! - instance_norm: composed (`reshape` to `[1, N*C, ..]`, batch_norm, `repeat` of the affine
 //!   parameters and running statistics)
-//! - group_norm: composed (`reshape` to `[1, N*G, ..]`, batch_norm without affine, then
-//!   `* w + b` per channel)
+//! - group_norm (PyTorch's kernel; per `(n, g)`: `mean`, `rstd`; per `(n, c)`: `ds = sum(g x)`,
+//!   `db = sum(g)`; `s = 1 / (D HxW)`): input `rstd w g + c2 x + c3` with `c2 = (sum_c(db w)
+//!   mean - sum_c(ds w)) rstd^3 s`, `c3 = -c2 mean - sum_c(db w) rstd s`; weight
+//!   `sum_n (ds - db mean) rstd`, bias `sum_n db`; under `create_graph` the same formula
+//!   composed (mean and rstd recomputed from the input), linked to input, weight and bias.
+//!   With parameters of another dtype or an empty batch: composed (`reshape` to `[1, N*G,
+//!   ..]`, batch_norm without affine, then `* w + b` per channel)
 //!
 //! Memory format ([`memory_format`]): batch_norm and group_norm of an input with channels-last
 //! (3d) strides give a channels-last output and input gradient, as PyTorch's CPU kernels;
