@@ -5,7 +5,7 @@ use super::batch_norm::{BatchNormArgs, batch_norm_impl};
 use super::memory_format::{contiguous_channels_last_grad, suggests, to_channels_last};
 use super::{channel_shape, check_param, size_product};
 use crate::ops::nn::check_float;
-use crate::{Result, Tensor, bail};
+use crate::{Dim, Result, Tensor, bail};
 
 impl Tensor {
     /// Group normalization of an `[N, C, *]` input: the `C` channels split into `num_groups`
@@ -22,12 +22,13 @@ impl Tensor {
     /// ```
     pub fn group_norm(
         &self,
-        num_groups: usize,
+        num_groups: impl Dim,
         weight: Option<&Tensor>,
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
         let op = "group_norm";
+        let num_groups = crate::tensor::dims::dim(num_groups, op)?;
         check_float(self, op)?;
         if suggests(self) {
             // PyTorch's kernel keeps a channels-last input's format (output and gradient)
@@ -44,7 +45,16 @@ impl Tensor {
             );
         }
         let (n, c) = (sh[0], sh[1]);
-        if num_groups == 0 || !c.is_multiple_of(num_groups) {
+        if num_groups <= 0 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected num groups to be greater than 0, got {}",
+                num_groups
+            );
+        }
+        let num_groups = num_groups as usize;
+        if !c.is_multiple_of(num_groups) {
             bail!(
                 InvalidArgument,
                 op,
