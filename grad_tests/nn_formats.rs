@@ -205,18 +205,18 @@ fn pool_and_transposed_conv_geometry_above_int32() -> R {
         x.max_pool2d(&[2], &[big - 1], &[0], &[1], false)?.shape(),
         vec![1, 1, 1, 1]
     );
-    let d = Some(big as i64);
+    let d = Some(big);
     assert_eq!(
         x.avg_pool2d(&[2], None, &[0], false, true, d)?.shape(),
         vec![1, 1, 2, 2]
     );
     let w = Tensor::from_vec(vals(4), &[1, 1, 2, 2])?;
     let o = ConvOptions {
-        stride: (big as i64).into(),
+        stride: big.into(),
         ..Default::default()
     };
     assert_eq!(x.conv2d(&w, None, &o)?.shape(), vec![1, 1, 1, 1]);
-    for (stride, dilation) in [(big as i64, 1i64), (1, big as i64)] {
+    for (stride, dilation) in [(big, 1i64), (1, big)] {
         let o = ConvTransposeOptions {
             stride: stride.into(),
             dilation: dilation.into(),

@@ -138,7 +138,7 @@ fn resample_and_conv_geometry_any_integer_form() -> R {
     ]);
     // the options structs: builder setters and `From` impls of any integer type
     let w = Tensor::from_vec(
-        (0..6 * 1 * 3 * 2).map(|i| (i % 7) as f64 - 3.0).collect(),
+        (0..6 * 3 * 2).map(|i| (i % 7) as f64 - 3.0).collect(),
         &[6, 1, 3, 2],
     )?;
     let lit = ConvOptions {
