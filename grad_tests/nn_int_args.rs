@@ -428,6 +428,17 @@ fn negative_geometry_refused_as_torch() -> R {
         cols.fold(6, 2, 1, -1, 1),
         "padding should be non-negative, but got pad_height: -1 pad_width: -1",
     );
+    // a size below 1 whose block count matches (through the padding)
+    let c120 = Tensor::zeros(&[1, 4, 120], DType::F64)?;
+    refused(
+        c120.fold([-1, 6], 2, 1, 5, 1),
+        "Expected output spatial size to be positive, but got: output_size=(-1, 6).",
+    );
+    let c135 = Tensor::zeros(&[1, 4, 135], DType::F64)?;
+    refused(
+        c135.fold([0, 6], 2, 1, 5, 1),
+        "Expected output spatial size to be positive, but got: output_size=(0, 6).",
+    );
     refused(
         x.pixel_shuffle(-1),
         "pixel_shuffle expects a positive upscale_factor, but got -1",

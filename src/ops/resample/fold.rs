@@ -286,13 +286,14 @@ impl Tensor {
                 sh[nd - 1]
             );
         }
-        if os.iter().any(|&a| a < 0) {
+        // PyTorch checks this after the block count (a size below 1 can match it with padding)
+        if os.iter().any(|&a| a < 1) {
             bail!(
                 InvalidArgument,
                 op,
-                "Trying to create tensor with negative dimension {}: {:?}",
-                os.iter().find(|&&a| a < 0).unwrap_or(&0),
-                os
+                "Expected output spatial size to be positive, but got: output_size=({}, {}).",
+                os[0],
+                os[1]
             );
         }
         let os = os.map(|a| a as usize);
