@@ -335,9 +335,7 @@ fn w_transformer_layer_step_b16t64d128() -> f64 {
 
 fn w_max_pool2d_c64_56() -> f64 {
     let x = Tensor::randn(&[8, 64, 56, 56], DType::F32).unwrap();
-    let t = median(21, || {
-        x.max_pool2d(&[2], &[], &[0], &[1], false).map(|_| ())
-    });
+    let t = median(21, || x.max_pool2d(2, None, 0, 1, false).map(|_| ()));
     t * 1e3
 }
 
@@ -397,7 +395,7 @@ fn w_cnn_step_digits_b64() -> f64 {
         Conv2d::new(cin, cout, &[3], o, true, DType::F32).unwrap()
     };
     let bn = |c| BatchNorm2d::new(c, 1e-5, Some(0.1), true, true, DType::F32).unwrap();
-    let pool = || MaxPool2d::new(&[2], None, &[0], &[1], false);
+    let pool = || MaxPool2d::new(2, None, 0, 1, false);
     let model = Sequential::new()
         .push(conv(1, 16))
         .push(bn(16))

@@ -43,12 +43,12 @@ impl CharLm {
     pub fn new(vocab: usize, d: usize, heads: usize, depth: usize) -> Result<Self> {
         let dt = DType::F32;
         let cfg = EncoderLayerConfig {
-            dim_feedforward: 4 * d,
             dropout: 0.0,
             batch_first: true,
             norm_first: true,
             ..Default::default()
-        };
+        }
+        .dim_feedforward(4 * d);
         let tok = Embedding::new(vocab, d, dt)?;
         let pos = Embedding::new(T, d, dt)?;
         // small embeddings (as GPT-style models do) so the residual stream starts near unit scale

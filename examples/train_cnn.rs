@@ -37,7 +37,7 @@ pub fn model() -> Result<Sequential> {
         Conv2d::new(cin, cout, &[3], o, true, DType::F32)
     };
     let bn = |c| BatchNorm2d::new(c, 1e-5, Some(0.1), true, true, DType::F32);
-    let pool = || MaxPool2d::new(&[2], None, &[0], &[1], false);
+    let pool = || MaxPool2d::new(2, None, 0, 1, false);
     Ok(Sequential::new()
         .push(conv(1, 16)?)
         .push(bn(16)?)

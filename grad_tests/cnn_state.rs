@@ -24,7 +24,7 @@ fn model() -> tapegrad::Result<Sequential> {
         .push(Relu)
         .push(MaxPool2d::new(&[2], None, &[0], &[1], false))
         .push(GroupNorm::new(1, 3, 1e-5, true, f)?)
-        .push(AvgPool2d::new(&[3], Some(&[1]), &[1], false, false, None))
+        .push(AvgPool2d::new(3, 1, 1, false, false, None))
         .push(AdaptiveAvgPool2d::new(&[2, 2]))
         .push(Flatten::new(1, -1))
         .push(Linear::new(12, 6, true, f)?)

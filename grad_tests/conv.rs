@@ -2,7 +2,7 @@
 //! f16 and integer dtypes, gradients against the reference's adjoint, errors (kinds, nothing
 //! changed) and node names. PyTorch-recorded values are in the sweep (`conv.json.gz`).
 
-use crate::common::{ConvBuild, ConvPad, ConvTPad, R, f64s};
+use crate::common::{R, f64s};
 use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions, DType, ErrorKind, Tensor};
 
 /// Deterministic values in [-1, 1).

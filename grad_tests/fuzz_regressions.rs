@@ -622,7 +622,7 @@ fn max_pool_backward_of_an_empty_batch() {
         .unwrap();
     let outs = [
         x.adaptive_max_pool2d(&[1, 3]).unwrap(),
-        x.max_pool2d(&[2], &[], &[0], &[1], false).unwrap(),
+        x.max_pool2d(&[2], None, &[0], &[1], false).unwrap(),
     ];
     for y in outs {
         let g = tapegrad::autograd::grad(
@@ -827,28 +827,29 @@ fn pooling_with_huge_kernels_and_empty_batches_with_huge_planes() {
     // narrow kernel, stride, padding and dilation to int32)
     let (k, p) = (usize::MAX, usize::MAX / 2);
     for e in [
-        x.max_pool2d(&[k], &[], &[p], &[1], false).unwrap_err(),
-        x.avg_pool2d(&[k], &[], &[p], false, false, None)
+        x.max_pool2d(&[k], None, &[p], &[1], false).unwrap_err(),
+        x.avg_pool2d(&[k], None, &[p], false, false, None)
             .unwrap_err(),
-        x.avg_pool2d(&[k], &[], &[p], true, true, None).unwrap_err(),
+        x.avg_pool2d(&[k], None, &[p], true, true, None)
+            .unwrap_err(),
     ] {
         assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
     }
     let (k, p) = (i32::MAX as usize, i32::MAX as usize / 2);
-    let y = x.max_pool2d(&[k], &[], &[p], &[1], false).unwrap();
+    let y = x.max_pool2d(&[k], None, &[p], &[1], false).unwrap();
     assert_eq!(y.shape(), vec![1, 1, 1, 1]);
     assert_eq!(y.to_vec::<f64>().unwrap(), vec![15.0]);
-    let y = x.avg_pool2d(&[k], &[], &[p], false, false, None).unwrap();
+    let y = x.avg_pool2d(&[k], None, &[p], false, false, None).unwrap();
     assert_eq!(y.to_vec::<f64>().unwrap(), vec![7.5]);
-    let y = x.avg_pool2d(&[k], &[], &[p], true, true, None).unwrap();
+    let y = x.avg_pool2d(&[k], None, &[p], true, true, None).unwrap();
     assert_eq!(y.shape(), vec![1, 1, 1, 1]);
     let e = Tensor::zeros(&[0, 1, 1usize << 40, 1usize << 20], DType::F64)
         .unwrap()
         .requires_grad_(true)
         .unwrap();
     for y in [
-        e.max_pool2d(&[2], &[], &[0], &[1], false).unwrap(),
-        e.avg_pool2d(&[2], &[], &[0], false, true, None).unwrap(),
+        e.max_pool2d(&[2], None, &[0], &[1], false).unwrap(),
+        e.avg_pool2d(&[2], None, &[0], false, true, None).unwrap(),
         e.adaptive_avg_pool2d(&[1 << 20]).unwrap(),
         e.adaptive_max_pool2d(&[1 << 20]).unwrap(),
     ] {

@@ -32,6 +32,7 @@ mod linalg;
 mod matmul_kernel;
 mod nn;
 mod nn_formats;
+mod nn_int_args;
 mod nn_modules;
 mod nn_state;
 mod norm;

@@ -97,7 +97,7 @@ fn bad_arguments_are_errors() -> R {
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        LayerNorm::new(&[], 1e-5, true, DType::F32)
+        LayerNorm::new((), 1e-5, true, DType::F32)
             .err()
             .unwrap()
             .kind(),

@@ -95,7 +95,7 @@ fn max_pool2d_nan_and_inf_rules() -> R {
     v[1] = f64::NAN;
     v[7] = f64::NAN;
     let z = t64(&v, &[2, 2, 5, 6]);
-    let (y, i) = z.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
+    let (y, i) = z.max_pool2d_with_indices(&[2], None, &[0], &[1], false)?;
     let y00 = f64s(&y.select(0, 0)?.select(0, 0)?);
     assert!(y00[0].is_nan());
     assert_close(
@@ -115,7 +115,7 @@ fn max_pool2d_nan_and_inf_rules() -> R {
         vec![7, 2, 11, 12, 20, 22]
     );
     let inf = Tensor::full(&[1, 1, 2, 2], f64::NEG_INFINITY, DType::F32)?;
-    let (_, i) = inf.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
+    let (_, i) = inf.max_pool2d_with_indices(&[2], None, &[0], &[1], false)?;
     assert_eq!(i.to_vec::<i64>()?, vec![0]);
     Ok(())
 }
@@ -226,14 +226,14 @@ fn one_d_pools_are_the_two_d_ones_on_a_row() -> R {
 #[test]
 fn max_unpool2d_inverts_the_picks() -> R {
     let x = img();
-    let (y, i) = x.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
-    let u = y.max_unpool2d(&i, &[2], &[], &[0], Some(&[5, 6]))?;
+    let (y, i) = x.max_pool2d_with_indices(&[2], None, &[0], &[1], false)?;
+    let u = y.max_unpool2d(&i, &[2], None, &[0], &[5, 6])?;
     assert_eq!(u.shape(), vec![2, 2, 5, 6]);
-    let back = u.max_pool2d(&[2], &[], &[0], &[1], false)?;
+    let back = u.max_pool2d(&[2], None, &[0], &[1], false)?;
     assert_eq!(f64s(&back), f64s(&y));
     let bad = Tensor::full(&[1, 1, 2, 2], 100i64, DType::I64)?;
     let e = Tensor::ones(&[1, 1, 2, 2], DType::F32)?
-        .max_unpool2d(&bad, &[2], &[], &[0], None)
+        .max_unpool2d(&bad, &[2], None, &[0], None)
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
     Ok(())
@@ -248,23 +248,23 @@ fn pool_errors() -> R {
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        kind(x.max_pool2d(&[2], &[], &[2], &[1], false)),
+        kind(x.max_pool2d(&[2], None, &[2], &[1], false)),
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        kind(x.max_pool2d(&[6], &[], &[0], &[1], false)),
+        kind(x.max_pool2d(&[6], None, &[0], &[1], false)),
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        kind(x.avg_pool2d(&[6], &[], &[0], false, true, None)),
+        kind(x.avg_pool2d(&[6], None, &[0], false, true, None)),
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        kind(x.avg_pool2d(&[2], &[], &[0], false, true, Some(0))),
+        kind(x.avg_pool2d(&[2], None, &[0], false, true, Some(0))),
         ErrorKind::InvalidArgument
     );
     assert_eq!(
-        kind(t64(&[1.0; 4], &[2, 2]).max_pool2d(&[2], &[], &[0], &[1], false)),
+        kind(t64(&[1.0; 4], &[2, 2]).max_pool2d(&[2], None, &[0], &[1], false)),
         ErrorKind::InvalidArgument
     );
     assert_eq!(
@@ -274,7 +274,7 @@ fn pool_errors() -> R {
     // an empty batch is allowed
     let e = Tensor::zeros(&[0, 2, 4, 4], DType::F32)?;
     assert_eq!(
-        e.max_pool2d(&[2], &[], &[0], &[1], false)?.shape(),
+        e.max_pool2d(&[2], None, &[0], &[1], false)?.shape(),
         vec![0, 2, 2, 2]
     );
     Ok(())

@@ -28,8 +28,8 @@ fn usizes(v: &Value) -> Vec<usize> {
         .collect()
 }
 
-fn int(v: &Value) -> usize {
-    v.as_u64().unwrap() as usize
+fn int(v: &Value) -> i64 {
+    v.as_i64().unwrap()
 }
 
 /// Runs the case's op on `x` (values and, for the `_with_indices` forms, indices).
@@ -172,7 +172,7 @@ fn max_unpool2d_refuses_integers() -> R {
         DType::Bool,
     ] {
         let x = Tensor::zeros(&[1, 1, 1, 1], dt)?;
-        let e = x.max_unpool2d(&idx, &[2], &[], &[0], None).unwrap_err();
+        let e = x.max_unpool2d(&idx, &[2], None, &[0], None).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::Unsupported, "{dt:?}");
         assert!(e.to_string().contains("not implemented for"), "{e}");
     }

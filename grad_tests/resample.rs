@@ -16,13 +16,13 @@ fn head(t: &Tensor) -> Vec<f64> {
 }
 
 fn opts<'a>(
-    size: Option<&'a [usize]>,
+    size: Option<&[usize]>,
     scale_factor: Option<&'a [f64]>,
     mode: InterpolateMode,
     align_corners: Option<bool>,
 ) -> InterpolateOptions<'a> {
     InterpolateOptions {
-        size,
+        size: size.map(Into::into),
         scale_factor,
         mode,
         align_corners,
@@ -212,7 +212,7 @@ fn integer_and_bool_inputs_follow_torch() -> R {
         ErrorKind::DTypeMismatch
     );
     let o = opts(None, Some(&[2.0]), InterpolateMode::Nearest, None);
-    assert_eq!(kind(i4.interpolate(o)), ErrorKind::DTypeMismatch);
+    assert_eq!(kind(i4.interpolate(o.clone())), ErrorKind::DTypeMismatch);
     let u8s = i4.to_dtype(DType::U8)?.interpolate(o)?;
     assert_eq!(u8s.to_vec::<u8>()?[..4], [0, 0, 1, 1]);
     Ok(())

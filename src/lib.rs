@@ -87,6 +87,37 @@
 //! # Ok::<(), tapegrad::Error>(())
 //! ```
 //!
+//! The nn geometry follows the same rule. Where PyTorch takes `int | tuple` (`kernel_size`,
+//! `stride`, `padding`, `dilation`, `output_size` of the poolings, `fold`/`unfold`, the
+//! convolution layers and `Spatial`, `LayerNorm`'s `normalized_shape`, `interpolate`'s `size`),
+//! the argument is an [`IntoGeometry`]: one integer of any [`Dim`] type (`3`: every spatial dim)
+//! or any [`IntoShape`] list (`[3, 2]`, `&v` for a `Vec<i64>`); `None` or `()` is an absent
+//! one (a pooling's `stride`: the kernel size). Single sizes and counts (`in_features`,
+//! `num_groups`, `embed_dim`, `upscale_factor`, a 1-d pooling's `kernel_size`, ...) are
+//! [`Dim`]s, optional ones (`stride=None`, `divisor_override`, `padding_idx`) [`MaybeDim`]s.
+//! Negative values reach the op, which refuses them as PyTorch does, with its message
+//! (`kernel size should be greater than zero, ...`, `Trying to create tensor with negative
+//! dimension ...` for a layer's negative size). Options structs keep concrete `i64` fields
+//! (`ConvOptions.groups`, ...) and take any integer through their builder setters
+//! (`ConvOptions::default().stride(2usize).groups(g)`) or `From` impls (`Spatial`); those
+//! conversions are infallible, so a `u64`/`usize` above `i64::MAX` is kept as `i64::MAX`, which
+//! the op refuses (or, for a stride, treats as the true value).
+//!
+//! ```
+//! use tapegrad::nn::{Conv2d, Linear, MaxPool2d};
+//! use tapegrad::{ConvOptions, DType, Tensor};
+//! let x = Tensor::ones(&[1, 1, 4, 4], DType::F32)?;
+//! let k: Vec<i64> = vec![2, 2];
+//! let a = x.max_pool2d(2, None, 0, 1, false)?;               // one int for both dims
+//! let b = x.max_pool2d(&k, &k, [0usize, 0], 1u32, false)?;   // any list, any integer type
+//! assert!(a.equal(&b)?);
+//! let c = Conv2d::new(1i64, 4usize, 3, ConvOptions::default().padding(1), true, DType::F32)?;
+//! assert_eq!(c.weight.shape(), vec![4, 1, 3, 3]);
+//! assert!(Linear::new(-1i64, 2, true, DType::F32).is_err()); // PyTorch's refusal
+//! let _ = MaxPool2d::new([2u32, 2], None, 0, 1, false);
+//! # Ok::<(), tapegrad::Error>(())
+//! ```
+//!
 //! ## Randomness
 //!
 //! [`random`] is PyTorch's `torch.random`: a global generator seeded with [`manual_seed`]
@@ -184,6 +215,6 @@ pub use sparse::LayoutKind;
 pub use storage::{
     Storage, max_memory_allocated, memory_allocated, release_cached_memory, reset_peak_memory_stats,
 };
-pub use tensor::dims::{Dim, IntoShape, MaybeDim};
+pub use tensor::dims::{Dim, IntoGeometry, IntoShape, MaybeDim};
 pub use tensor::{Nested, Tensor};
 pub use threads::{get_num_threads, get_spin_time, set_num_threads, set_spin_time};

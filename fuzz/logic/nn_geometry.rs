@@ -505,6 +505,9 @@ fn pool(inp: &mut Input) {
             {
                 return;
             }
+            // `None` is the only option form of the integer rule's `MaybeDim` (a stride above
+            // i64::MAX acts as i64::MAX: at least the length either way)
+            let s = s.map(|v| i64::try_from(v).unwrap_or(i64::MAX));
             if kind == 2 {
                 guarded(&pool, &ctx, || x.max_pool1d(k, s, p, d, ceil))
             } else {

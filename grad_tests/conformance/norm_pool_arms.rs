@@ -13,15 +13,16 @@ fn f64_or(c: &Call, i: usize, name: &'static str, default: f64) -> CallResult<f6
 }
 
 /// A size argument (int or list); `None`/absent gives `default`.
-fn sizes_or(c: &Call, i: usize, name: &'static str, default: Vec<usize>) -> CallResult<Vec<usize>> {
+/// Negative values pass through: the ops refuse them with PyTorch's messages.
+fn sizes_or(c: &Call, i: usize, name: &'static str, default: Vec<i64>) -> CallResult<Vec<i64>> {
     match c.opt(i, name) {
         None | Some(Value::Null) => Ok(default),
-        Some(v) => to_usizes(v),
+        Some(v) => to_i64s(v),
     }
 }
 
 /// A 1-d size argument: an int or a one-element list.
-fn one(v: Vec<usize>, what: &str) -> CallResult<usize> {
+fn one(v: Vec<i64>, what: &str) -> CallResult<i64> {
     match v[..] {
         [n] => Ok(n),
         _ => bad(format!("{what}: expected one size, got {v:?}")),
@@ -76,7 +77,7 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             ))
         }
         "F.group_norm" => {
-            let g = to_usize(c.opt(1, "num_groups").unwrap_or(&Value::Null))?;
+            let g = to_i64(c.opt(1, "num_groups").unwrap_or(&Value::Null))?;
             let w = ops_arms::opt_tensor(c, 2, "weight")?;
             let b = ops_arms::opt_tensor(c, 3, "bias")?;
             let eps = f64_or(c, 4, "eps", 1e-5)?;
@@ -150,11 +151,9 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             let k = sizes_or(c, 2, "kernel_size", vec![])?;
             let s = sizes_or(c, 3, "stride", vec![])?;
             let p = sizes_or(c, 4, "padding", vec![0])?;
-            let o = match c.opt(5, "output_size") {
-                None | Some(Value::Null) => None,
-                Some(v) => Some(to_usizes(v)?),
-            };
-            val(c.t(0)?.max_unpool2d(&i, &k, &s, &p, o.as_deref()))
+            // absent: the empty list
+            let o = sizes_or(c, 5, "output_size", vec![])?;
+            val(c.t(0)?.max_unpool2d(&i, &k, &s, &p, &o))
         }
         op => Err(CallErr::Missing(op.to_string())),
     }

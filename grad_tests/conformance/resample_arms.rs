@@ -5,11 +5,12 @@
 use super::*;
 use tapegrad::{InterpolateMode, InterpolateOptions, PadMode};
 
-/// A size argument (int or list); `None`/absent gives `default`.
-fn sizes_or(c: &Call, i: usize, name: &'static str, default: usize) -> CallResult<Vec<usize>> {
+/// A size argument (int or list); `None`/absent gives `default`. Negative values pass
+/// through: the ops refuse them with PyTorch's messages.
+fn sizes_or(c: &Call, i: usize, name: &'static str, default: i64) -> CallResult<Vec<i64>> {
     match c.opt(i, name) {
         None | Some(Value::Null) => Ok(vec![default]),
-        Some(v) => to_usizes(v),
+        Some(v) => to_i64s(v),
     }
 }
 
@@ -62,7 +63,7 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             //               align_corners=None, recompute_scale_factor=None, antialias=False)
             let size = match c.opt(1, "size") {
                 None | Some(Value::Null) => None,
-                Some(v) => Some(to_usizes(v)?),
+                Some(v) => Some(to_i64s(v)?),
             };
             let scale = match c.opt(2, "scale_factor") {
                 None | Some(Value::Null) => None,
@@ -88,7 +89,7 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
                 return Err(CallErr::NoApi("(antialias=True)".to_string()));
             }
             let o = InterpolateOptions {
-                size: size.as_deref(),
+                size: size.map(Into::into),
                 scale_factor: scale.as_deref(),
                 mode,
                 align_corners: opt_bool(4, "align_corners")?,
@@ -97,11 +98,11 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             val(c.t(0)?.interpolate(o))
         }
         "F.pixel_shuffle" => {
-            let r = to_usize(c.opt(1, "upscale_factor").unwrap_or(&Value::Null))?;
+            let r = to_i64(c.opt(1, "upscale_factor").unwrap_or(&Value::Null))?;
             val(c.t(0)?.pixel_shuffle(r))
         }
         "F.pixel_unshuffle" => {
-            let r = to_usize(c.opt(1, "downscale_factor").unwrap_or(&Value::Null))?;
+            let r = to_i64(c.opt(1, "downscale_factor").unwrap_or(&Value::Null))?;
             val(c.t(0)?.pixel_unshuffle(r))
         }
         op => Err(CallErr::Missing(op.to_string())),

@@ -116,6 +116,32 @@ const EXCLUDED: &[(&str, &str)] = &[
         "from_name",
         "not an op: parses a name (DType / ScatterReduce)",
     ),
+    // builder setters of the options structs (the integer rule, issue 23/27): not ops
+    (
+        "stride",
+        "not an op: ConvOptions/ConvTransposeOptions builder setter",
+    ),
+    (
+        "padding",
+        "not an op: ConvOptions/ConvTransposeOptions builder setter",
+    ),
+    (
+        "dilation",
+        "not an op: ConvOptions/ConvTransposeOptions builder setter",
+    ),
+    (
+        "output_padding",
+        "not an op: ConvTransposeOptions builder setter",
+    ),
+    (
+        "groups",
+        "not an op: ConvOptions/ConvTransposeOptions builder setter",
+    ),
+    ("size", "not an op: InterpolateOptions builder setter"),
+    (
+        "ignore_index",
+        "not an op: CrossEntropyOptions/NllLossOptions builder setter",
+    ),
 ];
 
 // ------------------------------------------------------------------ names in src/

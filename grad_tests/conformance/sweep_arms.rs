@@ -226,7 +226,7 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
         "equal" => Ok(Val::Plain(Value::Bool(c.t(0)?.equal(&c.t(1)?)?))),
         "sum_to_size" => val(c.t(0)?.sum_to_size(&to_usizes(c.arg(1)?)?)),
         "layer_norm" | "F.layer_norm" => {
-            let shape = to_usizes(c.opt(1, "normalized_shape").unwrap_or(&Value::Null))?;
+            let shape = to_i64s(c.opt(1, "normalized_shape").unwrap_or(&Value::Null))?;
             let w = ops_arms::opt_tensor(c, 2, "weight")?;
             let b = ops_arms::opt_tensor(c, 3, "bias")?;
             let eps = c

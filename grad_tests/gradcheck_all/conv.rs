@@ -3,7 +3,6 @@
 //! transposed convolutions.
 
 use super::{Case, leaf};
-use crate::common::{ConvBuild, ConvPad, ConvTPad};
 use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions, Tensor};
 
 pub(crate) fn conv_cases() -> Vec<Case> {

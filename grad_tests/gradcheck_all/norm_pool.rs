@@ -104,7 +104,7 @@ pub(crate) fn pool_cases() -> Vec<Case> {
     vec![
         case!("max_pool2d", [img(630)], |v| v[0].max_pool2d(
             &[2],
-            &[],
+            None,
             &[0],
             &[1],
             false
@@ -123,7 +123,7 @@ pub(crate) fn pool_cases() -> Vec<Case> {
         }),
         case!("max_pool2d_with_indices", [img(634)], |v| {
             Ok(v[0]
-                .max_pool2d_with_indices(&[2], &[], &[1], &[1], false)?
+                .max_pool2d_with_indices(&[2], None, &[1], &[1], false)?
                 .0)
         }),
         case!("max_pool1d", [leaf(&[2, 3, 7], -2.0, 2.0, 635)], |v| {
@@ -141,7 +141,7 @@ pub(crate) fn pool_cases() -> Vec<Case> {
         }),
         case!("avg_pool2d", [img(639)], |v| v[0].avg_pool2d(
             &[2],
-            &[],
+            None,
             &[0],
             false,
             true,
@@ -168,8 +168,8 @@ pub(crate) fn pool_cases() -> Vec<Case> {
         ),
         case!("max_unpool2d", [leaf(&[2, 2, 2, 3], -2.0, 2.0, 646)], |v| {
             let x = Tensor::from_vec(vals(2 * 2 * 4 * 6, -2.0, 2.0, 647), &[2, 2, 4, 6])?;
-            let (_, i) = x.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
-            v[0].max_unpool2d(&i, &[2], &[], &[0], None)
+            let (_, i) = x.max_pool2d_with_indices(&[2], None, &[0], &[1], false)?;
+            v[0].max_unpool2d(&i, &[2], None, &[0], None)
         }),
     ]
 }

@@ -6,13 +6,13 @@ use super::*;
 use tapegrad::{InterpolateMode, InterpolateOptions, PadMode};
 
 fn interp<'a>(
-    size: Option<&'a [usize]>,
+    size: Option<&[usize]>,
     scale_factor: Option<&'a [f64]>,
     mode: InterpolateMode,
     align_corners: Option<bool>,
 ) -> InterpolateOptions<'a> {
     InterpolateOptions {
-        size,
+        size: size.map(Into::into),
         scale_factor,
         mode,
         align_corners,

@@ -6,7 +6,8 @@
 //! `scaled_dot_product_attention` otherwise.
 
 use super::{Forward, Linear, Module, Visitor, VisitorMut, init};
-use crate::{DType, Result, SdpaOptions, Tensor, bail};
+use crate::tensor::dims::dim;
+use crate::{DType, Dim, Result, SdpaOptions, Tensor, bail};
 
 const OP: &str = "MultiheadAttention";
 
@@ -108,16 +109,29 @@ fn canonical_mask(m: &Tensor, dtype: DType, name: &str) -> Result<Tensor> {
 }
 
 impl MultiheadAttention {
-    /// `MultiheadAttention(embed_dim, num_heads, dropout, bias, batch_first=...)`.
+    /// `MultiheadAttention(embed_dim, num_heads, dropout, bias, batch_first=...)` (sizes of
+    /// any integer type; both must be positive, PyTorch's check and message).
     pub fn new(
-        embed_dim: usize,
-        num_heads: usize,
+        embed_dim: impl Dim,
+        num_heads: impl Dim,
         dropout: f64,
         bias: bool,
         batch_first: bool,
         dtype: DType,
     ) -> Result<MultiheadAttention> {
-        if num_heads == 0 || !embed_dim.is_multiple_of(num_heads) {
+        let (e, h) = (dim(embed_dim, OP)?, dim(num_heads, OP)?);
+        if e <= 0 || h <= 0 {
+            bail!(
+                InvalidArgument,
+                OP,
+                "embed_dim and num_heads must be greater than 0, got embed_dim={} and num_heads={} instead",
+                e,
+                h
+            );
+        }
+        // both positive: checked above
+        let (embed_dim, num_heads) = (e as usize, h as usize);
+        if !embed_dim.is_multiple_of(num_heads) {
             bail!(
                 InvalidArgument,
                 OP,

@@ -5,7 +5,10 @@
 
 use super::walk::py_bool;
 use super::{Forward, Module, Visitor, init};
-use crate::{ConvOptions, ConvPadding, ConvTransposeOptions, DType, Result, Tensor, bail};
+use crate::tensor::dims::{dim, geometry, sizes};
+use crate::{
+    ConvOptions, ConvPadding, ConvTransposeOptions, DType, Dim, IntoGeometry, Result, Tensor, bail,
+};
 
 /// A PyTorch tuple: `(3,)`, `(3, 3)`.
 fn tuple(v: &[i64]) -> String {
@@ -39,37 +42,41 @@ struct Core {
     kernel: Vec<usize>,
 }
 
+/// The weight and bias of a convolution layer, checked in PyTorch's `_ConvNd` order: groups
+/// positive, dividing both channel counts, then the weight's shape (a negative size is the
+/// tensor creation's error).
 #[allow(clippy::too_many_arguments)]
 fn make(
     name: &'static str,
     nd: usize,
-    in_channels: usize,
-    out_channels: usize,
-    kernel_size: &[usize],
+    in_channels: impl Dim,
+    out_channels: impl Dim,
+    kernel_size: impl IntoGeometry,
     groups: i64,
     transposed: bool,
     bias: bool,
     dtype: DType,
 ) -> Result<Core> {
+    let (c_in, c_out) = (dim(in_channels, name)?, dim(out_channels, name)?);
+    let kernel_size = geometry(kernel_size, name)?;
     if groups <= 0 {
         bail!(InvalidArgument, name, "groups must be a positive integer");
     }
-    let g = groups as usize;
-    if !in_channels.is_multiple_of(g) {
+    if c_in % groups != 0 {
         bail!(
             InvalidArgument,
             name,
             "in_channels must be divisible by groups"
         );
     }
-    if !out_channels.is_multiple_of(g) {
+    if c_out % groups != 0 {
         bail!(
             InvalidArgument,
             name,
             "out_channels must be divisible by groups"
         );
     }
-    let kernel: Vec<usize> = match kernel_size.len() {
+    let kernel: Vec<i64> = match kernel_size.len() {
         1 => vec![kernel_size[0]; nd],
         n if n == nd => kernel_size.to_vec(),
         _ => bail!(
@@ -77,15 +84,19 @@ fn make(
             name,
             "kernel_size must be one integer or {} integers, got {:?}",
             nd,
-            kernel_size
+            &kernel_size[..]
         ),
     };
     let mut shape = if transposed {
-        vec![in_channels, out_channels / g]
+        vec![c_in, c_out.div_euclid(groups)]
     } else {
-        vec![out_channels, in_channels / g]
+        vec![c_out, c_in.div_euclid(groups)]
     };
     shape.extend(&kernel);
+    let shape = sizes(&shape, name)?;
+    // every entry checked non-negative above
+    let (in_channels, out_channels) = (c_in as usize, c_out as usize);
+    let kernel: Vec<usize> = kernel.iter().map(|&k| k as usize).collect();
     let weight = init::kaiming_uniform(&shape, 5f64.sqrt(), dtype)?.requires_grad_(true)?;
     let fan_in = shape[1] * kernel.iter().product::<usize>();
     let bound = if fan_in > 0 {
@@ -94,7 +105,7 @@ fn make(
         0.0
     };
     let bias = if bias {
-        Some(init::uniform(&[out_channels], -bound, bound, dtype)?.requires_grad_(true)?)
+        Some(init::uniform([out_channels], -bound, bound, dtype)?.requires_grad_(true)?)
     } else {
         None
     };
@@ -180,12 +191,13 @@ macro_rules! conv_layer {
 
         impl $name {
             /// `torch.nn.` followed by this type's name, with `kernel_size` (one value or one
-            /// per dim) and the forward's `options`; errors (InvalidArgument) when `groups`
-            /// does not divide both channel counts.
+            /// per dim, any integer type) and the forward's `options`; errors
+            /// (InvalidArgument) when `groups` is not positive or does not divide both channel
+            /// counts, or a size is negative (PyTorch's messages).
             pub fn new(
-                in_channels: usize,
-                out_channels: usize,
-                kernel_size: &[usize],
+                in_channels: impl Dim,
+                out_channels: impl Dim,
+                kernel_size: impl IntoGeometry,
                 options: ConvOptions,
                 bias: bool,
                 dtype: DType,
@@ -273,7 +285,7 @@ conv_layer!(
     ///
     /// ```
     /// # use tapegrad::{Tensor, DType, ConvOptions, nn::{Conv2d, Forward}};
-    /// let c = Conv2d::new(1, 16, &[3], ConvOptions { padding: 1.into(), ..Default::default() }, true, DType::F32)?;
+    /// let c = Conv2d::new(1, 16, 3, ConvOptions::default().padding(1), true, DType::F32)?;
     /// assert_eq!(c.forward(&Tensor::ones(&[2, 1, 8, 8], DType::F32)?)?.shape(), vec![2, 16, 8, 8]);
     /// assert_eq!(c.to_string(), "Conv2d(1, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1))");
     /// # Ok::<(), tapegrad::Error>(())
@@ -313,12 +325,12 @@ pub struct ConvTranspose2d {
 }
 
 impl ConvTranspose2d {
-    /// `torch.nn.ConvTranspose2d(in_channels, out_channels, kernel_size, ...)`; errors
-    /// (InvalidArgument) when `groups` does not divide both channel counts.
+    /// `torch.nn.ConvTranspose2d(in_channels, out_channels, kernel_size, ...)` (any integer
+    /// types); errors (InvalidArgument) as [`Conv2d::new`].
     pub fn new(
-        in_channels: usize,
-        out_channels: usize,
-        kernel_size: &[usize],
+        in_channels: impl Dim,
+        out_channels: impl Dim,
+        kernel_size: impl IntoGeometry,
         options: ConvTransposeOptions,
         bias: bool,
         dtype: DType,

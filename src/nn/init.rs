@@ -1,7 +1,8 @@
 //! Parameter initialisers (PyTorch's `torch.nn.init` formulas), drawing from the global seeded
 //! generator (`tapegrad::manual_seed`): uniform, normal, Kaiming and Xavier (uniform and normal).
 
-use crate::{DType, Result, Tensor};
+use crate::tensor::dims::sizes;
+use crate::{DType, IntoShape, Result, Tensor};
 
 /// `U(low, high)` samples.
 ///
@@ -10,7 +11,8 @@ use crate::{DType, Result, Tensor};
 /// assert!(t.to_vec::<f32>()?.iter().all(|v| (-1.0..1.0).contains(v)));
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn uniform(shape: &[usize], low: f64, high: f64, dtype: DType) -> Result<Tensor> {
+pub fn uniform(shape: impl IntoShape, low: f64, high: f64, dtype: DType) -> Result<Tensor> {
+    let shape = &sizes(shape, "uniform")?[..];
     let r = Tensor::rand(shape, DType::F64)?;
     let v: Vec<f64> = r
         .to_vec::<f64>()?
@@ -27,7 +29,8 @@ pub fn uniform(shape: &[usize], low: f64, high: f64, dtype: DType) -> Result<Ten
 /// assert_eq!(t.shape(), vec![2, 2]);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn normal(shape: &[usize], mean: f64, std: f64, dtype: DType) -> Result<Tensor> {
+pub fn normal(shape: impl IntoShape, mean: f64, std: f64, dtype: DType) -> Result<Tensor> {
+    let shape = &sizes(shape, "normal")?[..];
     let r = Tensor::randn(shape, DType::F64)?;
     let v: Vec<f64> = r
         .to_vec::<f64>()?
@@ -52,7 +55,8 @@ fn fans(shape: &[usize]) -> (f64, f64) {
 /// assert!(w.to_vec::<f32>()?.iter().all(|v| v.abs() <= b));
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn kaiming_uniform(shape: &[usize], a: f64, dtype: DType) -> Result<Tensor> {
+pub fn kaiming_uniform(shape: impl IntoShape, a: f64, dtype: DType) -> Result<Tensor> {
+    let shape = &sizes(shape, "kaiming_uniform")?[..];
     let (fan_in, _) = fans(shape);
     let gain = (2.0 / (1.0 + a * a)).sqrt();
     let bound = if fan_in > 0.0 {
@@ -70,7 +74,8 @@ pub fn kaiming_uniform(shape: &[usize], a: f64, dtype: DType) -> Result<Tensor> 
 /// assert!(w.to_vec::<f64>()?.iter().all(|v| v.abs() <= (6.0f64 / 8.0).sqrt()));
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn xavier_uniform(shape: &[usize], gain: f64, dtype: DType) -> Result<Tensor> {
+pub fn xavier_uniform(shape: impl IntoShape, gain: f64, dtype: DType) -> Result<Tensor> {
+    let shape = &sizes(shape, "xavier_uniform")?[..];
     let (fi, fo) = fans(shape);
     let bound = gain * (6.0 / (fi + fo)).sqrt();
     uniform(shape, -bound, bound, dtype)
@@ -84,7 +89,8 @@ pub fn xavier_uniform(shape: &[usize], gain: f64, dtype: DType) -> Result<Tensor
 /// assert_eq!(w.shape(), vec![64, 32]);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn kaiming_normal(shape: &[usize], a: f64, dtype: DType) -> Result<Tensor> {
+pub fn kaiming_normal(shape: impl IntoShape, a: f64, dtype: DType) -> Result<Tensor> {
+    let shape = &sizes(shape, "kaiming_normal")?[..];
     let (fan_in, _) = fans(shape);
     let gain = (2.0 / (1.0 + a * a)).sqrt();
     let std = if fan_in > 0.0 {
@@ -102,7 +108,8 @@ pub fn kaiming_normal(shape: &[usize], a: f64, dtype: DType) -> Result<Tensor> {
 /// assert_eq!(w.shape(), vec![8, 8]);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
-pub fn xavier_normal(shape: &[usize], gain: f64, dtype: DType) -> Result<Tensor> {
+pub fn xavier_normal(shape: impl IntoShape, gain: f64, dtype: DType) -> Result<Tensor> {
+    let shape = &sizes(shape, "xavier_normal")?[..];
     let (fi, fo) = fans(shape);
     let std = if fi + fo > 0.0 {
         gain * (2.0 / (fi + fo)).sqrt()

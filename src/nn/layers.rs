@@ -4,7 +4,8 @@
 use super::walk::{py_bool, py_float};
 use super::{Forward, Module, Visitor, init};
 use crate::ops::nn::wrap_padding_idx;
-use crate::{DType, Result, Tensor, bail};
+use crate::tensor::dims::{dim, geometry, maybe_dim, sizes};
+use crate::{DType, Dim, IntoGeometry, MaybeDim, Result, Tensor, bail};
 
 /// `y = x @ weight^T + bias` with PyTorch's default (Kaiming-uniform) initialisation.
 ///
@@ -25,15 +26,18 @@ pub struct Linear {
 
 impl Linear {
     /// A layer with weights `U(-1/sqrt(in), 1/sqrt(in))` (kaiming_uniform with a = sqrt(5)) and
-    /// the same bound for the bias, as `torch.nn.Linear`.
+    /// the same bound for the bias, as `torch.nn.Linear` (sizes of any integer type; a
+    /// negative one is PyTorch's tensor-creation error).
     pub fn new(
-        in_features: usize,
-        out_features: usize,
+        in_features: impl Dim,
+        out_features: impl Dim,
         bias: bool,
         dtype: DType,
     ) -> Result<Linear> {
-        let weight = init::kaiming_uniform(&[out_features, in_features], 5f64.sqrt(), dtype)?
-            .requires_grad_(true)?;
+        let op = "Linear";
+        let shape = sizes([dim(out_features, op)?, dim(in_features, op)?], op)?;
+        let (out_features, in_features) = (shape[0], shape[1]);
+        let weight = init::kaiming_uniform(&shape, 5f64.sqrt(), dtype)?.requires_grad_(true)?;
         let bound = if in_features > 0 {
             1.0 / (in_features as f64).sqrt()
         } else {
@@ -97,10 +101,15 @@ pub struct Embedding {
 }
 
 impl Embedding {
-    /// A table with `N(0, 1)` rows.
-    pub fn new(num_embeddings: usize, embedding_dim: usize, dtype: DType) -> Result<Embedding> {
-        let weight = init::normal(&[num_embeddings, embedding_dim], 0.0, 1.0, dtype)?
-            .requires_grad_(true)?;
+    /// A table with `N(0, 1)` rows (sizes of any integer type; a negative one is PyTorch's
+    /// tensor-creation error).
+    pub fn new(
+        num_embeddings: impl Dim,
+        embedding_dim: impl Dim,
+        dtype: DType,
+    ) -> Result<Embedding> {
+        let shape = table_shape(num_embeddings, embedding_dim)?;
+        let weight = init::normal(&shape, 0.0, 1.0, dtype)?.requires_grad_(true)?;
         Ok(Embedding {
             weight,
             padding_idx: None,
@@ -126,13 +135,14 @@ impl Embedding {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn with_padding_idx(
-        num_embeddings: usize,
-        embedding_dim: usize,
-        padding_idx: i64,
+        num_embeddings: impl Dim,
+        embedding_dim: impl Dim,
+        padding_idx: impl Dim,
         dtype: DType,
     ) -> Result<Embedding> {
-        let p = wrap_padding_idx(padding_idx, num_embeddings, "Embedding")?;
-        let weight = init::normal(&[num_embeddings, embedding_dim], 0.0, 1.0, dtype)?;
+        let shape = table_shape(num_embeddings, embedding_dim)?;
+        let p = wrap_padding_idx(dim(padding_idx, "Embedding")?, shape[0], "Embedding")?;
+        let weight = init::normal(&shape, 0.0, 1.0, dtype)?;
         // PyTorch's `_fill_padding_idx_with_zero` (an empty table has no row 0: IndexOutOfRange)
         weight.select(0, p as i64)?.zero_()?;
         Ok(Embedding {
@@ -159,9 +169,10 @@ impl Embedding {
     pub fn from_pretrained(
         embeddings: &Tensor,
         freeze: bool,
-        padding_idx: Option<i64>,
+        padding_idx: impl MaybeDim,
     ) -> Result<Embedding> {
         let op = "Embedding::from_pretrained";
+        let padding_idx = maybe_dim(padding_idx, op)?;
         if embeddings.dim() != 2 {
             bail!(
                 InvalidArgument,
@@ -179,6 +190,12 @@ impl Embedding {
             padding_idx,
         })
     }
+}
+
+/// `[num_embeddings, embedding_dim]`, checked non-negative.
+fn table_shape(num_embeddings: impl Dim, embedding_dim: impl Dim) -> Result<Vec<usize>> {
+    let op = "Embedding";
+    sizes([dim(num_embeddings, op)?, dim(embedding_dim, op)?], op)
 }
 
 impl Forward for Embedding {
@@ -230,13 +247,16 @@ pub struct LayerNorm {
 }
 
 impl LayerNorm {
-    /// `LayerNorm(normalized_shape, eps, elementwise_affine)`.
+    /// `LayerNorm(normalized_shape, eps, elementwise_affine)` (`normalized_shape`: one size
+    /// or a list, any integer type; a negative size is PyTorch's tensor-creation error).
     pub fn new(
-        normalized_shape: &[usize],
+        normalized_shape: impl IntoGeometry,
         eps: f64,
         elementwise_affine: bool,
         dtype: DType,
     ) -> Result<LayerNorm> {
+        let op = "LayerNorm";
+        let normalized_shape = &sizes(&geometry(normalized_shape, op)?, op)?[..];
         if normalized_shape.is_empty() {
             bail!(
                 InvalidArgument,

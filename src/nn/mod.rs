@@ -17,6 +17,14 @@
 //! [`clip_grad_value_`]) and safetensors files ([`save`], [`load_into`]). Forward (pre-)hooks:
 //! wrap a module in [`Hooked`] (`hooks.rs`).
 //!
+//! Integers follow the [crate's rule](crate#integers): every size of a layer constructor is a
+//! [`Dim`](crate::Dim) (`Linear::new(4usize, 3i64, ..)`), every PyTorch `int | tuple` geometry
+//! an [`IntoGeometry`](crate::IntoGeometry) (`Conv2d::new(1, 16, 3, ..)`,
+//! `MaxPool2d::new([2, 2], None, 0, 1, false)`), and a negative value is refused with
+//! PyTorch's message for the layer (most: the weight's `Trying to create tensor with negative
+//! dimension ...`); the pooling layers and [`Flatten`] check at the first forward, as in
+//! PyTorch.
+//!
 //! ```
 //! use tapegrad::nn::{Forward, LayerNorm, Linear, Module, ModuleList};
 //! use tapegrad::{DType, Result, Tensor};

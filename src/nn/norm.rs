@@ -5,7 +5,8 @@
 use super::walk::{py_bool, py_float};
 use super::{Forward, Module, Visitor};
 use crate::autograd::no_grad;
-use crate::{DType, Result, Tensor, bail};
+use crate::tensor::dims::{dim, sizes};
+use crate::{DType, Dim, Result, Tensor, bail};
 
 /// The state shared by the batch-norm layers (PyTorch's `_BatchNorm`).
 struct BatchNorm {
@@ -140,15 +141,18 @@ macro_rules! batch_norm_layer {
 
         impl $name {
             /// `$name(num_features, eps, momentum, affine, track_running_stats)` (PyTorch's
-            /// defaults: `1e-5`, `Some(0.1)`, `true`, `true`).
+            /// defaults: `1e-5`, `Some(0.1)`, `true`, `true`); `num_features` of any integer
+            /// type (negative: PyTorch's tensor-creation error).
             pub fn new(
-                num_features: usize,
+                num_features: impl Dim,
                 eps: f64,
                 momentum: Option<f64>,
                 affine: bool,
                 track_running_stats: bool,
                 dtype: DType,
             ) -> Result<$name> {
+                let name = stringify!($name);
+                let num_features = sizes([dim(num_features, name)?], name)?[0];
                 BatchNorm::new(
                     num_features,
                     eps,
@@ -247,8 +251,9 @@ assert!((y.to_vec::<f32>()?[0] - 1.0).abs() < 1e-5);"
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 pub struct GroupNorm {
-    /// The number of channel groups.
-    pub num_groups: usize,
+    /// The number of channel groups (kept as given: a negative one is refused by the forward,
+    /// as in PyTorch).
+    pub num_groups: i64,
     /// The number of channels.
     pub num_channels: usize,
     /// Added to the variance (PyTorch default `1e-5`).
@@ -260,22 +265,27 @@ pub struct GroupNorm {
 }
 
 impl GroupNorm {
-    /// `GroupNorm(num_groups, num_channels, eps, affine)`; errors unless `num_groups` divides
-    /// `num_channels`.
+    /// `GroupNorm(num_groups, num_channels, eps, affine)` (any integer types); errors unless
+    /// `num_groups` divides `num_channels` (a negative `num_channels`: PyTorch's
+    /// tensor-creation error; a negative `num_groups` dividing it is refused at the forward,
+    /// as in PyTorch).
     pub fn new(
-        num_groups: usize,
-        num_channels: usize,
+        num_groups: impl Dim,
+        num_channels: impl Dim,
         eps: f64,
         affine: bool,
         dtype: DType,
     ) -> Result<GroupNorm> {
-        if num_groups == 0 || !num_channels.is_multiple_of(num_groups) {
+        let op = "GroupNorm";
+        let (num_groups, c) = (dim(num_groups, op)?, dim(num_channels, op)?);
+        if num_groups == 0 || c % num_groups != 0 {
             bail!(
                 InvalidArgument,
                 "GroupNorm",
                 "num_channels must be divisible by num_groups"
             );
         }
+        let num_channels = sizes([c], op)?[0];
         let (weight, bias) = if affine {
             (
                 Some(Tensor::ones(&[num_channels], dtype)?.requires_grad_(true)?),

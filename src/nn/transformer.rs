@@ -5,7 +5,8 @@
 
 use super::attention::{MhaOptions, MultiheadAttention};
 use super::{Dropout, Forward, LayerNorm, Linear, Module, Visitor, VisitorMut};
-use crate::{DType, Result, Tensor};
+use crate::tensor::dims::dim;
+use crate::{DType, Dim, Result, Tensor};
 
 /// The feed-forward activation of a [`TransformerEncoderLayer`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -22,8 +23,10 @@ pub enum Activation {
 /// sequence-first, post-norm, biases).
 #[derive(Clone, Copy, Debug)]
 pub struct EncoderLayerConfig {
-    /// Width of the feed-forward block.
-    pub dim_feedforward: usize,
+    /// Width of the feed-forward block (a negative one is refused by the constructor with
+    /// PyTorch's tensor-creation error; any integer type through
+    /// [`EncoderLayerConfig::dim_feedforward`]).
+    pub dim_feedforward: i64,
     /// Dropout probability (attention weights, feed-forward and both residual branches).
     pub dropout: f64,
     /// Feed-forward activation.
@@ -49,6 +52,15 @@ impl Default for EncoderLayerConfig {
             norm_first: false,
             bias: true,
         }
+    }
+}
+
+impl EncoderLayerConfig {
+    /// Builder setter of `dim_feedforward` accepting any integer type (one above `i64::MAX`
+    /// is kept as `i64::MAX`, which the constructor cannot allocate).
+    pub fn dim_feedforward(mut self, v: impl Dim) -> Self {
+        self.dim_feedforward = v.to_i64().unwrap_or(i64::MAX);
+        self
     }
 }
 
@@ -100,11 +112,13 @@ pub struct TransformerEncoderLayer {
 impl TransformerEncoderLayer {
     /// `TransformerEncoderLayer(d_model, nhead, ...)` with the settings of `cfg`.
     pub fn new(
-        d_model: usize,
-        nhead: usize,
+        d_model: impl Dim,
+        nhead: impl Dim,
         cfg: EncoderLayerConfig,
         dtype: DType,
     ) -> Result<TransformerEncoderLayer> {
+        let op = "TransformerEncoderLayer";
+        let (d_model, nhead) = (dim(d_model, op)?, dim(nhead, op)?);
         let ln = |dt| -> Result<LayerNorm> {
             let mut n = LayerNorm::new(&[d_model], cfg.layer_norm_eps, true, dt)?;
             if !cfg.bias {

@@ -194,3 +194,94 @@ pub(crate) fn sizes(s: impl IntoShape, op: &'static str) -> Result<Vec<usize>> {
     }
     Ok(v.iter().map(|&d| d as usize).collect())
 }
+
+/// PyTorch's `int | tuple` geometry arguments of the nn ops and layers (`kernel_size`,
+/// `stride`, `padding`, `dilation`, `output_size`): one integer of any [`Dim`] type (`3`,
+/// `3usize`: the same value for every spatial dim) or any [`IntoShape`] list (`[3, 3]`,
+/// `&[3i64, 2]`, `vec![3u32]`, `&Vec<i64>`). `()` is the empty list and `None` (an
+/// `Option<i64>`) is absent: the op's default where it has one (a pooling's `stride`: the
+/// kernel size); `Some(v)` is `v`. Negative values reach the op, which refuses them with
+/// PyTorch's message for its family.
+pub trait IntoGeometry {
+    /// Every entry as an `i64`, or the value that does not fit.
+    #[doc(hidden)]
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]>;
+}
+
+/// The entries of a list of [`Dim`]s, each as an `i64` or the value that does not fit.
+fn entries<T: Dim + TryInto<u64>>(s: &[T]) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+    s.iter()
+        .map(|&v| v.to_i64().ok_or_else(|| v.try_into().unwrap_or(u64::MAX)))
+        .collect()
+}
+
+macro_rules! geometry_impls {
+    ($($t:ty),*) => {$(
+        impl IntoGeometry for $t {
+            fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+                entries(std::slice::from_ref(self))
+            }
+        }
+    )*};
+}
+geometry_impls!(i64, i32, isize, usize, u32, u64);
+
+impl IntoGeometry for Option<i64> {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        self.iter().map(|&v| Ok(v)).collect()
+    }
+}
+impl IntoGeometry for () {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        SmallVec::new()
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoGeometry for &[T] {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        entries(self)
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoGeometry for Vec<T> {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        entries(self)
+    }
+}
+impl<T: Dim + TryInto<u64>> IntoGeometry for &Vec<T> {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        entries(self)
+    }
+}
+impl<T: Dim + TryInto<u64>, const N: usize> IntoGeometry for [T; N] {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        entries(self)
+    }
+}
+impl<T: Dim + TryInto<u64>, const N: usize> IntoGeometry for &[T; N] {
+    fn geometry_entries(&self) -> SmallVec<[std::result::Result<i64, u64>; 6]> {
+        entries(*self)
+    }
+}
+
+/// A geometry argument with every entry that does not fit in `i64` kept as `i64::MAX`: the
+/// infallible conversion of the options structs' `From` impls and setters.
+pub(crate) fn geometry_saturated(g: &impl IntoGeometry) -> Vec<i64> {
+    g.geometry_entries()
+        .into_iter()
+        .map(|v| v.unwrap_or(i64::MAX))
+        .collect()
+}
+
+/// A geometry argument as given (negative entries kept, for the op to check with its own
+/// message).
+pub(crate) fn geometry(g: impl IntoGeometry, op: &'static str) -> Result<Ints> {
+    match g.geometry_entries().into_iter().collect() {
+        Ok(v) => Ok(v),
+        Err(big) => bail!(
+            InvalidArgument,
+            op,
+            "{}: value {} does not fit in int64",
+            op,
+            big
+        ),
+    }
+}

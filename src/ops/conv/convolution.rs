@@ -107,6 +107,10 @@ fn geometry(
             "negative output_padding is not supported"
         );
     }
+    if p.dilation.iter().any(|&s| s < 0) {
+        // PyTorch's message for a negative dilation (a zero one names the values)
+        bail!(InvalidArgument, op, "dilation should be greater than zero");
+    }
     if p.dilation.iter().any(|&s| s <= 0) {
         bail!(
             InvalidArgument,

@@ -2,32 +2,22 @@
 //! dim), [`ConvPadding`] (ints, `"same"`, `"valid"`), [`ConvOptions`] and
 //! [`ConvTransposeOptions`].
 
-use crate::{Result, bail};
+use crate::{Dim, IntoGeometry, Result, bail};
 use smallvec::SmallVec;
 
 /// One integer for every spatial dim, or one per dim (PyTorch's `int | tuple` arguments:
-/// `stride`, `padding`, `dilation`, `output_padding`).
+/// `stride`, `padding`, `dilation`, `output_padding`; `interpolate`'s `size`), built from any
+/// [`IntoGeometry`] (`2.into()`, `[1usize, 2].into()`, `(&v).into()` for a `Vec<i64>`).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Spatial(pub Vec<i64>);
 
-impl From<i64> for Spatial {
-    fn from(v: i64) -> Self {
-        Spatial(vec![v])
-    }
-}
-impl<const N: usize> From<[i64; N]> for Spatial {
-    fn from(v: [i64; N]) -> Self {
-        Spatial(v.to_vec())
-    }
-}
-impl From<&[i64]> for Spatial {
-    fn from(v: &[i64]) -> Self {
-        Spatial(v.to_vec())
-    }
-}
-impl From<Vec<i64>> for Spatial {
-    fn from(v: Vec<i64>) -> Self {
-        Spatial(v)
+/// Any [`IntoGeometry`]: one integer of any [`Dim`](crate::Dim) type (`2`, `2usize`) or any
+/// list of them (`[1, 2]`, `&[1i64, 2][..]`, `vec![1u32, 2]`). An infallible conversion, so a
+/// `u64`/`usize` above `i64::MAX` is kept as `i64::MAX` (a stride that large acts as the true
+/// value would; every other argument that large is refused by the op).
+impl<G: IntoGeometry> From<G> for Spatial {
+    fn from(v: G) -> Self {
+        Spatial(crate::tensor::dims::geometry_saturated(&v))
     }
 }
 
@@ -97,6 +87,9 @@ impl std::str::FromStr for ConvPadding {
 /// assert_eq!(o.padding, ConvPadding::Explicit([1, 0].into()));
 /// let same = ConvOptions { padding: "same".parse()?, ..Default::default() };
 /// assert_eq!(same.padding, ConvPadding::Same);
+/// // the builder form, any integer type
+/// let b = ConvOptions::default().stride(2usize).padding([1i64, 0]).groups(2u32);
+/// assert_eq!(b, o);
 /// # Ok::<(), tapegrad::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,6 +102,31 @@ pub struct ConvOptions {
     pub dilation: Spatial,
     /// Channel groups (`c_in` and `c_out` both divisible by it).
     pub groups: i64,
+}
+
+/// Builder setters accepting any integer type (the crate's integer rule); a `groups` above
+/// `i64::MAX` (a `u64`/`usize`) is kept as `i64::MAX`, which the convolution refuses.
+impl ConvOptions {
+    /// `stride=`: one value or one per spatial dim.
+    pub fn stride(mut self, v: impl IntoGeometry) -> Self {
+        self.stride = v.into();
+        self
+    }
+    /// `padding=`: one value, one per spatial dim, or [`ConvPadding::Same`]/`Valid`.
+    pub fn padding(mut self, v: impl Into<ConvPadding>) -> Self {
+        self.padding = v.into();
+        self
+    }
+    /// `dilation=`: one value or one per spatial dim.
+    pub fn dilation(mut self, v: impl IntoGeometry) -> Self {
+        self.dilation = v.into();
+        self
+    }
+    /// `groups=`.
+    pub fn groups(mut self, v: impl Dim) -> Self {
+        self.groups = v.to_i64().unwrap_or(i64::MAX);
+        self
+    }
 }
 
 impl Default for ConvOptions {
@@ -138,6 +156,35 @@ pub struct ConvTransposeOptions {
     pub groups: i64,
     /// Spacing between kernel taps.
     pub dilation: Spatial,
+}
+
+/// Builder setters accepting any integer type, as [`ConvOptions`]'s.
+impl ConvTransposeOptions {
+    /// `stride=`: one value or one per spatial dim.
+    pub fn stride(mut self, v: impl IntoGeometry) -> Self {
+        self.stride = v.into();
+        self
+    }
+    /// `padding=`: one value or one per spatial dim.
+    pub fn padding(mut self, v: impl IntoGeometry) -> Self {
+        self.padding = v.into();
+        self
+    }
+    /// `output_padding=`: one value or one per spatial dim.
+    pub fn output_padding(mut self, v: impl IntoGeometry) -> Self {
+        self.output_padding = v.into();
+        self
+    }
+    /// `dilation=`: one value or one per spatial dim.
+    pub fn dilation(mut self, v: impl IntoGeometry) -> Self {
+        self.dilation = v.into();
+        self
+    }
+    /// `groups=` (above `i64::MAX`: kept as `i64::MAX`, refused).
+    pub fn groups(mut self, v: impl Dim) -> Self {
+        self.groups = v.to_i64().unwrap_or(i64::MAX);
+        self
+    }
 }
 
 impl Default for ConvTransposeOptions {

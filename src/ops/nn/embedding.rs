@@ -39,9 +39,10 @@ impl Tensor {
     pub fn embedding_with(
         indices: &Tensor,
         weight: &Tensor,
-        padding_idx: Option<i64>,
+        padding_idx: impl crate::MaybeDim,
     ) -> Result<Tensor> {
         let op = "embedding";
+        let padding_idx = crate::tensor::dims::maybe_dim(padding_idx, op)?;
         if weight.dim() != 2 {
             bail!(
                 InvalidArgument,

@@ -64,25 +64,29 @@ impl Tensor {
     /// ```
     pub fn layer_norm(
         &self,
-        normalized_shape: &[usize],
+        normalized_shape: impl crate::IntoGeometry,
         weight: Option<&Tensor>,
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
         let op = "layer_norm";
+        let given = crate::tensor::dims::geometry(normalized_shape, op)?;
         check_float(self, op)?;
         let sh = self.shape();
-        let k = normalized_shape.len();
-        if k == 0 || k > sh.len() || sh[sh.len() - k..] != *normalized_shape {
+        let k = given.len();
+        let matches = |sh: &[usize]| sh.iter().zip(&given).all(|(&a, &b)| a as i64 == b);
+        if k == 0 || k > sh.len() || !matches(&sh[sh.len() - k..]) {
             bail!(
                 ShapeMismatch,
                 op,
                 "Given normalized_shape={:?}, expected input with shape [*, {:?}], but got input of size {:?}",
-                normalized_shape,
-                normalized_shape,
+                &given[..],
+                &given[..],
                 sh
             );
         }
+        // the input's trailing sizes (equal to the given ones, so non-negative)
+        let normalized_shape = &sh[sh.len() - k..];
         for t in [weight, bias].into_iter().flatten() {
             if t.shape() != normalized_shape {
                 bail!(

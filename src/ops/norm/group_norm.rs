@@ -19,7 +19,7 @@ use crate::autograd::{SavedTensor, is_grad_enabled, no_grad, record};
 use crate::layout::Layout;
 use crate::ops::grad::{backward, undefined_grad_link};
 use crate::ops::nn::check_float;
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, Dim, Result, Tensor, bail};
 
 impl Tensor {
     /// Group normalization of an `[N, C, *]` input: the `C` channels split into `num_groups`
@@ -36,12 +36,13 @@ impl Tensor {
     /// ```
     pub fn group_norm(
         &self,
-        num_groups: usize,
+        num_groups: impl Dim,
         weight: Option<&Tensor>,
         bias: Option<&Tensor>,
         eps: f64,
     ) -> Result<Tensor> {
         let op = "group_norm";
+        let num_groups = crate::tensor::dims::dim(num_groups, op)?;
         check_float(self, op)?;
         if suggests(self) {
             // PyTorch's kernel keeps a channels-last input's format (output and gradient)
@@ -58,7 +59,16 @@ impl Tensor {
             );
         }
         let (n, c) = (sh[0], sh[1]);
-        if num_groups == 0 || !c.is_multiple_of(num_groups) {
+        if num_groups <= 0 {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected num groups to be greater than 0, got {}",
+                num_groups
+            );
+        }
+        let num_groups = num_groups as usize;
+        if !c.is_multiple_of(num_groups) {
             bail!(
                 InvalidArgument,
                 op,

@@ -5,13 +5,14 @@
 //! the forward pooling as its derivative, so every order is exact; as PyTorch's
 //! `avg_pool2d_backward(g, self)` it is also linked to the saved input (zero derivative).
 
-use super::{Pool2d, adaptive, as_2d, check_dtype, check_int32};
+use super::{Pool2d, adaptive, as_2d, check_dtype, check_int32, geo};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
 use crate::ops::grad::{backward, input_grad, zero_grad_link};
 use crate::ops::nn::check_float;
-use crate::{DType, Result, Tensor, bail};
+use crate::tensor::dims::{dim, maybe_dim};
+use crate::{DType, Dim, IntoGeometry, MaybeDim, Result, Tensor, bail};
 use std::sync::Arc;
 
 /// Windows and the divisor of every output position of one plane.
@@ -105,29 +106,32 @@ fn avg_pool_transpose(g: &Tensor, geo: &Arc<AvgGeometry>) -> Result<Tensor> {
 impl Tensor {
     /// 2-d average pooling of a `[C, H, W]` or `[N, C, H, W]` input, as
     /// `torch.nn.functional.avg_pool2d(input, kernel_size, stride, padding, ceil_mode,
-    /// count_include_pad, divisor_override)`: each size is one value or two (an empty `stride`
-    /// is the kernel size); a window's sum is divided by `divisor_override`, else by its size
+    /// count_include_pad, divisor_override)`: each size is one value or two of any integer
+    /// type ([`IntoGeometry`]; `stride` `None` or `()` is the kernel size; negative values get
+    /// PyTorch's errors); a window's sum is divided by `divisor_override`, else by its size
     /// counting the zero padding (`count_include_pad`) or not.
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec((0..16).map(|v| v as f32).collect(), &[1, 1, 4, 4])?;
-    /// let y = x.avg_pool2d(&[2], &[], &[0], false, true, None)?;
+    /// let y = x.avg_pool2d(2, None, 0, false, true, None)?;
     /// assert_eq!(y.to_vec::<f32>()?, vec![2.5, 4.5, 10.5, 12.5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn avg_pool2d(
         &self,
-        kernel_size: &[usize],
-        stride: &[usize],
-        padding: &[usize],
+        kernel_size: impl IntoGeometry,
+        stride: impl IntoGeometry,
+        padding: impl IntoGeometry,
         ceil_mode: bool,
         count_include_pad: bool,
-        divisor_override: Option<i64>,
+        divisor_override: impl MaybeDim,
     ) -> Result<Tensor> {
         let op = "avg_pool2d";
         check_dtype(self, op, &[DType::I64])?;
-        let args = (kernel_size, stride, padding, &[1usize][..]);
+        let (k, s, pad) = (geo(kernel_size, op)?, geo(stride, op)?, geo(padding, op)?);
+        let divisor_override = maybe_dim(divisor_override, op)?;
+        let args = (&k[..], &s[..], &pad[..], &[1i64][..]);
         let (p, oh, ow) = Pool2d::new(self, args, ceil_mode, true, op)?;
         if divisor_override == Some(0) {
             bail!(InvalidArgument, op, "divisor must be not zero");
@@ -177,14 +181,19 @@ impl Tensor {
     /// ```
     pub fn avg_pool1d(
         &self,
-        kernel_size: usize,
-        stride: Option<usize>,
-        padding: usize,
+        kernel_size: impl Dim,
+        stride: impl MaybeDim,
+        padding: impl Dim,
         ceil_mode: bool,
         count_include_pad: bool,
     ) -> Result<Tensor> {
         let op = "avg_pool1d";
         check_dtype(self, op, &[DType::I64])?;
+        let (kernel_size, stride, padding) = (
+            dim(kernel_size, op)?,
+            maybe_dim(stride, op)?,
+            dim(padding, op)?,
+        );
         check_int32(&[kernel_size, stride.unwrap_or(0), padding], op)?;
         let x = as_2d(self, op)?;
         let s = stride.unwrap_or(kernel_size);
@@ -206,13 +215,13 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec((0..9).map(|v| v as f64).collect(), &[1, 3, 3])?;
-    /// assert_eq!(x.adaptive_avg_pool2d(&[2])?.to_vec::<f64>()?, vec![2.0, 3.0, 5.0, 6.0]);
+    /// assert_eq!(x.adaptive_avg_pool2d(2)?.to_vec::<f64>()?, vec![2.0, 3.0, 5.0, 6.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn adaptive_avg_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
+    pub fn adaptive_avg_pool2d(&self, output_size: impl IntoGeometry) -> Result<Tensor> {
         let op = "adaptive_avg_pool2d";
         check_float(self, op)?;
-        let (out_shape, win) = adaptive(self, output_size, op)?;
+        let (out_shape, win) = adaptive(self, &geo(output_size, op)?, op)?;
         let div = win
             .rows
             .iter()
@@ -236,10 +245,11 @@ impl Tensor {
     /// assert_eq!(x.adaptive_avg_pool1d(2)?.to_vec::<f64>()?, vec![2.0, 2.5]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn adaptive_avg_pool1d(&self, output_size: usize) -> Result<Tensor> {
+    pub fn adaptive_avg_pool1d(&self, output_size: impl Dim) -> Result<Tensor> {
         let op = "adaptive_avg_pool1d";
         check_float(self, op)?;
+        let output_size = dim(output_size, op)?;
         let x = as_2d(self, op)?;
-        x.adaptive_avg_pool2d(&[1, output_size])?.squeeze_dim(-2)
+        x.adaptive_avg_pool2d([1, output_size])?.squeeze_dim(-2)
     }
 }

@@ -4,13 +4,13 @@
 //! `pool/mod.rs`; backward `MaxPoolBackward`: `g` summed into the picked positions
 //! (`scatter_add`, so double backward is its gather).
 
-use super::{MAX_POOL_INTS, Pool2d, adaptive, as_2d, check_dtype};
+use super::{MAX_POOL_INTS, Pool2d, adaptive, as_2d, check_dtype, geo};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
 use crate::ops::grad::{backward, input_grad};
 use crate::ops::nn::check_float;
-use crate::{DType, Result, Tensor};
+use crate::{DType, Dim, IntoGeometry, MaybeDim, Result, Tensor, bail};
 
 struct MaxPoolBackward {
     name: &'static str,
@@ -74,7 +74,7 @@ fn max_pool_windows(
 /// of the arguments, see `Pool2d::new`).
 fn max_pool2d_impl(
     x: &Tensor,
-    args: (&[usize], &[usize], &[usize], &[usize]),
+    args: (&[i64], &[i64], &[i64], &[i64]),
     ceil_mode: bool,
     int32: bool,
     op: &'static str,
@@ -90,14 +90,50 @@ fn max_pool2d_impl(
 }
 
 /// 1-d max pooling with indices as the 2-d one on a unit height (`int32`: see
-/// `max_pool2d_impl`).
+/// `max_pool2d_impl`; without it, the plain float `max_pool1d`, whose own checks come first).
 fn max_pool1d_impl(
     x: &Tensor,
-    (kernel_size, stride, padding, dilation): (usize, Option<usize>, usize, usize),
+    (kernel_size, stride, padding, dilation): (i64, Option<i64>, i64, i64),
     ceil_mode: bool,
     int32: bool,
 ) -> Result<(Tensor, Tensor)> {
     let op = "max_pool1d";
+    if !int32 {
+        // PyTorch's `max_pool1d` checks, in its order
+        let s = stride.unwrap_or(kernel_size);
+        let positive = |what: &str, v: i64| -> Result<()> {
+            if v <= 0 {
+                bail!(
+                    InvalidArgument,
+                    op,
+                    "max_pool1d() {} must be greater than zero, but got {}",
+                    what,
+                    v
+                );
+            }
+            Ok(())
+        };
+        positive("kernel_size", kernel_size)?;
+        positive("stride", s)?;
+        if padding < 0 {
+            bail!(
+                InvalidArgument,
+                op,
+                "max_pool1d() padding must be non-negative, but got {}",
+                padding
+            );
+        }
+        if padding > kernel_size / 2 {
+            bail!(
+                InvalidArgument,
+                op,
+                "max_pool1d() padding should be at most half of kernel size, but got padding={} and kernel_size={}",
+                padding,
+                kernel_size
+            );
+        }
+        positive("dilation", dilation)?;
+    }
     let x2 = as_2d(x, op)?;
     let s = stride.unwrap_or(kernel_size);
     let args = (
@@ -110,41 +146,56 @@ fn max_pool1d_impl(
     Ok((y.squeeze_dim(-2)?, i.squeeze_dim(-2)?))
 }
 
+/// A 1-d pooling's integer arguments (`stride` absent: `None`).
+fn args_1d(
+    (k, s, p, d): (impl Dim, impl MaybeDim, impl Dim, impl Dim),
+    op: &'static str,
+) -> Result<(i64, Option<i64>, i64, i64)> {
+    use crate::tensor::dims::{dim, maybe_dim};
+    Ok((dim(k, op)?, maybe_dim(s, op)?, dim(p, op)?, dim(d, op)?))
+}
+
 impl Tensor {
     /// [`Tensor::max_pool2d`] also returning the position of every maximum in its `[h, w]`
     /// plane (`row * w + col`, i64), as `max_pool2d(..., return_indices=True)`.
     pub fn max_pool2d_with_indices(
         &self,
-        kernel_size: &[usize],
-        stride: &[usize],
-        padding: &[usize],
-        dilation: &[usize],
+        kernel_size: impl IntoGeometry,
+        stride: impl IntoGeometry,
+        padding: impl IntoGeometry,
+        dilation: impl IntoGeometry,
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = "max_pool2d";
         check_dtype(self, op, MAX_POOL_INTS)?;
-        let args = (kernel_size, stride, padding, dilation);
-        max_pool2d_impl(self, args, ceil_mode, true, op)
+        let (k, s, p, d) = (
+            geo(kernel_size, op)?,
+            geo(stride, op)?,
+            geo(padding, op)?,
+            geo(dilation, op)?,
+        );
+        max_pool2d_impl(self, (&k, &s, &p, &d), ceil_mode, true, op)
     }
 
     /// 2-d max pooling of a `[C, H, W]` or `[N, C, H, W]` input, as
     /// `torch.nn.functional.max_pool2d(input, kernel_size, stride, padding, dilation,
-    /// ceil_mode)`: each size is one value (both dims) or two; an empty `stride` is the kernel
-    /// size. NaN propagates (a window holding NaN gives NaN).
+    /// ceil_mode)`: each size is one value (both dims) or two of any integer type
+    /// ([`IntoGeometry`]; `stride` `None` or `()` is the kernel size; negative values get
+    /// PyTorch's errors). NaN propagates (a window holding NaN gives NaN).
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec((0..16).map(|v| v as f32).collect(), &[1, 1, 4, 4])?;
-    /// let y = x.max_pool2d(&[2], &[], &[0], &[1], false)?;
+    /// let y = x.max_pool2d(2, None, 0, 1, false)?;
     /// assert_eq!(y.to_vec::<f32>()?, vec![5.0, 7.0, 13.0, 15.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn max_pool2d(
         &self,
-        kernel_size: &[usize],
-        stride: &[usize],
-        padding: &[usize],
-        dilation: &[usize],
+        kernel_size: impl IntoGeometry,
+        stride: impl IntoGeometry,
+        padding: impl IntoGeometry,
+        dilation: impl IntoGeometry,
         ceil_mode: bool,
     ) -> Result<Tensor> {
         Ok(self
@@ -156,20 +207,16 @@ impl Tensor {
     /// dim, as `max_pool1d(..., return_indices=True)`.
     pub fn max_pool1d_with_indices(
         &self,
-        kernel_size: usize,
-        stride: Option<usize>,
-        padding: usize,
-        dilation: usize,
+        kernel_size: impl Dim,
+        stride: impl MaybeDim,
+        padding: impl Dim,
+        dilation: impl Dim,
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
         let op = "max_pool1d";
         check_dtype(self, op, MAX_POOL_INTS)?;
-        max_pool1d_impl(
-            self,
-            (kernel_size, stride, padding, dilation),
-            ceil_mode,
-            true,
-        )
+        let args = args_1d((kernel_size, stride, padding, dilation), op)?;
+        max_pool1d_impl(self, args, ceil_mode, true)
     }
 
     /// 1-d max pooling of a `[C, L]` or `[N, C, L]` input, as
@@ -185,26 +232,26 @@ impl Tensor {
     /// ```
     pub fn max_pool1d(
         &self,
-        kernel_size: usize,
-        stride: Option<usize>,
-        padding: usize,
-        dilation: usize,
+        kernel_size: impl Dim,
+        stride: impl MaybeDim,
+        padding: impl Dim,
+        dilation: impl Dim,
         ceil_mode: bool,
     ) -> Result<Tensor> {
         // PyTorch's kernel without indices is float-only and computes in int64
         check_float(self, "max_pool1d")?;
-        let args = (kernel_size, stride, padding, dilation);
+        let args = args_1d((kernel_size, stride, padding, dilation), "max_pool1d")?;
         Ok(max_pool1d_impl(self, args, ceil_mode, false)?.0)
     }
 
     /// [`Tensor::adaptive_max_pool2d`] also returning the plane positions of the maxima.
     pub fn adaptive_max_pool2d_with_indices(
         &self,
-        output_size: &[usize],
+        output_size: impl IntoGeometry,
     ) -> Result<(Tensor, Tensor)> {
         let op = "adaptive_max_pool2d";
         check_float(self, op)?;
-        let (shape, win) = adaptive(self, output_size, op)?;
+        let (shape, win) = adaptive(self, &geo(output_size, op)?, op)?;
         max_pool_windows(self, &shape, &win, "AdaptiveMaxPool2DBackward0")
     }
 
@@ -215,10 +262,10 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec((0..9).map(|v| v as f64).collect(), &[1, 3, 3])?;
-    /// assert_eq!(x.adaptive_max_pool2d(&[2])?.to_vec::<f64>()?, vec![4.0, 5.0, 7.0, 8.0]);
+    /// assert_eq!(x.adaptive_max_pool2d(2)?.to_vec::<f64>()?, vec![4.0, 5.0, 7.0, 8.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn adaptive_max_pool2d(&self, output_size: &[usize]) -> Result<Tensor> {
+    pub fn adaptive_max_pool2d(&self, output_size: impl IntoGeometry) -> Result<Tensor> {
         Ok(self.adaptive_max_pool2d_with_indices(output_size)?.0)
     }
 }

@@ -24,7 +24,7 @@ mod max_pool;
 mod unpool;
 
 use crate::backend::PoolWindows;
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, IntoGeometry, Result, Tensor, bail};
 
 /// PyTorch's dtype rule of a pooling: the float dtypes and the integer ones of `ints`
 /// (others: `"<op>" not implemented for '<T>'`).
@@ -42,8 +42,8 @@ fn check_dtype(x: &Tensor, op: &'static str, ints: &[DType]) -> Result<()> {
 }
 
 /// PyTorch's narrowing of a 1-d pooling's `kernel_size`, `stride` and `padding` to int.
-fn check_int32(v: &[usize], op: &'static str) -> Result<()> {
-    if v.iter().any(|&a| a > i32::MAX as usize) {
+fn check_int32(v: &[i64], op: &'static str) -> Result<()> {
+    if v.iter().any(|&a| a > i32::MAX as i64) {
         bail!(
             InvalidArgument,
             op,
@@ -59,8 +59,14 @@ fn check_int32(v: &[usize], op: &'static str) -> Result<()> {
 /// The integer dtypes max pooling with indices takes (every one but bool).
 const MAX_POOL_INTS: &[DType] = &[DType::U8, DType::I8, DType::I16, DType::I32, DType::I64];
 
+/// A geometry argument (the crate's integer rule: [`IntoGeometry`]) as `i64`s, negative
+/// entries kept for the op's own check.
+fn geo(g: impl IntoGeometry, op: &'static str) -> Result<Vec<i64>> {
+    Ok(crate::tensor::dims::geometry(g, op)?.to_vec())
+}
+
 /// A size argument given as one value (both dims) or one per spatial dim (`n` of them).
-fn per_dim(v: &[usize], n: usize, what: &str, op: &'static str) -> Result<Vec<usize>> {
+fn per_dim(v: &[i64], n: usize, what: &str, op: &'static str) -> Result<Vec<i64>> {
     match v.len() {
         1 => Ok(vec![v[0]; n]),
         l if l == n => Ok(v.to_vec()),
@@ -182,7 +188,7 @@ impl Pool2d {
     /// narrowed to int (plain float `max_pool1d` computes in int64).
     fn new(
         x: &Tensor,
-        (kernel, stride, padding, dilation): (&[usize], &[usize], &[usize], &[usize]),
+        (kernel, stride, padding, dilation): (&[i64], &[i64], &[i64], &[i64]),
         ceil: bool,
         int32: bool,
         op: &'static str,
@@ -194,7 +200,7 @@ impl Pool2d {
             ("dilation", dilation),
         ];
         for (what, v) in args {
-            if int32 && v.iter().any(|&a| a > i32::MAX as usize) {
+            if int32 && v.iter().any(|&a| a > i32::MAX as i64) {
                 bail!(
                     InvalidArgument,
                     op,
@@ -214,7 +220,20 @@ impl Pool2d {
         };
         let pad = per_dim(padding, 2, "padding", op)?;
         let dil = per_dim(dilation, 2, "dilation", op)?;
-        if k.contains(&0) {
+        // PyTorch's order: its output-size computation (stride zero, negative padding) runs
+        // before the shape check (kernel, stride, dilation)
+        if stride.contains(&0) {
+            bail!(InvalidArgument, op, "stride should not be zero");
+        }
+        if let Some(&p) = pad.iter().find(|&&a| a < 0) {
+            bail!(
+                InvalidArgument,
+                op,
+                "pad must be non-negative, but got pad: {}",
+                p
+            );
+        }
+        if k.iter().any(|&a| a <= 0) {
             bail!(
                 InvalidArgument,
                 op,
@@ -223,10 +242,16 @@ impl Pool2d {
                 k[1]
             );
         }
-        if stride.contains(&0) {
-            bail!(InvalidArgument, op, "stride should not be zero");
+        if stride.iter().any(|&a| a < 0) {
+            bail!(
+                InvalidArgument,
+                op,
+                "stride should be greater than zero, but got dH: {} dW: {}",
+                stride[0],
+                stride[1]
+            );
         }
-        if dil.contains(&0) {
+        if dil.iter().any(|&a| a <= 0) {
             bail!(
                 InvalidArgument,
                 op,
@@ -235,6 +260,9 @@ impl Pool2d {
                 dil[1]
             );
         }
+        // every value checked positive (non-negative for the padding) above
+        let [k, stride, pad, dil] =
+            [k, stride, pad, dil].map(|v| v.into_iter().map(|a| a as usize).collect::<Vec<_>>());
         let (lead, h, w) = planes_of(x, op)?;
         for d in 0..2 {
             if pad[d] > k[d] / 2 {
@@ -304,14 +332,31 @@ impl Pool2d {
     }
 }
 
-/// The adaptive windows of an `[.., h, w]` input for `output_size` (one or two sizes).
+/// The adaptive windows of an `[.., h, w]` input for `output_size` (one or two sizes; a
+/// negative one refused with PyTorch's message: `adaptive_avg_pool2d`'s own, or the tensor
+/// creation's for `adaptive_max_pool2d`).
 fn adaptive(
     x: &Tensor,
-    output_size: &[usize],
+    output_size: &[i64],
     op: &'static str,
 ) -> Result<(Vec<usize>, PoolWindows)> {
     let os = per_dim(output_size, 2, "output_size", op)?;
     let (lead, h, w) = planes_of(x, op)?;
+    if os.iter().any(|&a| a < 0) {
+        if op == "adaptive_max_pool2d" {
+            let mut shape: Vec<i64> = lead.iter().map(|&d| d as i64).collect();
+            shape.extend(&os);
+            crate::tensor::dims::sizes(&shape, op)?;
+        }
+        bail!(
+            InvalidArgument,
+            op,
+            "adaptive_avg_pool2d: elements of output_size must be greater than or equal to 0 but received {{{}, {}}}",
+            os[0],
+            os[1]
+        );
+    }
+    let os: Vec<usize> = os.iter().map(|&a| a as usize).collect();
     let planes: usize = lead.iter().product();
     // no windows without a plane (an empty batch may have huge output planes)
     let (oh, ow) = if planes == 0 { (0, 0) } else { (os[0], os[1]) };

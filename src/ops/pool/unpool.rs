@@ -2,32 +2,32 @@
 //! its recorded plane position of a zero output (`scatter` over flattened planes, so the
 //! gradient is the gather of `g` at those positions).
 
-use super::{per_dim, planes_of};
+use super::{geo, per_dim, planes_of};
 use crate::ops::nn::check_float;
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, IntoGeometry, Result, Tensor, bail};
 
 impl Tensor {
     /// Max unpooling of a `[C, H, W]` or `[N, C, H, W]` input with the `indices` of
     /// [`Tensor::max_pool2d_with_indices`], as `torch.nn.functional.max_unpool2d(input, indices,
     /// kernel_size, stride, padding, output_size)`: the output plane is `output_size` (its last
-    /// two sizes) or `(in - 1) * stride - 2 * padding + kernel_size` per dim, zero except at
-    /// the indexed positions.
+    /// two sizes; `None` or `()`: absent) or `(in - 1) * stride - 2 * padding + kernel_size`
+    /// per dim (an empty `stride`: the kernel size), zero except at the indexed positions.
     ///
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec(vec![1.0f32, 5.0, 2.0, 4.0], &[1, 1, 2, 2])?;
-    /// let (y, i) = x.max_pool2d_with_indices(&[2], &[], &[0], &[1], false)?;
-    /// let u = y.max_unpool2d(&i, &[2], &[], &[0], None)?;
+    /// let (y, i) = x.max_pool2d_with_indices(2, None, 0, 1, false)?;
+    /// let u = y.max_unpool2d(&i, 2, None, 0, None)?;
     /// assert_eq!(u.to_vec::<f32>()?, vec![0.0, 5.0, 0.0, 0.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn max_unpool2d(
         &self,
         indices: &Tensor,
-        kernel_size: &[usize],
-        stride: &[usize],
-        padding: &[usize],
-        output_size: Option<&[usize]>,
+        kernel_size: impl IntoGeometry,
+        stride: impl IntoGeometry,
+        padding: impl IntoGeometry,
+        output_size: impl IntoGeometry,
     ) -> Result<Tensor> {
         let op = "max_unpool2d";
         check_float(self, op)?;
@@ -48,27 +48,41 @@ impl Tensor {
                 indices.shape()
             );
         }
-        let k = per_dim(kernel_size, 2, "kernel_size", op)?;
+        let k = per_dim(&geo(kernel_size, op)?, 2, "kernel_size", op)?;
+        let stride = geo(stride, op)?;
         let s = if stride.is_empty() {
             k.clone()
         } else {
-            per_dim(stride, 2, "stride", op)?
+            per_dim(&stride, 2, "stride", op)?
         };
-        let p = per_dim(padding, 2, "padding", op)?;
+        let p = per_dim(&geo(padding, op)?, 2, "padding", op)?;
+        let output_size = geo(output_size, op)?;
         let (lead, h, w) = planes_of(self, op)?;
-        let default = |d: usize, size: usize| {
-            ((size as i64 - 1) * s[d] as i64 - 2 * p[d] as i64 + k[d] as i64).max(0) as usize
-        };
-        let (oh, ow) = match output_size {
-            Some(o) if o.len() >= 2 => (o[o.len() - 2], o[o.len() - 1]),
-            Some(o) => bail!(
+        // PyTorch's `_unpool_output_size`: plain arithmetic on the (possibly negative)
+        // arguments; a negative result is refused
+        let default = |d: usize, size: usize| (size as i64 - 1) * s[d] - 2 * p[d] + k[d];
+        let (oh, ow) = match output_size.len() {
+            0 => (default(0, h), default(1, w)),
+            n if n >= 2 => (output_size[n - 2], output_size[n - 1]),
+            _ => bail!(
                 InvalidArgument,
                 op,
                 "output_size must have at least 2 elements, got {:?}",
-                o
+                output_size
             ),
-            None => (default(0, h), default(1, w)),
         };
+        for (d, v) in [oh, ow].into_iter().enumerate() {
+            if v < 0 {
+                bail!(
+                    InvalidArgument,
+                    op,
+                    "max_unpooling: output_size must contain non-negative spatial dimensions, but got output_size[{}]={}",
+                    d,
+                    v
+                );
+            }
+        }
+        let (oh, ow) = (oh as usize, ow as usize);
         let planes: usize = lead.iter().product();
         let flat = [planes as i64, (h * w) as i64];
         let plane = oh * ow;

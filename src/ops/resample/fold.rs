@@ -5,7 +5,8 @@
 
 use super::{Plan, gather, scatter};
 use crate::backend::PlaneMap;
-use crate::{DType, Result, Tensor, bail};
+use crate::tensor::dims::geometry;
+use crate::{DType, IntoGeometry, Result, Tensor, bail};
 use std::sync::Arc;
 
 /// Kernel size, dilation, padding and stride, one value per spatial dim.
@@ -16,7 +17,7 @@ struct Blocks {
     stride: [usize; 2],
 }
 
-fn pair(v: &[usize], what: &str, op: &'static str) -> Result<[usize; 2]> {
+fn pair(v: &[i64], what: &str, op: &'static str) -> Result<[i64; 2]> {
     match v {
         [a] => Ok([*a, *a]),
         [a, b] => Ok([*a, *b]),
@@ -31,49 +32,69 @@ fn pair(v: &[usize], what: &str, op: &'static str) -> Result<[usize; 2]> {
 }
 
 impl Blocks {
+    /// The checked geometry (PyTorch's `im2col_shape_check` order and messages).
     fn new(
-        (kernel, dilation, padding, stride): (&[usize], &[usize], &[usize], &[usize]),
+        (kernel, dilation, padding, stride): (
+            impl IntoGeometry,
+            impl IntoGeometry,
+            impl IntoGeometry,
+            impl IntoGeometry,
+        ),
         op: &'static str,
     ) -> Result<Blocks> {
-        let b = Blocks {
-            k: pair(kernel, "kernel_size", op)?,
-            dil: pair(dilation, "dilation", op)?,
-            pad: pair(padding, "padding", op)?,
-            stride: pair(stride, "stride", op)?,
-        };
-        if b.k.contains(&0) {
+        let k = pair(&geometry(kernel, op)?, "kernel_size", op)?;
+        let dil = pair(&geometry(dilation, op)?, "dilation", op)?;
+        let pad = pair(&geometry(padding, op)?, "padding", op)?;
+        let stride = pair(&geometry(stride, op)?, "stride", op)?;
+        if k.iter().any(|&a| a <= 0) {
             bail!(
                 InvalidArgument,
                 op,
                 "kernel size should be greater than zero, but got kernel_height: {} kernel_width: {}",
-                b.k[0],
-                b.k[1]
+                k[0],
+                k[1]
             );
         }
-        if b.stride.contains(&0) {
-            bail!(
-                InvalidArgument,
-                op,
-                "stride should be greater than zero, but got stride_height: {} stride_width: {}",
-                b.stride[0],
-                b.stride[1]
-            );
-        }
-        if b.dil.contains(&0) {
+        if dil.iter().any(|&a| a <= 0) {
             bail!(
                 InvalidArgument,
                 op,
                 "dilation should be greater than zero, but got dilation_height: {} dilation_width: {}",
-                b.dil[0],
-                b.dil[1]
+                dil[0],
+                dil[1]
             );
         }
-        Ok(b)
+        if pad.iter().any(|&a| a < 0) {
+            bail!(
+                InvalidArgument,
+                op,
+                "padding should be non-negative, but got pad_height: {} pad_width: {}",
+                pad[0],
+                pad[1]
+            );
+        }
+        if stride.iter().any(|&a| a <= 0) {
+            bail!(
+                InvalidArgument,
+                op,
+                "stride should be greater than zero, but got stride_height: {} stride_width: {}",
+                stride[0],
+                stride[1]
+            );
+        }
+        // every value checked positive (non-negative for the padding) above
+        let u = |v: [i64; 2]| v.map(|a| a as usize);
+        Ok(Blocks {
+            k: u(k),
+            dil: u(dil),
+            pad: u(pad),
+            stride: u(stride),
+        })
     }
 
     /// Number of blocks along dim `d` of a plane of `size` (may be below 1).
-    fn count(&self, d: usize, size: usize) -> i64 {
-        (size as i64 + 2 * self.pad[d] as i64 - (self.dil[d] * (self.k[d] - 1)) as i64 - 1)
+    fn count(&self, d: usize, size: i64) -> i64 {
+        (size + 2 * self.pad[d] as i64 - (self.dil[d] * (self.k[d] - 1)) as i64 - 1)
             .div_euclid(self.stride[d] as i64)
             + 1
     }
@@ -134,17 +155,17 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::from_vec((0..9).map(|v| v as f32).collect(), &[1, 1, 3, 3])?;
-    /// let cols = x.unfold_blocks(&[2], &[1], &[0], &[1])?;
+    /// let cols = x.unfold_blocks(2, 1, 0, 1)?;
     /// assert_eq!(cols.shape(), vec![1, 4, 4]);
     /// assert_eq!(cols.to_vec::<f32>()?[..4], [0.0, 1.0, 3.0, 4.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn unfold_blocks(
         &self,
-        kernel_size: &[usize],
-        dilation: &[usize],
-        padding: &[usize],
-        stride: &[usize],
+        kernel_size: impl IntoGeometry,
+        dilation: impl IntoGeometry,
+        padding: impl IntoGeometry,
+        stride: impl IntoGeometry,
     ) -> Result<Tensor> {
         let op = "unfold";
         let b = Blocks::new((kernel_size, dilation, padding, stride), op)?;
@@ -160,7 +181,7 @@ impl Tensor {
             );
         }
         let (h, w) = (sh[nd - 2], sh[nd - 1]);
-        let (bh, bw) = (b.count(0, h), b.count(1, w));
+        let (bh, bw) = (b.count(0, h as i64), b.count(1, w as i64));
         if bh < 1 || bw < 1 {
             bail!(
                 InvalidArgument,
@@ -200,22 +221,22 @@ impl Tensor {
     /// ```
     /// # use tapegrad::Tensor;
     /// let x = Tensor::ones(&[1, 1, 3, 3], tapegrad::DType::F32)?;
-    /// let cols = x.unfold_blocks(&[2], &[1], &[0], &[1])?;
-    /// let back = cols.fold(&[3, 3], &[2], &[1], &[0], &[1])?;
+    /// let cols = x.unfold_blocks(2, 1, 0, 1)?;
+    /// let back = cols.fold([3, 3], 2, 1, 0, 1)?;
     /// // each position counted once per block covering it
     /// assert_eq!(back.to_vec::<f32>()?, vec![1.0, 2.0, 1.0, 2.0, 4.0, 2.0, 1.0, 2.0, 1.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn fold(
         &self,
-        output_size: &[usize],
-        kernel_size: &[usize],
-        dilation: &[usize],
-        padding: &[usize],
-        stride: &[usize],
+        output_size: impl IntoGeometry,
+        kernel_size: impl IntoGeometry,
+        dilation: impl IntoGeometry,
+        padding: impl IntoGeometry,
+        stride: impl IntoGeometry,
     ) -> Result<Tensor> {
         let op = "fold";
-        let os = pair(output_size, "output_size", op)?;
+        let os = pair(&geometry(output_size, op)?, "output_size", op)?;
         let b = Blocks::new((kernel_size, dilation, padding, stride), op)?;
         check_dtype(self, "col2im_out_cpu", op)?;
         let sh = self.shape();
@@ -265,6 +286,17 @@ impl Tensor {
                 sh[nd - 1]
             );
         }
+        // PyTorch checks this after the block count (a size below 1 can match it with padding)
+        if os.iter().any(|&a| a < 1) {
+            bail!(
+                InvalidArgument,
+                op,
+                "Expected output spatial size to be positive, but got: output_size=({}, {}).",
+                os[0],
+                os[1]
+            );
+        }
+        let os = os.map(|a| a as usize);
         let c = sh[nd - 2] / kk;
         let lead: usize = sh[..nd - 2].iter().product();
         let map = b.plan(lead * c, (os[0], os[1]), (bh as usize, bw as usize));

@@ -9,7 +9,7 @@
 
 use super::{Plan, gather};
 use crate::backend::PlaneMap;
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, Result, Spatial, Tensor, bail};
 use std::sync::Arc;
 
 /// The `mode` of [`Tensor::interpolate`].
@@ -38,11 +38,13 @@ impl InterpolateMode {
 }
 
 /// The arguments of [`Tensor::interpolate`] (PyTorch's keywords; exactly one of `size` and
-/// `scale_factor`, each one value for every spatial dim or one per dim).
-#[derive(Clone, Copy, Debug, Default)]
+/// `scale_factor`, each one value for every spatial dim or one per dim). `size` takes any
+/// integer type, one value or a list (`Some(3.into())`, `Some([3usize, 4].into())`, or the
+/// setter [`InterpolateOptions::size`]).
+#[derive(Clone, Debug, Default)]
 pub struct InterpolateOptions<'a> {
-    /// Output spatial size.
-    pub size: Option<&'a [usize]>,
+    /// Output spatial size (a size below 1 is refused, PyTorch's message).
+    pub size: Option<Spatial>,
     /// Multiplier of the spatial size (output `floor(in * scale)`).
     pub scale_factor: Option<&'a [f64]>,
     /// Interpolation mode.
@@ -52,6 +54,15 @@ pub struct InterpolateOptions<'a> {
     /// Compute the output size from `scale_factor`, then interpolate as if `size` had been
     /// given (the scale used is `in / out`, not `1 / scale_factor`).
     pub recompute_scale_factor: Option<bool>,
+}
+
+impl InterpolateOptions<'_> {
+    /// Builder setter of `size`: one integer of any type or a list
+    /// ([`IntoGeometry`](crate::IntoGeometry)).
+    pub fn size(mut self, size: impl crate::IntoGeometry) -> Self {
+        self.size = Some(size.into());
+        self
+    }
 }
 
 /// Per-dim source positions and weights, in the compute type `$f`.
@@ -172,7 +183,7 @@ impl Tensor {
     /// let x = Tensor::from_vec(vec![1.0f32, 3.0], &[1, 1, 2])?;
     /// let o = InterpolateOptions { scale_factor: Some(&[2.0]), mode: InterpolateMode::Linear, ..Default::default() };
     /// assert_eq!(x.interpolate(o)?.to_vec::<f32>()?, vec![1.0, 1.5, 2.5, 3.0]);
-    /// let o = InterpolateOptions { size: Some(&[3]), ..Default::default() };
+    /// let o = InterpolateOptions::default().size(3);
     /// assert_eq!(x.interpolate(o)?.to_vec::<f32>()?, vec![1.0, 1.0, 3.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
@@ -193,7 +204,7 @@ impl Tensor {
         let k = nd.saturating_sub(2);
         let spatial = &sh[2.min(nd)..];
         let per_dim = |n: usize| n == 1 || n == k;
-        let (out, scales): (Vec<usize>, Option<Vec<f64>>) = match (o.size, o.scale_factor) {
+        let (out, scales): (Vec<i64>, Option<Vec<f64>>) = match (&o.size, o.scale_factor) {
             (Some(_), Some(_)) => bail!(
                 InvalidArgument,
                 op,
@@ -205,6 +216,7 @@ impl Tensor {
                 "either size or scale_factor should be defined"
             ),
             (Some(s), None) => {
+                let s = &s.0;
                 if !per_dim(s.len()) {
                     bail!(
                         InvalidArgument,
@@ -237,7 +249,7 @@ impl Tensor {
                 let out = spatial
                     .iter()
                     .zip(&f)
-                    .map(|(&n, &s)| (n as f64 * s).floor().max(0.0) as usize)
+                    .map(|(&n, &s)| (n as f64 * s).floor().max(0.0) as i64)
                     .collect();
                 let keep = o.recompute_scale_factor != Some(true);
                 (out, keep.then_some(f))
@@ -297,17 +309,18 @@ impl Tensor {
                 sh
             );
         }
-        if out.contains(&0) {
+        if out.iter().any(|&n| n <= 0) {
             let ins: Vec<i64> = spatial.iter().map(|&n| n as i64).collect();
-            let outs: Vec<i64> = out.iter().map(|&n| n as i64).collect();
             bail!(
                 InvalidArgument,
                 op,
                 "Input and output sizes should be greater than 0, but got input {} output {}",
                 labelled(&ins),
-                labelled(&outs)
+                labelled(&out)
             );
         }
+        // every size checked positive above
+        let out: Vec<usize> = out.iter().map(|&n| n as usize).collect();
         let wide = dt == DType::F64;
         let scale = |d: usize| scales.as_ref().map(|s| s[d]);
         // per dim: taps of every output position

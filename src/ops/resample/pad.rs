@@ -6,7 +6,7 @@
 
 use super::{Plan, gather, grid};
 use crate::backend::PlaneMap;
-use crate::{DType, Result, Tensor, bail};
+use crate::{DType, IntoShape, Result, Tensor, bail};
 use std::sync::Arc;
 
 /// The `mode` of [`Tensor::pad`].
@@ -212,8 +212,9 @@ impl Tensor {
     /// assert_eq!(x.pad(&[1, -1], PadMode::Constant, Some(9.0))?.to_vec::<f32>()?, vec![9.0, 1.0, 2.0]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn pad(&self, pad: &[i64], mode: PadMode, value: Option<f64>) -> Result<Tensor> {
+    pub fn pad(&self, pad: impl IntoShape, mode: PadMode, value: Option<f64>) -> Result<Tensor> {
         let op = "pad";
+        let pad = &crate::tensor::dims::ints(pad, op)?[..];
         if !pad.len().is_multiple_of(2) {
             bail!(InvalidArgument, op, "Padding length must be divisible by 2");
         }

@@ -5,7 +5,7 @@
 
 use super::{Plan, gather};
 use crate::backend::PlaneMap;
-use crate::{Result, Tensor, bail};
+use crate::{Dim, Result, Tensor, bail};
 use std::sync::Arc;
 
 /// The plan of `pixel_shuffle` by `r` over planes of `[r², h, w]` → `[h·r, w·r]` (`shuffle`),
@@ -52,7 +52,8 @@ impl Tensor {
     /// assert_eq!(y.pixel_unshuffle(2)?.to_vec::<i64>()?, vec![1, 2, 3, 4]);
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
-    pub fn pixel_shuffle(&self, upscale_factor: usize) -> Result<Tensor> {
+    pub fn pixel_shuffle(&self, upscale_factor: impl Dim) -> Result<Tensor> {
+        let upscale_factor = crate::tensor::dims::dim(upscale_factor, "pixel_shuffle")?;
         let op = "pixel_shuffle";
         let sh = self.shape();
         let nd = sh.len();
@@ -64,15 +65,15 @@ impl Tensor {
                 nd
             );
         }
-        let r = upscale_factor;
-        if r == 0 {
+        if upscale_factor <= 0 {
             bail!(
                 InvalidArgument,
                 op,
                 "pixel_shuffle expects a positive upscale_factor, but got {}",
-                r
+                upscale_factor
             );
         }
+        let r = upscale_factor as usize;
         let c = sh[nd - 3];
         if !c.is_multiple_of(r * r) {
             bail!(
@@ -100,7 +101,8 @@ impl Tensor {
     /// `torch.nn.functional.pixel_unshuffle(input, downscale_factor)`, the inverse of
     /// [`Tensor::pixel_shuffle`]: `[*, C, H·r, W·r]` → `[*, C·r², H, W]`. Errors
     /// (InvalidArgument): fewer than 3 dims, `r = 0`, height or width not divisible by `r`.
-    pub fn pixel_unshuffle(&self, downscale_factor: usize) -> Result<Tensor> {
+    pub fn pixel_unshuffle(&self, downscale_factor: impl Dim) -> Result<Tensor> {
+        let downscale_factor = crate::tensor::dims::dim(downscale_factor, "pixel_unshuffle")?;
         let op = "pixel_unshuffle";
         let sh = self.shape();
         let nd = sh.len();
@@ -112,15 +114,15 @@ impl Tensor {
                 nd
             );
         }
-        let r = downscale_factor;
-        if r == 0 {
+        if downscale_factor <= 0 {
             bail!(
                 InvalidArgument,
                 op,
                 "pixel_unshuffle expects a positive downscale_factor, but got {}",
-                r
+                downscale_factor
             );
         }
+        let r = downscale_factor as usize;
         let (hr, wr) = (sh[nd - 2], sh[nd - 1]);
         if !hr.is_multiple_of(r) {
             bail!(

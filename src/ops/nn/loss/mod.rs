@@ -34,6 +34,15 @@ pub struct CrossEntropyOptions<'a> {
     pub reduction: Reduction,
 }
 
+impl CrossEntropyOptions<'_> {
+    /// Builder setter of `ignore_index` accepting any integer type (one above `i64::MAX`
+    /// is kept as `i64::MAX`, which no `i64` target equals either).
+    pub fn ignore_index(mut self, v: impl crate::Dim) -> Self {
+        self.ignore_index = v.to_i64().unwrap_or(i64::MAX);
+        self
+    }
+}
+
 impl Default for CrossEntropyOptions<'_> {
     fn default() -> Self {
         CrossEntropyOptions {
@@ -54,6 +63,15 @@ pub struct NllLossOptions<'a> {
     pub ignore_index: i64,
     /// Reduction (default mean).
     pub reduction: Reduction,
+}
+
+impl NllLossOptions<'_> {
+    /// Builder setter of `ignore_index` accepting any integer type (one above `i64::MAX`
+    /// is kept as `i64::MAX`, which no `i64` target equals either).
+    pub fn ignore_index(mut self, v: impl crate::Dim) -> Self {
+        self.ignore_index = v.to_i64().unwrap_or(i64::MAX);
+        self
+    }
 }
 
 impl Default for NllLossOptions<'_> {
