@@ -16,6 +16,9 @@ struct MaxPoolBackward {
     name: &'static str,
     /// The input's shape.
     shape: Vec<usize>,
+    /// Some window has no tap inside the input: its index (PyTorch's first tap at or after
+    /// 0) may point past the plane, and its gradient goes nowhere.
+    hollow: bool,
 }
 
 backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
@@ -31,8 +34,17 @@ backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
     // are no planes (an empty batch)
     let gs = g.shape();
     let flat = [planes as i64, (gs[n - 2] * gs[n - 1]) as i64];
-    let zeros = Tensor::zeros(&[planes, plane], g.dtype())?;
-    let gx = zeros.scatter_add(1, &idx.reshape(&flat)?, &g.reshape(&flat)?)?;
+    let (idx, g) = (idx.reshape(&flat)?, g.reshape(&flat)?);
+    let gx = if self.hollow {
+        // PyTorch adds such a gradient past the plane (out of bounds, into other memory):
+        // here it lands in one spare column, dropped; an index inside the plane still gets
+        // it, as PyTorch's
+        let zeros = Tensor::zeros(&[planes, plane + 1], g.dtype())?;
+        let idx = idx.clamp_max(plane as i64)?;
+        zeros.scatter_add(1, &idx, &g)?.narrow(1, 0, plane as i64)?
+    } else {
+        Tensor::zeros(&[planes, plane], g.dtype())?.scatter_add(1, &idx, &g)?
+    };
     let full: Vec<i64> = self.shape.iter().map(|&d| d as i64).collect();
     input_grad(gx.view(&full)?)
 });
@@ -65,6 +77,7 @@ fn max_pool_windows(
         MaxPoolBackward {
             name,
             shape: x.shape(),
+            hollow: win.rows.iter().chain(&win.cols).any(|&(_, n)| n == 0),
         },
     )?;
     Ok((out, idx))
