@@ -130,6 +130,12 @@ fn norms_of_channels_last_inputs_keep_pytorchs_format() -> R {
             let y = f(&x)?;
             let want = if keeps { &cl } else { &contiguous };
             assert_eq!(&y.strides(), want, "{name} {shape:?} output");
+            // torch `_is_view()`: true only for instance_norm (a view of its batch_norm)
+            assert_eq!(
+                y.is_view(),
+                name.starts_with("instance_norm"),
+                "{name} {shape:?} is_view"
+            );
             // the same values as for a contiguous input
             let xc = x.detach().contiguous()?.requires_grad_(true)?;
             let yc = f(&xc)?;

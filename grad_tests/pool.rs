@@ -322,3 +322,37 @@ fn max_pool_window_without_a_tap_inside_follows_pytorch() -> R {
     );
     Ok(())
 }
+
+#[test]
+fn max_pool_input_gradient_links_to_the_input_under_create_graph() -> R {
+    // torch 2.15: the input gradient of max_pool2d / adaptive_max_pool2d under create_graph
+    // requires grad (node MaxPool2DWithIndicesBackwardBackward0 /
+    // AdaptiveMaxPool2DBackwardBackward0), and its gradient w.r.t. the input is zeros
+    use tapegrad::autograd::{GradOptions, grad};
+    let x = img().requires_grad_(true)?;
+    for (y, node) in [
+        (
+            x.max_pool2d(&[2], &[], &[0], &[1], false)?,
+            "MaxPool2DWithIndicesBackwardBackward0",
+        ),
+        (
+            x.adaptive_max_pool2d(&[2])?,
+            "AdaptiveMaxPool2DBackwardBackward0",
+        ),
+    ] {
+        let ones = Tensor::ones(&y.shape(), DType::F64)?;
+        let opts = GradOptions::default().create_graph(true);
+        let g = grad(&[y], std::slice::from_ref(&x), &[Some(ones)], opts)?;
+        let gx = g[0].clone().unwrap();
+        assert!(gx.requires_grad());
+        assert_eq!(gx.grad_fn().unwrap().name(), node);
+        let gg = grad(
+            &[gx.sum()?],
+            std::slice::from_ref(&x),
+            &[None],
+            Default::default(),
+        )?;
+        assert_eq!(f64s(&gg[0].clone().unwrap()), vec![0.0; 120]);
+    }
+    Ok(())
+}
