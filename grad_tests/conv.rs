@@ -562,7 +562,9 @@ fn conv_without_input_channels_follows_pytorch() -> R {
     };
     let plain = ConvOptions::default();
     let bias = t(&[3], 3).requires_grad_(true)?;
-    let cases: Vec<(Vec<usize>, Vec<usize>, ConvOptions, Vec<usize>)> = vec![
+    // (input shape, weight shape, options, output shape)
+    type Case = (Vec<usize>, Vec<usize>, ConvOptions, Vec<usize>);
+    let cases: Vec<Case> = vec![
         (vec![2, 0, 5], vec![3, 0, 2], plain.clone(), vec![2, 0, 4]),
         (
             vec![2, 0, 5, 5],
