@@ -139,6 +139,16 @@ fn geometry(
             sizes(&ws)
         );
     }
+    // PyTorch's transposed kernels refuse a weight without output channels (torch 2.15:
+    // "non-empty 2D or 4D weight tensor expected, but got: [3, 0, 1, 2]")
+    if p.transposed && ws[1] == 0 {
+        bail!(
+            InvalidArgument,
+            op,
+            "non-empty weight tensor expected, but got weight of size {}",
+            sizes(&ws)
+        );
+    }
     let (c_in_w, c_out) = if p.transposed {
         (ws[0], ws[1] * groups)
     } else {
