@@ -544,3 +544,120 @@ fn conv_modules_load_a_pytorch_state_dict_and_give_its_outputs() -> R {
     close(&f64s(&y), &floats(&e["output"]), 1e-5, "module output");
     Ok(())
 }
+
+#[test]
+fn conv_without_input_channels_follows_pytorch() -> R {
+    // torch 2.15 (its `Empty` backend): conv1d([2, 0, 5], [3, 0, 2], bias[3]) -> [2, 0, 4]
+    // (no output channels, whatever the weight), the bias gradient zeros(3); conv2d ->
+    // [2, 0, 4, 4], conv3d -> [2, 0, 4, 4, 4], groups=2 -> [2, 0, 4], stride 2 padding 1
+    // dilation 2 -> [2, 0, 3], "same" -> [2, 0, 5], unbatched [0, 5] -> [0, 4], an empty
+    // batch too [0, 0, 5] -> [0, 0, 4], int64 accepted; node ConvolutionBackward0 and every
+    // gradient under create_graph ConvolutionBackwardBackward0, requiring grad
+    use tapegrad::autograd::{GradOptions, grad};
+    let mk = |stride: i64, padding: ConvPadding, dilation: i64, groups: i64| ConvOptions {
+        stride: stride.into(),
+        padding,
+        dilation: dilation.into(),
+        groups,
+    };
+    let plain = ConvOptions::default();
+    let bias = t(&[3], 3).requires_grad_(true)?;
+    // (input shape, weight shape, options, output shape)
+    type Case = (Vec<usize>, Vec<usize>, ConvOptions, Vec<usize>);
+    let cases: Vec<Case> = vec![
+        (vec![2, 0, 5], vec![3, 0, 2], plain.clone(), vec![2, 0, 4]),
+        (
+            vec![2, 0, 5, 5],
+            vec![3, 0, 2, 2],
+            plain.clone(),
+            vec![2, 0, 4, 4],
+        ),
+        (
+            vec![2, 0, 5, 5, 5],
+            vec![3, 0, 2, 2, 2],
+            plain.clone(),
+            vec![2, 0, 4, 4, 4],
+        ),
+        (
+            vec![2, 0, 5],
+            vec![3, 0, 2],
+            mk(2, ConvPadding::Explicit(1i64.into()), 2, 1),
+            vec![2, 0, 3],
+        ),
+        (
+            vec![2, 0, 5],
+            vec![3, 0, 2],
+            mk(1, ConvPadding::Same, 1, 1),
+            vec![2, 0, 5],
+        ),
+        (vec![0, 5], vec![3, 0, 2], plain.clone(), vec![0, 4]),
+        (vec![0, 0, 5], vec![3, 0, 2], plain.clone(), vec![0, 0, 4]),
+    ];
+    for (xs, ws, o, want) in cases {
+        let x = Tensor::zeros(&xs, DType::F64)?.requires_grad_(true)?;
+        let w = Tensor::zeros(&ws, DType::F64)?.requires_grad_(true)?;
+        // by the weight's dims (an unbatched input has one dim less)
+        let conv = |b: Option<&Tensor>| match w.dim() {
+            3 => x.conv1d(&w, b, &o),
+            4 => x.conv2d(&w, b, &o),
+            _ => x.conv3d(&w, b, &o),
+        };
+        let y = conv(Some(&bias))?;
+        assert_eq!(y.shape(), want, "{xs:?} {ws:?}");
+        assert!(y.is_contiguous());
+        // (an unbatched input's output is the squeezed batched one, as PyTorch's)
+        if xs.len() == ws.len() {
+            assert_eq!(y.grad_fn().unwrap().name(), "ConvolutionBackward0");
+        }
+        let g = grad(
+            &[y.sum()?],
+            &[x.clone(), w.clone(), bias.clone()],
+            &[None],
+            GradOptions::default().create_graph(true),
+        )?;
+        let g: Vec<Tensor> = g.into_iter().map(Option::unwrap).collect();
+        assert_eq!(g[0].shape(), xs);
+        assert_eq!(g[1].shape(), ws);
+        assert_eq!(f64s(&g[2]), vec![0.0; 3]);
+        for (i, gi) in g.iter().enumerate() {
+            assert!(gi.requires_grad());
+            // an unbatched input's gradient passes the unsqueeze's backward last
+            if i > 0 || xs.len() == ws.len() {
+                assert_eq!(gi.grad_fn().unwrap().name(), "ConvolutionBackwardBackward0");
+            }
+        }
+        // without a bias: no channels either
+        assert_eq!(conv(None)?.shape(), want);
+    }
+    // groups=2: weight [4, 0, 2] (bias 4) -> [2, 0, 4]
+    let x = Tensor::zeros(&[2, 0, 5], DType::F64)?;
+    let w = Tensor::zeros(&[4, 0, 2], DType::F64)?;
+    let b4 = t(&[4], 4).requires_grad_(true)?;
+    let y = x.conv1d(
+        &w,
+        Some(&b4),
+        &mk(1, ConvPadding::Explicit(0i64.into()), 1, 2),
+    )?;
+    assert_eq!(y.shape(), vec![2, 0, 4]);
+    y.sum()?.backward()?;
+    assert_eq!(f64s(&b4.grad().unwrap()), vec![0.0; 4]);
+    // int64 and f32 keep their dtype
+    for dt in [DType::I64, DType::F32] {
+        let x = Tensor::zeros(&[2, 0, 5], dt)?;
+        let w = Tensor::zeros(&[3, 0, 2], dt)?;
+        let y = x.conv1d(&w, None, &plain)?;
+        assert_eq!((y.shape(), y.dtype()), (vec![2, 0, 4], dt));
+    }
+    // a transposed convolution without input channels has a weight without rows: PyTorch's
+    // error "Given groups=1, expected weight to be at least 1 at dimension 0"
+    let e = Tensor::zeros(&[2, 0, 5], DType::F64)?
+        .conv_transpose1d(
+            &Tensor::zeros(&[0, 3, 2], DType::F64)?,
+            None,
+            &ConvTransposeOptions::default(),
+        )
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    assert!(e.to_string().contains("at least 1 at dimension 0"), "{e}");
+    Ok(())
+}

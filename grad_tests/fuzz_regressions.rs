@@ -763,9 +763,11 @@ fn conv_of_an_empty_operand_or_overflowing_transposed_size() {
         stride: (1i64 << 20).into(),
         ..Default::default()
     };
+    // torch 2.15: an input without channels gives an output without channels (its Empty
+    // backend), not the bias
     let y = x.conv2d(&w, Some(&b), &o).unwrap();
-    assert_eq!(y.shape(), vec![1, 2, 1, 1]);
-    assert_eq!(y.to_vec::<f64>().unwrap(), vec![2.5, -1.0]);
+    assert_eq!(y.shape(), vec![1, 0, 1, 1]);
+    assert_eq!(y.numel(), 0);
     let x = Tensor::ones(&[1, 1, 2], DType::F64).unwrap();
     let w = Tensor::ones(&[1, 1, 1], DType::F64).unwrap();
     let t = ConvTransposeOptions {

@@ -1,6 +1,7 @@
 //! Output geometry PyTorch 2.15 gives nn ops on unusual inputs (checked in torch, figures in
 //! the comments): normalization of channels-last inputs (batch_norm and group_norm keep the
-//! format in their output and input gradient, instance_norm is contiguous), and which pool
+//! format in their output and input gradient, instance_norm and layer_norm are contiguous),
+//! and which pool
 //! and convolution arguments above int32 PyTorch refuses.
 
 use crate::common::{R, f64s};
@@ -88,8 +89,22 @@ fn norms() -> Vec<(&'static str, Norm, bool)> {
             |x| x.instance_norm(Some(&zeros()), Some(&ones()), None, None, true, 0.1, 1e-5),
             false,
         ),
-        // layer_norm is left out: its output is contiguous as PyTorch's, but its input
-        // gradient keeps a channels-last input's strides where PyTorch's is contiguous
+        // layer_norm: output and input gradient contiguous (torch: (60, 20, 5, 1) for
+        // normalized_shape (5,) and (3, 4, 5), with or without create_graph)
+        (
+            "layer_norm, last dim",
+            |x| {
+                let s = x.shape();
+                let w = Tensor::ones(&s[s.len() - 1..], DType::F64)?;
+                x.layer_norm(&s[s.len() - 1..], Some(&w), Some(&w), 1e-5)
+            },
+            false,
+        ),
+        (
+            "layer_norm, all but the batch",
+            |x| x.layer_norm(&x.shape()[1..], None, None, 1e-5),
+            false,
+        ),
     ]
 }
 
@@ -115,6 +130,12 @@ fn norms_of_channels_last_inputs_keep_pytorchs_format() -> R {
             let y = f(&x)?;
             let want = if keeps { &cl } else { &contiguous };
             assert_eq!(&y.strides(), want, "{name} {shape:?} output");
+            // torch `_is_view()`: true only for instance_norm (a view of its batch_norm)
+            assert_eq!(
+                y.is_view(),
+                name.starts_with("instance_norm"),
+                "{name} {shape:?} is_view"
+            );
             // the same values as for a contiguous input
             let xc = x.detach().contiguous()?.requires_grad_(true)?;
             let yc = f(&xc)?;
@@ -216,7 +237,16 @@ fn pool_and_transposed_conv_geometry_above_int32() -> R {
         ..Default::default()
     };
     assert_eq!(x.conv2d(&w, None, &o)?.shape(), vec![1, 1, 1, 1]);
-    for (stride, dilation) in [(big, 1i64), (1, big)] {
+    // torch wraps 2^32 + 1 to 1 (a stride-1 product into an output sized for 2^32 + 1): a
+    // garbage geometry, refused here like every value above int32::MAX
+    let wraps = (1i64 << 32) + 1;
+    for (stride, dilation) in [
+        (big, 1i64),
+        (1, big),
+        (big + 1, 1),
+        (wraps, 1),
+        (1, wraps),
+    ] {
         let o = ConvTransposeOptions {
             stride: stride.into(),
             dilation: dilation.into(),
@@ -230,6 +260,56 @@ fn pool_and_transposed_conv_geometry_above_int32() -> R {
             kind(x1.narrow(1, 0, 1)?.conv_transpose1d(&w1, None, &o)),
             ia
         );
+        let w3 = Tensor::from_vec(vals(8), &[1, 1, 2, 2, 2])?;
+        let x3 = Tensor::from_vec(vals(8), &[1, 1, 2, 2, 2])?;
+        let e = x3.conv_transpose3d(&w3, None, &o).unwrap_err();
+        assert_eq!(e.kind(), ia);
+        assert!(e.to_string().contains("conv_transpose3d"), "{e}");
+    }
+    Ok(())
+}
+
+#[test]
+fn layer_norm_gradients_are_contiguous_as_pytorchs() -> R {
+    // torch 2.15: a channels-last [2, 3, 4, 5] input, normalized_shape (5,): grads of input,
+    // weight, bias strides (60, 20, 5, 1), (1,), (1,) with or without create_graph, for a
+    // contiguous or channels-last output gradient; a transposed [5, 4] input: (4, 1)
+    let x = channels_last(&[2, 3, 4, 5])?.requires_grad_(true)?;
+    let w = Tensor::from_vec(vals(5), &[5])?.requires_grad_(true)?;
+    let b = Tensor::from_vec(vals(5), &[5])?.requires_grad_(true)?;
+    let y = x.layer_norm(&[5], Some(&w), Some(&b), 1e-5)?;
+    let g = Tensor::from_vec(vals(120), &[2, 3, 4, 5])?;
+    for go in [g.clone(), channels_last(&[2, 3, 4, 5])?] {
+        for create in [false, true] {
+            let opts = GradOptions::default()
+                .retain_graph(true)
+                .create_graph(create);
+            let gs = grad(
+                std::slice::from_ref(&y),
+                &[x.clone(), w.clone(), b.clone()],
+                &[Some(go.clone())],
+                opts,
+            )?;
+            let st: Vec<Vec<usize>> = gs.iter().map(|g| g.as_ref().unwrap().strides()).collect();
+            assert_eq!(st, vec![vec![60, 20, 5, 1], vec![1], vec![1]], "{create}");
+        }
+    }
+    let xt = Tensor::from_vec(vals(20), &[4, 5])?
+        .t()?
+        .requires_grad_(true)?;
+    let y = xt.layer_norm(&[4], None, None, 1e-5)?;
+    let go = Tensor::from_vec(vals(20), &[4, 5])?.t()?;
+    for create in [false, true] {
+        let opts = GradOptions::default()
+            .retain_graph(true)
+            .create_graph(create);
+        let gs = grad(
+            std::slice::from_ref(&y),
+            std::slice::from_ref(&xt),
+            &[Some(go.clone())],
+            opts,
+        )?;
+        assert_eq!(gs[0].as_ref().unwrap().strides(), vec![4, 1], "{create}");
     }
     Ok(())
 }

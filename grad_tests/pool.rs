@@ -279,3 +279,80 @@ fn pool_errors() -> R {
     );
     Ok(())
 }
+
+#[test]
+fn max_pool_window_without_a_tap_inside_follows_pytorch() -> R {
+    // torch 2.15: a window whose taps all fall in the padding gives -inf (the integer
+    // dtype's lowest value, 0 for uint8) and the index of its first taps at or after 0
+    // (`row * w + col`), which may lie past the plane; its gradient goes to that index when
+    // inside the plane (PyTorch writes it out of bounds otherwise: dropped here)
+    let ninf = f64::NEG_INFINITY;
+    let x = t64(&[0.5], &[1, 1, 1]).requires_grad_(true)?;
+    let (y, i) = x.max_pool1d_with_indices(2, Some(1), 1, 2, false)?;
+    assert_eq!((f64s(&y), i.to_vec::<i64>()?), (vec![ninf], vec![1]));
+    y.sum()?.backward()?;
+    assert_eq!(f64s(&x.grad().unwrap()), vec![0.0]);
+    let (y, i) = x.max_pool1d_with_indices(2, Some(2), 1, 3, true)?;
+    assert_eq!((f64s(&y), i.to_vec::<i64>()?), (vec![ninf], vec![2]));
+    // 2-D: the column windows are hollow, the rows are not: index 2 (inside the plane) and 4
+    let x = t64(&[1.0, -2.0, 3.0, 4.0], &[1, 1, 2, 2]).requires_grad_(true)?;
+    let (y, i) = x.max_pool2d_with_indices(&[1, 2], &[1], &[0, 1], &[1, 3], false)?;
+    assert_eq!(y.shape(), vec![1, 1, 2, 1]);
+    assert_eq!((f64s(&y), i.to_vec::<i64>()?), (vec![ninf; 2], vec![2, 4]));
+    y.backward_with(Some(&t64(&[7.0, 9.0], &[1, 1, 2, 1])), Default::default())?;
+    assert_eq!(f64s(&x.grad().unwrap()), vec![0.0, 0.0, 7.0, 0.0]);
+    // hollow rows, columns with taps: every index past the plane
+    let x = t64(&[1.0, -2.0, 5.0], &[1, 1, 1, 3]);
+    let (y, i) = x.max_pool2d_with_indices(&[2, 2], &[1, 1], &[1, 1], &[2, 1], false)?;
+    assert_eq!(y.shape(), vec![1, 1, 1, 4]);
+    assert_eq!(
+        (f64s(&y), i.to_vec::<i64>()?),
+        (vec![ninf; 4], vec![3, 3, 4, 5])
+    );
+    // integer dtypes: the lowest value
+    let xi = Tensor::from_vec(vec![0i64, 1], &[1, 1, 2, 1])?;
+    let (y, i) = xi.max_pool2d_with_indices(&[1, 2], &[1], &[0, 1], &[1, 2], false)?;
+    assert_eq!(y.to_vec::<i64>()?, vec![i64::MIN; 2]);
+    assert_eq!(i.to_vec::<i64>()?, vec![1, 2]);
+    let xu = Tensor::from_vec(vec![0u8, 1], &[1, 1, 2, 1])?;
+    let (y, i) = xu.max_pool2d_with_indices(&[1, 2], &[1], &[0, 1], &[1, 2], false)?;
+    assert_eq!(
+        (y.to_vec::<u8>()?, i.to_vec::<i64>()?),
+        (vec![0, 0], vec![1, 2])
+    );
+    Ok(())
+}
+
+#[test]
+fn max_pool_input_gradient_links_to_the_input_under_create_graph() -> R {
+    // torch 2.15: the input gradient of max_pool2d / adaptive_max_pool2d under create_graph
+    // requires grad (node MaxPool2DWithIndicesBackwardBackward0 /
+    // AdaptiveMaxPool2DBackwardBackward0), and its gradient w.r.t. the input is zeros
+    use tapegrad::autograd::{GradOptions, grad};
+    let x = img().requires_grad_(true)?;
+    for (y, node) in [
+        (
+            x.max_pool2d(&[2], &[], &[0], &[1], false)?,
+            "MaxPool2DWithIndicesBackwardBackward0",
+        ),
+        (
+            x.adaptive_max_pool2d(&[2])?,
+            "AdaptiveMaxPool2DBackwardBackward0",
+        ),
+    ] {
+        let ones = Tensor::ones(&y.shape(), DType::F64)?;
+        let opts = GradOptions::default().create_graph(true);
+        let g = grad(&[y], std::slice::from_ref(&x), &[Some(ones)], opts)?;
+        let gx = g[0].clone().unwrap();
+        assert!(gx.requires_grad());
+        assert_eq!(gx.grad_fn().unwrap().name(), node);
+        let gg = grad(
+            &[gx.sum()?],
+            std::slice::from_ref(&x),
+            &[None],
+            Default::default(),
+        )?;
+        assert_eq!(f64s(&gg[0].clone().unwrap()), vec![0.0; 120]);
+    }
+    Ok(())
+}

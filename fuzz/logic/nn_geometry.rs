@@ -141,7 +141,7 @@ fn conv_shape(x: &[usize], w: &[usize], nd: usize, o: &ConvOptions) -> Option<Ve
             }
             // output = input; the kernel must still fit with the total padding
             let mut out = x[..x.len() - nd - 1].to_vec();
-            out.push(w[0]);
+            out.push(c_out(&x, &w, nd));
             out.extend_from_slice(&x[x.len() - nd..]);
             return Some(out);
         }
@@ -150,7 +150,7 @@ fn conv_shape(x: &[usize], w: &[usize], nd: usize, o: &ConvOptions) -> Option<Ve
         return None;
     }
     let mut out = x[..x.len() - nd - 1].to_vec();
-    out.push(w[0]);
+    out.push(c_out(&x, &w, nd));
     for i in 0..nd {
         let span = x[x.len() - nd + i] + 2 * p[i] - d[i] * (w[2 + i] - 1) - 1;
         if span < 0 {
@@ -181,6 +181,11 @@ fn conv_t_shape(
         return None;
     }
     if p.iter().any(|&v| v < 0) || op.iter().any(|&v| v < 0) || c_in != w[0] || w[0] % g != 0 {
+        return None;
+    }
+    // torch refuses a weight without output channels ("non-empty 2D or 4D weight tensor
+    // expected")
+    if w[1] == 0 {
         return None;
     }
     if (0..nd).any(|i| op[i] >= s[i] && op[i] >= d[i]) {
@@ -247,6 +252,16 @@ fn conv1d_ref(
         }
     }
     out
+}
+
+/// PyTorch's output channels: none for an input without channels (its `Empty` backend),
+/// else the weight's rows.
+fn c_out<T: Copy + PartialEq + Default>(x: &[T], w: &[T], nd: usize) -> T {
+    if x[x.len() - nd - 1] == T::default() {
+        T::default()
+    } else {
+        w[0]
+    }
 }
 
 fn check_shape(out: &Tensor, want: Option<Vec<i128>>, ctx: &str) {

@@ -104,7 +104,12 @@ pub(super) fn dispatch(c: &Call) -> CallResult<Val> {
             let d = one(sizes_or(c, 4, "dilation", vec![1])?, "dilation")?;
             let ceil = c.bool_or(5, "ceil_mode", false)?;
             let ri = c.bool_or(6, "return_indices", false)?;
-            pair(c.t(0)?.max_pool1d_with_indices(k, s, p, d, ceil), ri)
+            // the plain form is its own op (PyTorch's `max_pool1d`: other dtype rules)
+            if ri {
+                pair(c.t(0)?.max_pool1d_with_indices(k, s, p, d, ceil), ri)
+            } else {
+                Ok(Val::T(c.t(0)?.max_pool1d(k, s, p, d, ceil)?))
+            }
         }
         "F.avg_pool2d" => {
             let k = sizes_or(c, 1, "kernel_size", vec![])?;

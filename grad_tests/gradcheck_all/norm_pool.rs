@@ -171,5 +171,14 @@ pub(crate) fn pool_cases() -> Vec<Case> {
             let (_, i) = x.max_pool2d_with_indices(&[2], None, &[0], &[1], false)?;
             v[0].max_unpool2d(&i, &[2], None, &[0], None)
         }),
+        // windows without a tap inside the input (issue 27): -inf outputs (clamped, so the
+        // finite differences exist), their gradient scattered through the spare column
+        case!(
+            "max_pool2d/window_without_tap",
+            [leaf(&[1, 2, 4, 1], -2.0, 2.0, 9270)],
+            |v| v[0]
+                .max_pool2d(&[1, 2], &[2, 1], &[0, 1], &[1, 2], false)?
+                .clamp_min(-10.0)
+        ),
     ]
 }

@@ -236,7 +236,8 @@ pub(crate) struct DimWalk<'a> {
 /// contiguous `[h, w]` planes: output position `(i, j)` of a plane (`[oh, ow]`, `oh =
 /// rows.len()`, `ow = cols.len()`) reads the input rows `rows[i].0 + k * dh` for `k <
 /// rows[i].1` and the columns `cols[j].0 + k * dw` for `k < cols[j].1` (in range: padding is
-/// already clipped away).
+/// already clipped away). A window without a tap (count 0) keeps its first tap at or after
+/// 0 as its start (max pooling's index of it, as PyTorch's), possibly past the plane.
 #[derive(Clone, Debug)]
 pub(crate) struct PoolWindows {
     pub(crate) planes: usize,

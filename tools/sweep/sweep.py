@@ -176,6 +176,10 @@ R.ERROR_KINDS.extend([
 # argmin() of an empty tensor raises IndexError like argmax(), which the shared table maps to
 # IndexOutOfRange; its argmin twin would fall through to the generic InvalidArgument pattern.
 R.ERROR_KINDS.insert(0, ("IndexOutOfRange", r"^argmin\(\): Expected reduction dim to be specified for input\.numel\(\) == 0"))
+# nn layouts family: a weight with fewer rows than groups (no input or output channels)
+R.ERROR_KINDS.extend([
+    ("InvalidArgument", r"^Given groups=\d+, expected weight to be at least \d+ at dimension 0"),
+])
 UNMAPPED = "unmapped torch error message"     # the shared recorder's RecordError text for them
 
 TORCH_VERSION = R.TORCH_VERSION
@@ -266,6 +270,8 @@ class In:
             return r >= 1
         if self.layout == "expand":
             return r >= 1 and any(d > 1 for d in self.shape)
+        if self.layout == "cl":
+            return r >= 3
         return True
 
 
@@ -283,6 +289,10 @@ def build(s, rng, spec: In, name, need_clone=False):
     elif lay == "expand":
         d = next(i for i, n in enumerate(shape) if n > 1)
         base = shape[:d] + [1] + shape[d + 1:]
+    elif lay == "cl":
+        # channels last: a [N, *spatial, C] literal permuted to [N, C, *spatial] (the strides
+        # of `contiguous(memory_format=torch.channels_last)` / `_3d`)
+        base = [shape[0]] + shape[2:] + [shape[1]]
     else:
         base = shape
     n = int(math.prod(base))
@@ -308,6 +318,9 @@ def build(s, rng, spec: In, name, need_clone=False):
         x = s.getitem(x, (slice(1, None, None),), bind=name)
     elif lay == "expand":
         x = s.call("expand", x, list(shape), bind=name)
+    elif lay == "cl":
+        r = len(shape)
+        x = s.call("permute", x, [0, r - 1] + list(range(1, r - 1)), bind=name)
     elif x is not leaf or x.name != name:
         if need_clone and rg:
             pass
@@ -333,7 +346,10 @@ class NotACall(Exception):
 
 class Sample:
     def __init__(self, op, args, kwargs=None, about="", unspecified=None, inplace=False,
-                 second=False, grad=True):
+                 second=False, grad=True, input_grads=False):
+        # input_grads: also `autograd.grad` w.r.t. the op's tensor arguments themselves (not
+        # their leaves), so the gradients' strides are recorded (nn_layouts family)
+        self.input_grads = input_grads
         self.op, self.args, self.kwargs = op, args, kwargs or {}
         self.about, self.unspecified, self.inplace, self.second, self.grad = \
             about, unspecified, inplace, second, grad
@@ -399,6 +415,14 @@ def record_sample(case_name, smp: Sample):
         y = outs[0]
         if y.torch.requires_grad and is_fc(R.DTYPE_NAMES[y.torch.dtype]):
             ct = cotangent(s, rng, y, "ct")
+            if smp.input_grads:
+                ins = [a for a in args if isinstance(a, R.T) and a.torch.requires_grad]
+                try:
+                    s.call("autograd.grad", [y], ins, grad_outputs=[ct])
+                except R.RecordError:
+                    raise
+                except Exception:   # noqa: BLE001 - torch raises: record the error kind
+                    s.expect_error("autograd.grad", [y], ins, grad_outputs=[ct])
             second = smp.second or (
                 not smp.inplace and all(lf.torch.dtype == torch.float64 for lf in leaves) and
                 all(a.layout == "contig" for a in smp.args if isinstance(a, In)) and
@@ -1440,6 +1464,91 @@ for _n in ["F.pad", "F.unfold", "F.fold", "F.interpolate", "F.pixel_shuffle", "F
 # ---- creation, filling, copying, casting
 CAST_UB = ("float -> integer cast of nan, inf, a negative value into uint8 or an out-of-range value: undefined "
            "behaviour in C++, PyTorch's result is platform-dependent")
+
+# ---- nn layouts family (issue 27, session 17): channels-last inputs (output strides and,
+# through `autograd.grad` w.r.t. the input itself, gradient strides), integer pools (every
+# integer dtype, bool, the refusals), windows without a tap inside the input, convolutions
+# without input channels or batch
+def gen_nn_layouts(_name, rng):
+    out = []
+    S = lambda op, args, kw=None, **k: out.append(Sample(op, args, kw, input_grads=True, **k))
+    for dt in ["float32", "float64"]:
+        cl = lambda shape, dt=dt: In(shape, dt, "cl")
+        v = lambda shape, dt=dt, **k: In(shape, dt, **k)
+        # convolutions: a channels-last input, weight, or both
+        S("F.conv2d", [cl([2, 3, 5, 4]), v([4, 3, 3, 2]), v([4])])
+        S("F.conv2d", [v([2, 3, 5, 4]), cl([4, 3, 3, 2])])
+        S("F.conv2d", [cl([2, 3, 5, 4]), cl([4, 3, 3, 2]), v([4])], {"stride": 2, "padding": 1})
+        S("F.conv2d", [cl([2, 3, 5, 4]), v([3, 1, 3, 3])], {"groups": 3, "padding": 1})
+        S("F.conv3d", [cl([2, 3, 4, 3, 4]), v([2, 3, 2, 2, 2]), v([2])])
+        S("F.conv_transpose2d", [cl([2, 3, 4, 3]), v([3, 2, 2, 2]), v([2])], {"stride": 2})
+        # normalization
+        rm = lambda c=3: In([c], dt, vals="unit", grad=False)
+        rvv = lambda c=3: In([c], dt, vals="pos", grad=False)
+        S("F.batch_norm", [cl([2, 3, 4, 5]), rm(), rvv(), v([3]), v([3])], {"training": True})
+        S("F.batch_norm", [cl([2, 3, 4, 5]), rm(), rvv(), v([3]), v([3])])
+        S("F.batch_norm", [cl([2, 3, 2, 3, 2]), None, None], {"training": True})
+        S("F.group_norm", [cl([2, 6, 3, 4]), 3, v([6]), v([6])])
+        S("F.group_norm", [cl([2, 3, 4, 5]), 1])
+        S("F.instance_norm", [cl([2, 3, 4, 5])])
+        S("layer_norm", [cl([2, 3, 4, 5]), [5], v([5]), v([5])])
+        S("layer_norm", [cl([2, 3, 4, 5]), [3, 4, 5]])
+        # pools
+        S("F.max_pool2d", [cl([2, 3, 5, 6]), 2])
+        S("F.max_pool2d", [cl([2, 3, 5, 6]), 3, 2, 1], {"return_indices": True})
+        S("F.max_pool2d", [cl([2, 3, 5, 6]), 2], {"stride": 1, "padding": 1, "dilation": 2})
+        S("F.avg_pool2d", [cl([2, 3, 5, 6]), 2])
+        S("F.avg_pool2d", [cl([2, 3, 5, 6]), 3, 2, 1], {"ceil_mode": True, "count_include_pad": False})
+        S("F.adaptive_avg_pool2d", [cl([2, 3, 5, 6]), [3, 2]])
+        S("F.adaptive_max_pool2d", [cl([2, 3, 5, 6]), [2, 4]], {"return_indices": True})
+        S("F.max_pool1d", [cl([2, 3, 7]), 2])
+        # windows without a tap inside the input (all taps in the padding): -inf at the index
+        # of the first taps at or after 0; in the plane here (torch writes the gradient of
+        # an index past the plane out of bounds: those are recorded without a backward)
+        S("F.max_pool2d", [v([1, 2, 4, 1]), [1, 2], [2, 1], [0, 1], [1, 2]], {"return_indices": True})
+        S("F.max_pool2d", [v([1, 1, 2, 2]), [1, 2], 1, [0, 1], [1, 3]], {"return_indices": True},
+          grad=False)
+        S("F.max_pool1d", [v([1, 2, 1]), 2, 1, 1, 2], {"return_indices": True}, grad=False)
+        S("F.max_pool1d", [v([2, 1]), 2, 2, 1, 3], {"ceil_mode": True, "return_indices": True},
+          grad=False)
+        # convolutions without input channels (torch: no output channels either, whatever
+        # the weight; the bias gradient zeros) or without a batch
+        S("F.conv1d", [v([2, 0, 5]), v([3, 0, 2]), v([3])])
+        S("F.conv1d", [v([2, 0, 5]), v([4, 0, 2]), v([4])], {"groups": 2})
+        S("F.conv1d", [v([2, 0, 5]), v([3, 0, 2])], {"stride": 2, "padding": 1, "dilation": 2})
+        S("F.conv2d", [v([2, 0, 5, 5]), v([3, 0, 2, 2]), v([3])])
+        S("F.conv3d", [v([2, 0, 3, 3, 3]), v([3, 0, 2, 2, 2])])
+        S("F.conv2d", [v([0, 3, 5, 5]), v([4, 3, 2, 2]), v([4])])
+        S("F.conv1d", [v([0, 0, 5]), v([3, 0, 2]), v([3])])
+        S("F.conv_transpose2d", [v([0, 3, 5, 5]), v([3, 4, 2, 2]), v([4])])
+        S("F.conv_transpose1d", [v([2, 0, 5]), v([0, 3, 2]), v([3])])        # refused
+        S("F.conv1d", [v([2, 3, 5]), v([0, 3, 2])])                           # refused
+    # integer (and bool) pools: what each pool accepts, and PyTorch's refusals
+    for dt in ["bool"] + INTS:
+        v = lambda shape, dt=dt, **k: In(shape, dt, **k)
+        out.append(Sample("F.max_pool2d", [v([2, 2, 5, 6]), 2]))
+        out.append(Sample("F.max_pool2d", [v([2, 2, 5, 6]), 3, 2, 1], {"return_indices": True}))
+        out.append(Sample("F.max_pool2d", [v([2, 2, 5, 6], layout="cl"), 2], {"ceil_mode": True}))
+        out.append(Sample("F.max_pool2d", [v([1, 2, 4, 1]), [1, 2], [2, 1], [0, 1], [1, 2]],
+                          {"return_indices": True}))
+        out.append(Sample("F.max_pool1d", [v([2, 3, 7]), 3, 2, 1]))
+        out.append(Sample("F.max_pool1d", [v([2, 3, 7]), 3, 2, 1], {"return_indices": True}))
+        out.append(Sample("F.avg_pool2d", [v([2, 2, 5, 6]), 2]))
+        out.append(Sample("F.avg_pool2d", [v([2, 2, 5, 6]), 3, 2, 1], {"count_include_pad": False}))
+        out.append(Sample("F.avg_pool2d", [v([2, 2, 5, 6]), 2], {"divisor_override": 3}))
+        out.append(Sample("F.avg_pool1d", [v([2, 3, 7]), 3, 2, 1]))
+        out.append(Sample("F.adaptive_avg_pool2d", [v([2, 2, 5, 6]), [3, 4]]))
+        out.append(Sample("F.adaptive_avg_pool1d", [v([2, 3, 7]), 3]))
+        out.append(Sample("F.adaptive_max_pool2d", [v([2, 2, 5, 6]), [3, 4]]))
+        out.append(Sample("F.adaptive_max_pool2d", [v([2, 2, 5, 6]), [3, 4]], {"return_indices": True}))
+        picks = [(2 * i + (i + j) % 2) * 6 + 2 * j + j % 2 for i in range(2) for j in range(3)]
+        out.append(Sample("F.max_unpool2d", [v([2, 2, 2, 3]),
+                                             In([2, 2, 2, 3], "int64", fixed=picks * 4, grad=False), 2]))
+    return out
+
+
+op("nn_layouts", "nn_layouts", gen=lambda rng: gen_nn_layouts("nn_layouts", rng))
+
 
 def gen_misc(name, rng):
     out = []

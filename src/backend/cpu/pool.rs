@@ -134,7 +134,7 @@ fn max_plane_int<T: IntMax>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWind
     for (i, &(r0, nr)) in win.rows.iter().enumerate() {
         for (j, &(c0, nc)) in win.cols.iter().enumerate() {
             let mut best = T::LOWEST;
-            let mut at = r0 * win.w + c0;
+            let mut at = first_tap(win, r0, c0);
             let mut first = true;
             for kr in 0..nr {
                 let base = (r0 + kr * win.dh) * win.w;
@@ -153,6 +153,14 @@ fn max_plane_int<T: IntMax>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWind
     }
 }
 
+/// The plane position of a window's first taps at or after 0, PyTorch's index of a window
+/// without a tap inside the input (then possibly past the plane; saturated at `i64::MAX`).
+fn first_tap(win: &PoolWindows, r0: usize, c0: usize) -> usize {
+    r0.saturating_mul(win.w)
+        .saturating_add(c0)
+        .min(i64::MAX as usize)
+}
+
 fn max_plane<T, C>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWindows)
 where
     T: Element + FloatCompute<C = C>,
@@ -162,7 +170,7 @@ where
     for (i, &(r0, nr)) in win.rows.iter().enumerate() {
         for (j, &(c0, nc)) in win.cols.iter().enumerate() {
             let mut best = C::NEG_INF;
-            let mut at = r0 * win.w + c0;
+            let mut at = first_tap(win, r0, c0);
             for kr in 0..nr {
                 let base = (r0 + kr * win.dh) * win.w;
                 for kc in 0..nc {

@@ -143,6 +143,16 @@ fn geometry(
             sizes(&ws)
         );
     }
+    // PyTorch's transposed kernels refuse a weight without output channels (torch 2.15:
+    // "non-empty 2D or 4D weight tensor expected, but got: [3, 0, 1, 2]")
+    if p.transposed && ws[1] == 0 {
+        bail!(
+            InvalidArgument,
+            op,
+            "non-empty weight tensor expected, but got weight of size {}",
+            sizes(&ws)
+        );
+    }
     let (c_in_w, c_out) = if p.transposed {
         (ws[0], ws[1] * groups)
     } else {
@@ -184,7 +194,13 @@ fn geometry(
         );
     }
     // PyTorch's transposed kernels (`slow_conv_transpose2d/3d`, the 1-d form on a unit
-    // height) narrow stride and dilation to int32: larger values are refused there
+    // height) narrow stride and dilation to int32 by wrapping, which is not a semantics:
+    // torch 2.15 gives, for conv_transpose1d of [1, 1, 2] with a [1, 1, 1] weight, stride
+    // 2^31 -> "stride should be greater than zero, but got ... stride_width: -2147483648",
+    // 2^31 + 1 -> "... -2147483647", 2^32 + 1 -> wraps to 1 and computes stride 1 into an
+    // output sized for 2^32 + 1 (a 32 GiB allocation), dilation 2^31 -> "dilation should be
+    // greater than zero ... -2147483648". tapegrad refuses every value above int32::MAX
+    // (kind InvalidArgument); int32::MAX itself is computed as PyTorch does
     let big = |v: &SmallVec<[i64; 3]>| v.iter().any(|&a| a > i32::MAX as i64);
     if p.transposed && (big(&p.stride) || big(&p.dilation)) {
         bail!(

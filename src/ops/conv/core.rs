@@ -22,6 +22,9 @@ enum Product {
 /// The output shape of a product.
 fn out_shape(p: Product, g: &ConvGeom) -> Vec<usize> {
     let (lead, sp): ([usize; 2], &[usize]) = match p {
+        // PyTorch's `Empty` backend: an input without channels gives an output without
+        // channels (not `c_out` channels of bias), whatever the weight
+        Product::Forward if g.c_in == 0 => ([g.n, 0], &g.out_sp),
         Product::Forward => ([g.n, g.c_out], &g.out_sp),
         Product::BackwardInput => ([g.n, g.c_in], &g.in_sp),
         Product::BackwardWeight => ([g.c_out, g.c_in / g.groups], &g.k_sp),
@@ -45,8 +48,8 @@ fn raw(p: Product, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, g: &ConvGeom) 
         return Ok(out);
     }
     if a.numel() == 0 || b.numel() == 0 {
-        // an empty operand (no input channels, an empty batch or spatial dim of an operand
-        // the output does not keep): every sum is empty, the output is zero plus the bias;
+        // an empty operand (an empty batch or spatial dim of an operand the output does not
+        // keep): every sum is empty, the output is zero plus the bias;
         // the kernels see non-empty operands only
         let out = Tensor::zeros(&shape, dt)?;
         return match bias {
@@ -72,8 +75,13 @@ fn raw(p: Product, a: &Tensor, b: &Tensor, bias: Option<&Tensor>, g: &ConvGeom) 
     Ok(out)
 }
 
-/// The gradient of a per-channel bias: `g` summed over every dim but the channel dim 1.
-fn bias_grad(g: &Tensor) -> Result<Tensor> {
+/// The gradient of a per-channel bias of `c` channels: `g` summed over every dim but the
+/// channel dim 1; zeros when `g` has no channels (the output of an input without channels,
+/// see [`out_shape`]: PyTorch's bias gradient is then `zeros(c)`).
+fn bias_grad(g: &Tensor, c: usize) -> Result<Tensor> {
+    if g.shape()[1] != c {
+        return Tensor::zeros(&[c], g.dtype());
+    }
     let dims: Vec<i64> = (0..g.dim() as i64).filter(|&d| d != 1).collect();
     g.sum_dims(&dims, false)
 }
@@ -124,7 +132,7 @@ backward!(ForwardBackward, self.name, |self, ctx, g: Tensor| {
     let gw = ctx.grad_if(1, || {
         link(backward_weight(&x.conj_if_complex()?, &g, geom)?)
     })?;
-    let gb = ctx.grad_if(2, || link(bias_grad(&g)?))?;
+    let gb = ctx.grad_if(2, || link(bias_grad(&g, geom.c_out)?))?;
     with_bias(ctx, [gx, gw, gb])
 });
 
@@ -152,7 +160,7 @@ backward!(InputBackward, self.name, |self, ctx, h: Tensor| {
     let gw = ctx.grad_if(1, || {
         link(backward_weight(&h, &gy.conj_if_complex()?, geom)?)
     })?;
-    let gb = ctx.grad_if(2, || link(bias_grad(&h)?))?;
+    let gb = ctx.grad_if(2, || link(bias_grad(&h, geom.c_in)?))?;
     with_bias(ctx, [ggy, gw, gb])
 });
 

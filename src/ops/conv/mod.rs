@@ -13,6 +13,8 @@
 //!   weight, `g` summed over all dims but 1 for the bias
 //! - `conv_w(x, gy)` (the weight gradient, differentiated again): `conv^T(conj gy, g)` for `x`,
 //!   `conv(conj x, g)` for `gy`
+//! - an input without channels (PyTorch's `Empty` backend): an output without channels,
+//!   zeros for the bias
 //! - under `create_graph` every gradient of a convolution's backward is also linked to its
 //!   input and weight (no gradient back): PyTorch's `convolution_backward` is one node
 

@@ -250,6 +250,9 @@ impl LayerNormBackward {
         g: &Tensor,
         need: [bool; 3],
     ) -> Result<Three> {
+        // PyTorch's input gradient is contiguous whatever the layout of `x` and `g`
+        // (channels-last included): compute on contiguous copies
+        let (x, g) = (&x.contiguous()?, &g.contiguous()?);
         let nd = x.dim();
         let dims: Vec<i64> = (nd - self.k..nd).map(|d| d as i64).collect();
         let batch: Vec<i64> = (0..nd - self.k).map(|d| d as i64).collect();

@@ -18,8 +18,9 @@ pub(super) fn suggests(x: &Tensor) -> bool {
 }
 
 /// `t` (4 or 5 dims) in channels-last memory order, as `t.contiguous(memory_format=
-/// torch.channels_last)`: a permute to `[N, *, C]`, a contiguous copy, the permute back
-/// (differentiable; `t` itself when already in that order).
+/// torch.channels_last)`: a fresh tensor (not a view, as PyTorch's) holding the contiguous
+/// copy of `t` permuted to `[N, *, C]`, with the strides of the permute back; node
+/// `CloneBackward0` (the gradient passes as is). `t` itself when already in that order.
 pub(super) fn to_channels_last(t: &Tensor) -> Result<Tensor> {
     let nd = t.dim() as i64;
     let last: Vec<i64> = std::iter::once(0)
@@ -27,8 +28,24 @@ pub(super) fn to_channels_last(t: &Tensor) -> Result<Tensor> {
         .chain(std::iter::once(1))
         .collect();
     let back: Vec<i64> = [0, nd - 1].into_iter().chain(1..nd - 1).collect();
-    t.permute(&last)?.contiguous()?.permute(&back)
+    let out = {
+        let _g = no_grad();
+        let p = t.permute(&last)?;
+        if p.is_contiguous() {
+            return Ok(t.clone());
+        }
+        let d = p.contiguous()?.permute(&back)?.data();
+        Tensor::from_parts(d.storage, d.layout, t.dtype())
+    };
+    record(&[&out], &[t], Vec::new, SameGrad)?;
+    Ok(out)
 }
+
+struct SameGrad;
+
+backward!(SameGrad, "CloneBackward0", |self, _, g: Tensor| {
+    input_grad(g)
+});
 
 struct ChannelsLastGrad;
 

@@ -16,6 +16,9 @@ struct MaxPoolBackward {
     name: &'static str,
     /// The input's shape.
     shape: Vec<usize>,
+    /// Some window has no tap inside the input: its index (PyTorch's first tap at or after
+    /// 0) may point past the plane, and its gradient goes nowhere.
+    hollow: bool,
 }
 
 backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
@@ -31,10 +34,50 @@ backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
     // are no planes (an empty batch)
     let gs = g.shape();
     let flat = [planes as i64, (gs[n - 2] * gs[n - 1]) as i64];
-    let zeros = Tensor::zeros(&[planes, plane], g.dtype())?;
-    let gx = zeros.scatter_add(1, &idx.reshape(&flat)?, &g.reshape(&flat)?)?;
+    let (idx, g) = (idx.reshape(&flat)?, g.reshape(&flat)?);
+    let gx = if self.hollow {
+        // PyTorch adds such a gradient past the plane (out of bounds, into other memory):
+        // here it lands in one spare column, dropped; an index inside the plane still gets
+        // it, as PyTorch's
+        let zeros = Tensor::zeros(&[planes, plane + 1], g.dtype())?;
+        let idx = idx.clamp_max(plane as i64)?;
+        zeros.scatter_add(1, &idx, &g)?.narrow(1, 0, plane as i64)?
+    } else {
+        Tensor::zeros(&[planes, plane], g.dtype())?.scatter_add(1, &idx, &g)?
+    };
     let full: Vec<i64> = self.shape.iter().map(|&d| d as i64).collect();
-    input_grad(gx.view(&full)?)
+    input_grad(zero_link(gx.view(&full)?, &ctx.saved[1], self.name)?)
+});
+
+/// PyTorch's `max_pool2d_with_indices_backward(g, x, ..)` (and the adaptive one) is
+/// differentiable in `x` with a zero gradient: under create_graph an input gradient without
+/// history of its own (`g` constant) gets a node linking it to `x` that gives `zeros_like(x)`.
+fn zero_link(gx: Tensor, x: &Tensor, name: &'static str) -> Result<Tensor> {
+    if !crate::autograd::is_grad_enabled() || gx.requires_grad() || !x.requires_grad() {
+        return Ok(gx);
+    }
+    let name = match name {
+        "AdaptiveMaxPool2DBackward0" => "AdaptiveMaxPool2DBackwardBackward0",
+        _ => "MaxPool2DWithIndicesBackwardBackward0",
+    };
+    let link = ZeroLink {
+        name,
+        shape: x.shape(),
+        dtype: x.dtype(),
+    };
+    record(&[&gx], &[x], Vec::new, link)?;
+    Ok(gx)
+}
+
+/// [`zero_link`]'s node: `zeros_like(x)` for `x`.
+struct ZeroLink {
+    name: &'static str,
+    shape: Vec<usize>,
+    dtype: DType,
+}
+
+backward!(ZeroLink, self.name, |self, _, _g: Tensor| {
+    input_grad(Tensor::zeros(&self.shape, self.dtype)?)
 });
 
 /// The maxima of the windows `win` of `x` (shape `[.., h, w]`) as a tensor of `out_shape`,
@@ -61,10 +104,11 @@ fn max_pool_windows(
     record(
         &[&out],
         &[x],
-        || vec![SavedTensor::private(idx.clone())],
+        || vec![SavedTensor::private(idx.clone()), SavedTensor::input(x)],
         MaxPoolBackward {
             name,
             shape: x.shape(),
+            hollow: win.rows.iter().chain(&win.cols).any(|&(_, n)| n == 0),
         },
     )?;
     Ok((out, idx))

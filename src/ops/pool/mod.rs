@@ -119,8 +119,9 @@ fn out_len(size: usize, k: usize, pad: usize, stride: usize, dil: usize, ceil: b
     out
 }
 
-/// The windows along one dim: for every output position, the first in-range input position
-/// and the number of in-range positions (`k` taps `dil` apart from `o * stride - pad`).
+/// The windows along one dim: for every output position, the first tap at or after 0 (the
+/// first in-range input position unless the window has none) and the number of in-range
+/// positions (`k` taps `dil` apart from `o * stride - pad`).
 /// In `i128`: no argument overflows it.
 fn windows(
     n_out: usize,
@@ -152,7 +153,9 @@ fn windows(
                 ((size - start + dil - 1) / dil).min(k)
             };
             if k1 <= k0 {
-                (0, 0)
+                // no tap inside: PyTorch's window still starts at its first tap at or after 0
+                // (where a max pooling's index of the window points)
+                ((start + k0 * dil).min(usize::MAX as i128) as usize, 0)
             } else {
                 ((start + k0 * dil) as usize, (k1 - k0) as usize)
             }
