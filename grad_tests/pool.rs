@@ -332,7 +332,7 @@ fn max_pool_input_gradient_links_to_the_input_under_create_graph() -> R {
     let x = img().requires_grad_(true)?;
     for (y, node) in [
         (
-            x.max_pool2d(&[2], &[], &[0], &[1], false)?,
+            x.max_pool2d(&[2], None, &[0], &[1], false)?,
             "MaxPool2DWithIndicesBackwardBackward0",
         ),
         (
