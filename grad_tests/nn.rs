@@ -297,7 +297,7 @@ fn softmax_values_and_grads() -> R {
     );
     assert_eq!(
         i64t(&[1], &[1]).softmax(0).unwrap_err().kind(),
-        ErrorKind::Unsupported
+        ErrorKind::DTypeMismatch
     );
     Ok(())
 }

@@ -194,7 +194,7 @@ fn norm_errors_change_nothing() -> R {
     let e = ints
         .batch_norm(None, None, None, None, true, 0.1, 1e-5)
         .unwrap_err();
-    assert_eq!(e.kind(), ErrorKind::Unsupported);
+    assert_eq!(e.kind(), ErrorKind::DTypeMismatch);
     let e = x.group_norm(3, None, None, 1e-5).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     let e = x

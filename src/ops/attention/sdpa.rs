@@ -64,7 +64,7 @@ fn check(q: &Tensor, k: &Tensor, v: &Tensor, o: &SdpaOptions<'_>) -> Result<()> 
     }
     if !q.dtype().is_float() {
         bail!(
-            Unsupported,
+            DTypeMismatch,
             OP,
             "\"{}\" not implemented for '{}'",
             OP,

@@ -36,7 +36,7 @@ use crate::{DType, Result, Tensor, bail};
 pub(crate) fn check_float(x: &Tensor, op: &'static str) -> Result<()> {
     if !x.dtype().is_float() {
         bail!(
-            Unsupported,
+            DTypeMismatch,
             op,
             "\"{}\" not implemented for '{}'",
             op,

@@ -33,7 +33,7 @@ fn check_dtype(x: &Tensor, op: &'static str, ints: &[DType]) -> Result<()> {
         return Ok(());
     }
     bail!(
-        Unsupported,
+        DTypeMismatch,
         op,
         "\"{}\" not implemented for '{}'",
         op,

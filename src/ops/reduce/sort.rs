@@ -36,7 +36,7 @@ fn sort_dim(x: &Tensor, dim: i64, op: &'static str) -> Result<(Option<usize>, us
     let dt = x.dtype();
     if dt.is_complex() {
         bail!(
-            Unsupported,
+            DTypeMismatch,
             op,
             "{}(): not implemented for '{}'",
             op,

@@ -56,7 +56,7 @@ impl Tensor {
         let op = "binary_cross_entropy";
         if !self.dtype().is_float() {
             bail!(
-                Unsupported,
+                DTypeMismatch,
                 op,
                 "\"binary_cross_entropy\" not implemented for '{}'",
                 self.dtype().torch_scalar_name()
