@@ -240,13 +240,7 @@ fn pool_and_transposed_conv_geometry_above_int32() -> R {
     // torch wraps 2^32 + 1 to 1 (a stride-1 product into an output sized for 2^32 + 1): a
     // garbage geometry, refused here like every value above int32::MAX
     let wraps = (1i64 << 32) + 1;
-    for (stride, dilation) in [
-        (big, 1i64),
-        (1, big),
-        (big + 1, 1),
-        (wraps, 1),
-        (1, wraps),
-    ] {
+    for (stride, dilation) in [(big, 1i64), (1, big), (big + 1, 1), (wraps, 1), (1, wraps)] {
         let o = ConvTransposeOptions {
             stride: stride.into(),
             dilation: dilation.into(),

@@ -85,6 +85,7 @@ pub(crate) trait Backward: Send + Sync + 'static {
 
 /// The gradient of a one-output node's output. The engine never runs a formula whose output
 /// gradients are all `None` (see [`super::engine::call_node`]), so it is always there.
+#[inline]
 pub(crate) fn output_grad(grads: Grads) -> Tensor {
     grads
         .into_iter()
