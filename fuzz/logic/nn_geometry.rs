@@ -531,7 +531,8 @@ fn pool(inp: &mut Input) {
         }
         _ => {
             let os: Vec<usize> = (0..1 + inp.small(2)).map(|_| sz(inp)).collect();
-            let planes: i128 = as_i128(&xs[..xs.len().saturating_sub(2)]).iter().product();
+            // (checked: three dims of up to 2^63 overflow even an i128 product)
+            let planes = numel(&as_i128(&xs[..xs.len().saturating_sub(2)]));
             if numel(&as_i128(&os)).saturating_mul(planes.max(1)) > MAX_OUT {
                 return;
             }
