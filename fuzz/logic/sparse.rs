@@ -826,7 +826,8 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
             want[(bi * m + i) * n + j] += xe.vals[e] * bv[(bi * kdim + k) * n + j];
         }
     }
-    let got: Vec<f64> = out.to_vec().unwrap();
+    // (an f32 product when both operands are f32: `to_vec` reads only the tensor's own dtype)
+    let got: Vec<f64> = out.to_dtype(DType::F64).unwrap().to_vec().unwrap();
     assert_eq!(got, want, "{ctx}: values");
     if !(x.requires_grad() || b.requires_grad()) {
         return;
@@ -855,7 +856,13 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
             want_v[e] += w[(bi * m + i) * n + j] * bv[(bi * kdim + k) * n + j];
         }
     }
-    let gb: Vec<f64> = g[0].clone().expect("dense gradient").to_vec().unwrap();
+    let gb: Vec<f64> = g[0]
+        .clone()
+        .expect("dense gradient")
+        .to_dtype(DType::F64)
+        .unwrap()
+        .to_vec()
+        .unwrap();
     assert_eq!(gb, want_b, "{ctx}: dense gradient");
     if x.requires_grad() {
         let ge = entries(g[1].as_ref().expect("sparse gradient"));
