@@ -139,6 +139,64 @@ fn instance_norm_bumps_running_stats_and_matches_torch() -> R {
     Ok(())
 }
 
+/// An empty input repeats nothing: instance norm of a fuzzed `[2^26, 4, 0, 2, 3]` input (then
+/// batch norm of `[1, 2^28, 0, 2, 3]`) once took 30 s and 20 GB. Values from torch 2.15.
+#[test]
+fn instance_norm_of_an_empty_input_repeats_nothing() -> R {
+    let stats = || {
+        let rm = Tensor::from_vec(vec![0.1f32, 0.2, 0.3], &[3]).unwrap();
+        let rv = Tensor::from_vec(vec![1.5f32, 0.5, 2.0], &[3]).unwrap();
+        (rm, rv)
+    };
+    let huge = Tensor::zeros(&[1 << 26, 4, 0, 2, 3], DType::F32)?;
+    let (rm4, rv4) = (
+        Tensor::zeros(&[4], DType::F32)?,
+        Tensor::ones(&[4], DType::F32)?,
+    );
+    let w4 = Tensor::ones(&[4], DType::F32)?.requires_grad_(true)?;
+    let t = std::time::Instant::now();
+    let y = huge.instance_norm(Some(&rm4), Some(&rv4), Some(&w4), None, false, 0.1, 1e-5)?;
+    assert_eq!(y.shape(), vec![1 << 26, 4, 0, 2, 3]);
+    y.sum()?.backward()?;
+    assert_eq!(f64s(&w4.grad().expect("weight grad")), vec![0.0; 4]);
+    assert!(t.elapsed().as_secs_f64() < 5.0, "{:?}", t.elapsed());
+    // eval: torch's output [5, 3, 2, 0] has strides (6, 2, 1, 1), zero parameter gradients,
+    // and the running statistics are not written
+    let x = Tensor::zeros(&[5, 3, 2, 0], DType::F32)?.requires_grad_(true)?;
+    let w = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], &[3])?.requires_grad_(true)?;
+    let b = Tensor::zeros(&[3], DType::F32)?.requires_grad_(true)?;
+    let (rm, rv) = stats();
+    let y = x.instance_norm(Some(&rm), Some(&rv), Some(&w), Some(&b), false, 0.1, 1e-5)?;
+    assert_eq!(
+        (y.shape(), y.strides()),
+        (vec![5, 3, 2, 0], vec![6, 2, 1, 1])
+    );
+    y.sum()?.backward()?;
+    assert_eq!(f64s(&w.grad().expect("weight grad")), vec![0.0; 3]);
+    assert_eq!(f64s(&b.grad().expect("bias grad")), vec![0.0; 3]);
+    assert_eq!(x.grad().expect("input grad").shape(), vec![5, 3, 2, 0]);
+    assert_eq!((rm.version(), rv.version()), (0, 0));
+    // training: torch writes back the mean of N unchanged copies (rounded in f32; NaN for N = 0)
+    let (rm, rv) = stats();
+    let x = Tensor::zeros(&[7, 3, 0], DType::F32)?;
+    x.instance_norm(Some(&rm), Some(&rv), None, None, true, 0.1, 1e-5)?;
+    assert_eq!(
+        f64s(&rm),
+        vec![
+            0.10000000894069672,
+            0.20000001788139343,
+            0.29999998211860657
+        ]
+    );
+    assert_eq!(f64s(&rv), vec![1.5, 0.5, 2.0]);
+    assert_eq!((rm.version(), rv.version()), (1, 1));
+    let (rm, rv) = stats();
+    let x = Tensor::zeros(&[0, 3, 4], DType::F32)?;
+    x.instance_norm(Some(&rm), Some(&rv), None, None, true, 0.1, 1e-5)?;
+    assert!(f64s(&rm).iter().chain(&f64s(&rv)).all(|v| v.is_nan()));
+    Ok(())
+}
+
 #[test]
 fn group_norm_matches_torch() -> R {
     let v: Vec<f64> = (0..24).map(|i| (i as f64).cos()).collect();

@@ -58,8 +58,12 @@ backward!(
             (xc.mul(&invstd)?, invstd)
         } else {
             let (mean, invstd) = self.eval_stats.as_ref().expect("evaluation statistics");
-            let mean = from_f64(mean.clone(), &[c], x.dtype())?.view(&cs)?;
-            let invstd = from_f64(invstd.clone(), &[c], x.dtype())?.view(&cs)?;
+            // an empty input kept no statistics: any constant broadcasts over its no values
+            let per_channel = |v: &Vec<f64>| match v.len() {
+                0 => from_f64(vec![0.0], &[1], x.dtype())?.view(&channel_shape(1, nd)),
+                _ => from_f64(v.clone(), &[c], x.dtype())?.view(&cs),
+            };
+            let (mean, invstd) = (per_channel(mean)?, per_channel(invstd)?);
             (x.sub(&mean)?.mul(&invstd)?, invstd)
         };
         let mut out: Grads =
@@ -195,7 +199,13 @@ pub(super) fn batch_norm_impl(
             sh
         );
     }
-    let (out, mean, invstd, updates) = {
+    // an empty input normalizes nothing and keeps no per-channel values: it may still have
+    // 2^40 channels (a fuzzed `[2^26, 4, 0, 2, 3]` instance norm is `[1, 2^28, 0, 2, 3]`)
+    let empty = x.numel() == 0;
+    let (out, mean, invstd, updates) = if empty {
+        let out = Tensor::empty_strided(&sh, Layout::contiguous(&sh).strides(), dt)?;
+        (out, Vec::new(), Vec::new(), Vec::new())
+    } else {
         let _g = no_grad();
         let xc = if x.is_contiguous() {
             x.clone()
@@ -258,12 +268,13 @@ pub(super) fn batch_norm_impl(
             .collect();
         let out = Tensor::empty_strided(&sh, Layout::contiguous(&sh).strides(), dt)?;
         crate::backend::norm::channel_affine(&out.data(), &xc.data(), dt, dims, &scale, &shift);
-        let out = if channels_last {
-            to_channels_last(&out)?
-        } else {
-            out
-        };
         (out, mean, invstd, updates)
+    };
+    let out = if channels_last {
+        let _g = no_grad();
+        to_channels_last(&out)?
+    } else {
+        out
     };
     // the running statistics: written in place without a version bump (PyTorch's native
     // batch_norm writes them through the kernel, not through an autograd-visible op)

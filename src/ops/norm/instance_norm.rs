@@ -74,6 +74,26 @@ impl Tensor {
                 check_param(t, what, c, self.dtype(), op)?;
             }
         }
+        let Some(bc) = b.checked_mul(c).filter(|&bc| bc <= i64::MAX as usize) else {
+            bail!(
+                InvalidArgument,
+                op,
+                "instance_norm: batch times channels of an input of size {:?} overflows int64",
+                sh
+            );
+        };
+        let given = BatchNormArgs {
+            running_mean,
+            running_var,
+            weight,
+            bias,
+            training: use_input_stats,
+            momentum,
+            eps,
+        };
+        if self.numel() == 0 {
+            return empty_instance_norm(self, &given);
+        }
         let repeated = |t: &Tensor| t.reshape(&[-1])?.repeat(&[b]);
         let (rm, rv) = {
             let _g = no_grad();
@@ -86,14 +106,6 @@ impl Tensor {
             weight.map(repeated).transpose()?,
             bias.map(repeated).transpose()?,
         );
-        let Some(bc) = b.checked_mul(c).filter(|&bc| bc <= i64::MAX as usize) else {
-            bail!(
-                InvalidArgument,
-                op,
-                "instance_norm: batch times channels of an input of size {:?} overflows int64",
-                sh
-            );
-        };
         let mut flat: Vec<i64> = vec![1, bc as i64];
         flat.extend(sh[2..].iter().map(|&d| d as i64));
         let a = BatchNormArgs {
@@ -101,9 +113,7 @@ impl Tensor {
             running_var: rv.as_ref(),
             weight: w.as_ref(),
             bias: bi.as_ref(),
-            training: use_input_stats,
-            momentum,
-            eps,
+            ..given
         };
         let y = batch_norm_impl(&self.reshape(&flat)?, &a, false, op)?;
         if use_input_stats {
@@ -119,4 +129,24 @@ impl Tensor {
         let full: Vec<i64> = sh.iter().map(|&d| d as i64).collect();
         y.view(&full)
     }
+}
+
+/// Instance norm of an empty `[N, C, *]` input without repeating anything `N` times (an empty
+/// input may have 2^26 samples): batch norm of the input itself gives the same empty output
+/// and zero parameter gradients. With `use_input_stats` the running statistics are still
+/// written, as PyTorch writes them: the mean of `N` unchanged copies (NaN when `N` is 0).
+fn empty_instance_norm(x: &Tensor, a: &BatchNormArgs<'_>) -> Result<Tensor> {
+    let y = batch_norm_impl(x, a, false, "instance_norm")?;
+    if a.training {
+        let _g = no_grad();
+        let (b, c) = (x.shape()[0] as i64, x.shape()[1] as i64);
+        for t in [a.running_mean, a.running_var].into_iter().flatten() {
+            let copies = t.reshape(&[1, c])?.expand(&[b, c])?;
+            let m = copies.mean(&[0], false, None)?;
+            let shape: Vec<i64> = t.shape().iter().map(|&d| d as i64).collect();
+            t.copy_(&m.reshape(&shape)?)?;
+        }
+    }
+    let full: Vec<i64> = x.shape().iter().map(|&d| d as i64).collect();
+    y.view(&full)
 }

@@ -20,7 +20,7 @@
 //! - batch_norm, both: every gradient linked to the input and weight (no gradient back), as
 //!   PyTorch's backward is one node differentiable in them
 //! - instance_norm: composed (`reshape` to `[1, N*C, ..]`, batch_norm, `repeat` of the affine
-//!   parameters and running statistics)
+//!   parameters and running statistics; an empty input: batch_norm of the input itself)
 //! - group_norm (PyTorch's kernel; per `(n, g)`: `mean`, `rstd`; per `(n, c)`: `ds = sum(g x)`,
 //!   `db = sum(g)`; `s = 1 / (D HxW)`): input `rstd w g + c2 x + c3` with `c2 = (sum_c(db w)
 //!   mean - sum_c(ds w)) rstd^3 s`, `c3 = -c2 mean - sum_c(db w) rstd s`; weight
