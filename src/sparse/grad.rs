@@ -8,9 +8,8 @@
 
 use super::kernel::{RowSel, Rows, contig, gather_rows, scatter_as, scatter_rows, with_pattern};
 use super::{SparseParts, make};
-use crate::autograd::output_grad;
-use crate::autograd::{Backward, BackwardCtx};
 use crate::backend::sparse as door;
+use crate::ops::grad::backward;
 use crate::{Result, Tensor};
 
 /// Linear positions over the sparse dims of every stored entry, in storage order.
@@ -87,35 +86,25 @@ pub(crate) struct SparseMapBackward {
     pub(crate) map: ValuesMap,
 }
 
-impl Backward for SparseMapBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let _ng = crate::autograd::no_grad();
-        let gv = grad_values(&self.out, &self.out_shape, &g)?;
-        let xn = self.x.nnz();
-        let gx = match &self.map {
-            ValuesMap::Select { map, window } => {
-                let gv = match window {
-                    Some(w) => pad_dense(&gv, w)?,
-                    None => gv,
-                };
-                scatter_rows(&gv, map.rows(), xn)?
-            }
-            ValuesMap::SegmentSum { map } => gather_rows(&gv, Rows::List(map))?,
-        };
-        Ok(smallvec::smallvec![Some(make(
-            self.x.with_values(gx),
-            &self.x_shape
-        )?)])
-    }
-}
+backward!(SparseMapBackward, self.name, |self, _, g: Tensor| {
+    let _ng = crate::autograd::no_grad();
+    let gv = grad_values(&self.out, &self.out_shape, &g)?;
+    let xn = self.x.nnz();
+    let gx = match &self.map {
+        ValuesMap::Select { map, window } => {
+            let gv = match window {
+                Some(w) => pad_dense(&gv, w)?,
+                None => gv,
+            };
+            scatter_rows(&gv, map.rows(), xn)?
+        }
+        ValuesMap::SegmentSum { map } => gather_rows(&gv, Rows::List(map))?,
+    };
+    Ok(smallvec::smallvec![Some(make(
+        self.x.with_values(gx),
+        &self.x_shape
+    )?)])
+});
 
 /// Embeds `[m, d1'..]` into zeros `[m, d1..]` at the per-dim (start, full size) window.
 fn pad_dense(gv: &Tensor, window: &[(usize, usize)]) -> Result<Tensor> {
@@ -146,25 +135,15 @@ pub(crate) struct MaskBackward {
     pub(crate) as_values: bool,
 }
 
-impl Backward for MaskBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let _ng = crate::autograd::no_grad();
-        let gv = grad_values(&self.pattern, &self.shape, &g)?;
-        Ok(smallvec::smallvec![Some(if self.as_values {
-            gv
-        } else {
-            make(self.pattern.with_values(gv), &self.shape)?
-        })])
-    }
-}
+backward!(MaskBackward, self.name, |self, _, g: Tensor| {
+    let _ng = crate::autograd::no_grad();
+    let gv = grad_values(&self.pattern, &self.shape, &g)?;
+    Ok(smallvec::smallvec![Some(if self.as_values {
+        gv
+    } else {
+        make(self.pattern.with_values(gv), &self.shape)?
+    })])
+});
 
 /// Backward of `values()`: the dense `[nnz, dense..]` gradient becomes a sparse gradient with
 /// the tensor's pattern.
@@ -173,24 +152,14 @@ pub(crate) struct ValuesBackward {
     pub(crate) shape: Vec<usize>,
 }
 
-impl Backward for ValuesBackward {
-    fn name(&self) -> &'static str {
-        "ValuesBackward0"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let _ng = crate::autograd::no_grad();
-        let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
-        Ok(smallvec::smallvec![Some(make(
-            self.pattern.with_values(gv),
-            &self.shape
-        )?)])
-    }
-}
+backward!(ValuesBackward, "ValuesBackward0", |self, _, g: Tensor| {
+    let _ng = crate::autograd::no_grad();
+    let gv = contig(&g.to_dtype(self.pattern.values().dtype())?)?;
+    Ok(smallvec::smallvec![Some(make(
+        self.pattern.with_values(gv),
+        &self.shape
+    )?)])
+});
 
 /// Backward of a dense -> sparse conversion: the gradient of the dense input is the incoming
 /// gradient read at the pattern and scattered back (zero off the pattern).
@@ -200,23 +169,13 @@ pub(crate) struct ToSparseBackward {
     pub(crate) shape: Vec<usize>,
 }
 
-impl Backward for ToSparseBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let g = output_grad(g);
-        let _ng = crate::autograd::no_grad();
-        let gv = grad_values(&self.pattern, &self.shape, &g)?;
-        let pos = positions(&self.pattern, &self.shape)?;
-        Ok(smallvec::smallvec![Some(scatter_dense(
-            &gv,
-            &pos,
-            &self.shape
-        )?)])
-    }
-}
+backward!(ToSparseBackward, self.name, |self, _, g: Tensor| {
+    let _ng = crate::autograd::no_grad();
+    let gv = grad_values(&self.pattern, &self.shape, &g)?;
+    let pos = positions(&self.pattern, &self.shape)?;
+    Ok(smallvec::smallvec![Some(scatter_dense(
+        &gv,
+        &pos,
+        &self.shape
+    )?)])
+});

@@ -2,29 +2,18 @@
 //! unsqueeze, flatten, and the in-place view ops `t_`, `transpose_`, `squeeze_`, `unsqueeze_`.
 
 use super::view_with;
-use crate::autograd::{Backward, BackwardCtx, check_inplace};
+use crate::autograd::check_inplace;
 use crate::layout::{Layout, wrap_dim, wrap_dims};
+use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor, bail};
 
 struct PermuteBackward {
     name: &'static str,
     inverse: Vec<i64>,
 }
-impl Backward for PermuteBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(g) => Some(g.permute(&self.inverse)?),
-            None => None,
-        }])
-    }
-}
+backward!(PermuteBackward, self.name, |self, _, g: Tensor| {
+    input_grad(g.permute(&self.inverse)?)
+});
 
 /// `squeeze`'s rule is PyTorch's `unsqueeze_to`: the removed size-1 dims come back through
 /// `unsqueeze`, whose stride rule (`size[d] * stride[d]` of the next dim, 1 at the end) gives
@@ -36,28 +25,15 @@ struct SqueezeBackward {
     /// The dims asked for (`None`: every dim); only those of size 1 were removed.
     dims: Option<Vec<usize>>,
 }
-impl Backward for SqueezeBackward {
-    fn name(&self) -> &'static str {
-        self.name
+backward!(SqueezeBackward, self.name, |self, _, g: Tensor| {
+    let mut g = g;
+    for (d, &s) in self.sizes.iter().enumerate() {
+        if s == 1 && self.dims.as_ref().is_none_or(|ds| ds.contains(&d)) {
+            g = g.unsqueeze(d as i64)?;
+        }
     }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(mut g) => {
-                for (d, &s) in self.sizes.iter().enumerate() {
-                    if s == 1 && self.dims.as_ref().is_none_or(|ds| ds.contains(&d)) {
-                        g = g.unsqueeze(d as i64)?;
-                    }
-                }
-                Some(g)
-            }
-            None => None,
-        }])
-    }
-}
+    input_grad(g)
+});
 
 /// `unsqueeze`'s rule, PyTorch's `grad.squeeze(dim)`: the inserted dim (and its stride) is
 /// dropped, the other strides are the gradient's own.
@@ -65,21 +41,9 @@ struct UnsqueezeBackward {
     name: &'static str,
     dim: usize,
 }
-impl Backward for UnsqueezeBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(g) => Some(g.squeeze_dims(&[self.dim as i64])?),
-            None => None,
-        }])
-    }
-}
+backward!(UnsqueezeBackward, self.name, |self, _, g: Tensor| {
+    input_grad(g.squeeze_dims(&[self.dim as i64])?)
+});
 
 /// The backward rule of an in-place relayout (`t_`, `transpose_`, `squeeze_`, `unsqueeze_`).
 enum Relayout {

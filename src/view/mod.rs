@@ -8,8 +8,9 @@ mod dims;
 mod slicing;
 
 use crate::autograd::view::{grad_edges, make_strided_view, make_view, record_fresh};
-use crate::autograd::{AsStridedBackward, Backward, BackwardCtx, MultiViewBackward, record};
+use crate::autograd::{AsStridedBackward, Backward, MultiViewBackward, record};
 use crate::layout::{Layout, compute_stride, infer_size};
+use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor, bail};
 
 /// Creates the view and records `bw` as its grad_fn.
@@ -130,41 +131,17 @@ pub(crate) struct ReshapeBackward {
     pub(crate) name: &'static str,
     pub(crate) shape: Vec<usize>,
 }
-impl Backward for ReshapeBackward {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(g) => Some(g.reshape(&shape)?),
-            None => None,
-        }])
-    }
-}
+backward!(ReshapeBackward, self.name, |self, _, g: Tensor| {
+    let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
+    input_grad(g.reshape(&shape)?)
+});
 
 struct ExpandBackward {
     shape: Vec<usize>,
 }
-impl Backward for ExpandBackward {
-    fn name(&self) -> &'static str {
-        "ExpandBackward0"
-    }
-    fn apply(
-        &self,
-        _: &BackwardCtx<'_>,
-        g: crate::autograd::Grads,
-    ) -> Result<crate::autograd::Grads> {
-        Ok(smallvec::smallvec![match g.into_iter().next().flatten() {
-            Some(g) => Some(g.sum_to_size(&self.shape)?),
-            None => None,
-        }])
-    }
-}
+backward!(ExpandBackward, "ExpandBackward0", |self, _, g: Tensor| {
+    input_grad(g.sum_to_size(&self.shape)?)
+});
 
 fn view_error(op: &'static str) -> crate::Error {
     crate::err!(
