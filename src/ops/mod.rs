@@ -12,8 +12,8 @@
 //! - [`linalg`]: the matmul family, einsum, baddbmm.
 //! - [`conv`]: conv1d/2d/3d and the transposed convolutions.
 //! - [`attention`]: scaled dot-product attention (`scaled_dot_product_attention`).
-//! - [`nn`]: softmax, log_softmax, layer_norm, dropout, embedding and every loss.
-//! - [`norm`]: batch_norm, instance_norm, group_norm.
+//! - [`nn`]: softmax, log_softmax, dropout, embedding and every loss.
+//! - [`norm`]: batch_norm, instance_norm, group_norm, layer_norm.
 //! - [`pool`]: max / average / adaptive pooling, max_unpool2d.
 //! - [`resample`]: pad, unfold/fold, interpolate, pixel_shuffle / pixel_unshuffle.
 //! - [`storage`]: `set_` and `resize_`.

@@ -1,7 +1,7 @@
 //! Neural-network functions, one file per concept: [`softmax`] (`softmax`, `log_softmax`),
-//! [`layer_norm`], [`dropout`], [`embedding`] and every loss in [`loss`]. softmax, log_softmax
-//! and layer_norm's rsqrt are the backend's row kernels (`Backend::rowwise`: f32 in f32, f64 in
-//! f64, f16/bf16 in f32); the class losses read only the picked entries (`Backend::read_at`);
+//! [`dropout`], [`embedding`] and every loss in [`loss`] (`layer_norm` is with the other
+//! normalizations in `ops/norm/`). softmax and log_softmax are the backend's row kernels
+//! (`Backend::rowwise`: f32 in f32, f64 in f64, f16/bf16 in f32); the class losses read only the picked entries (`Backend::read_at`);
 //! the elementwise losses are compositions of ops (BCE in f64, rounded to the input dtype).
 //!
 //! Derivative rules (`g` = output gradient):
@@ -17,13 +17,11 @@
 //! - binary_cross_entropy_with_logits: `g ((1 - y) - (1 + (pw - 1) y) sigmoid(-x))` for the
 //!   logits, `g (-x + (pw - 1) softplus(-x))` for the target (`pw` = pos_weight; weight and
 //!   reduction composed around it)
-//! - layer_norm: composed; its `rsqrt` node: `-g y^3 / 2`
 //! - dropout: `g * mask` (composed)
 //! - embedding: `g` scattered into the looked-up rows, skipping `padding_idx`
 
 mod dropout;
 mod embedding;
-mod layer_norm;
 pub(crate) mod loss;
 mod softmax;
 

@@ -13,11 +13,12 @@
 //! statistics), then the per-channel `* weight + bias`.
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
+use super::fused_backward::{FusedNorm, Three, contig, from_storages, fused_norm_grads};
 use super::memory_format::{contiguous_channels_last_grad, suggests, to_channels_last};
 use super::{channel_shape, check_param, size_product};
-use crate::autograd::{SavedTensor, is_grad_enabled, no_grad, record};
+use crate::autograd::{SavedTensor, no_grad, record};
 use crate::layout::Layout;
-use crate::ops::grad::{backward, undefined_grad_link};
+use crate::ops::grad::backward;
 use crate::ops::nn::check_float;
 use crate::{DType, Dim, Result, Tensor, bail};
 
@@ -192,11 +193,6 @@ fn fused_forward(
     Ok(y)
 }
 
-/// `t` contiguous (no autograd), if given.
-fn contig(t: Option<&Tensor>) -> Result<Option<Tensor>> {
-    t.map(|t| t.contiguous()).transpose()
-}
-
 struct GroupNormBackward {
     dims: Dims,
     eps: f64,
@@ -207,44 +203,16 @@ struct GroupNormBackward {
 backward!(
     GroupNormBackward,
     "NativeGroupNormBackward0",
-    |self, ctx, g: Tensor| {
-        let (x, stats) = (&ctx.saved[0], &ctx.saved[1]);
-        let w = self.has_w.then(|| &ctx.saved[2]);
-        let ib = 1 + self.has_w as usize;
-        let need = [
-            ctx.needs(0),
-            self.has_w && ctx.needs(1),
-            self.has_b && ctx.needs(ib),
-        ];
-        let [gx, gw, gb] = if is_grad_enabled() {
-            // PyTorch's backward is one node differentiable in the input, weight and bias:
-            // every gradient it returns requires grad when one of them does
-            let mut on = vec![x];
-            on.extend(w);
-            on.extend(self.has_b.then(|| &ctx.saved[ib + 1]));
-            let link = |t: Option<Tensor>| {
-                t.map(|t| undefined_grad_link(t, &on, "NativeGroupNormBackwardBackward0"))
-                    .transpose()
-            };
-            let [gx, gw, gb] = self.composite_grads(x, w, &g, need)?;
-            [link(gx)?, link(gw)?, link(gb)?]
-        } else {
-            self.fused_grads(x, stats, w, &g, need)?
-        };
-        let mut out: crate::autograd::Grads = smallvec::smallvec![gx];
-        if self.has_w {
-            out.push(gw);
-        }
-        if self.has_b {
-            out.push(gb);
-        }
-        Ok(out)
-    }
+    |self, ctx, g: Tensor| fused_norm_grads(self, ctx, g)
 );
 
-type Three = [Option<Tensor>; 3];
+impl FusedNorm for GroupNormBackward {
+    const DOUBLE_BACKWARD: &'static str = "NativeGroupNormBackwardBackward0";
 
-impl GroupNormBackward {
+    fn affine(&self) -> (bool, bool) {
+        (self.has_w, self.has_b)
+    }
+
     /// The backend's kernel (no graph).
     fn fused_grads(
         &self,
@@ -267,12 +235,7 @@ impl GroupNormBackward {
         )?;
         let c = [self.dims.1];
         let param = w.map_or(c.to_vec(), |w| w.shape());
-        let shapes = [x.shape(), param.clone(), param];
-        let mut r: Three = [None, None, None];
-        for ((r, s), shape) in r.iter_mut().zip(outs).zip(shapes) {
-            *r = s.map(|s| Tensor::from_parts(s, Layout::contiguous(&shape), dt));
-        }
-        Ok(r)
+        Ok(from_storages(outs, [x.shape(), param.clone(), param], dt))
     }
 
     /// PyTorch's formula composed of differentiable ops (a graph is being built).

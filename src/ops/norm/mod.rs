@@ -1,7 +1,8 @@
-//! Normalization over channels and groups, one file per concept: [`batch_norm`] (training and
-//! evaluation, the running statistics updated in place), [`instance_norm`] (batch norm of every
-//! sample's channels, composed) and [`group_norm`] (PyTorch's `native_group_norm` node).
-//! `layer_norm` lives in `ops/nn/`.
+//! Normalization, one file per concept: [`batch_norm`] (training and evaluation, the running
+//! statistics updated in place), [`instance_norm`] (batch norm of every sample's channels,
+//! composed), [`group_norm`] (PyTorch's `native_group_norm` node) and [`layer_norm`] (over the
+//! trailing dims, PyTorch's `native_layer_norm` node); [`fused_backward`] is the backward node
+//! group_norm and layer_norm share (fused kernel, or the composite under `create_graph`).
 //!
 //! batch_norm's forward is two backend kernels of the normalization family
 //! (`Backend::channel_stats`: per-channel mean and squared deviations in f64;
@@ -28,14 +29,20 @@
 //!   composed (mean and rstd recomputed from the input), linked to input, weight and bias.
 //!   With parameters of another dtype or an empty batch: composed (`reshape` to `[1, N*G,
 //!   ..]`, batch_norm without affine, then `* w + b` per channel)
+//! - layer_norm (per row: `mean`, `rstd`, `xh = (x - mean) rstd`, `gxh = g w`): input
+//!   `rstd (gxh - mean(gxh) - xh mean(gxh xh))`, weight `sum_rows(g xh)`, bias `sum_rows(g)`
+//!   (the backend's kernel; under `create_graph` composed, its `rsqrt` node `-g y^3 / 2`,
+//!   linked to input, weight and bias). Parameters of another dtype: composed forward
 //!
 //! Memory format ([`memory_format`]): batch_norm and group_norm of an input with channels-last
 //! (3d) strides give a channels-last output and input gradient, as PyTorch's CPU kernels;
 //! instance_norm and layer_norm stay contiguous.
 
 mod batch_norm;
+mod fused_backward;
 mod group_norm;
 mod instance_norm;
+mod layer_norm;
 mod memory_format;
 
 use crate::{DType, Result, Tensor, bail};

@@ -8,11 +8,12 @@
 //! node differentiable in them. A weight or bias of another dtype than the input takes the
 //! composite forward.
 
-use super::check_float;
-use crate::autograd::{SavedTensor, is_grad_enabled, no_grad, record};
+use super::fused_backward::{FusedNorm, Three, contig, from_storages, fused_norm_grads};
+use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::RowwiseOp;
 use crate::layout::Layout;
-use crate::ops::grad::{backward, input_grad, undefined_grad_link};
+use crate::ops::grad::{backward, input_grad};
+use crate::ops::nn::check_float;
 use crate::{DType, Result, Tensor, bail};
 
 struct RsqrtBackward;
@@ -156,11 +157,6 @@ impl Tensor {
     }
 }
 
-/// `t` contiguous (no autograd), if given.
-fn contig(t: Option<&Tensor>) -> Result<Option<Tensor>> {
-    t.map(|t| t.contiguous()).transpose()
-}
-
 struct LayerNormBackward {
     rows: usize,
     n: usize,
@@ -175,45 +171,16 @@ struct LayerNormBackward {
 backward!(
     LayerNormBackward,
     "NativeLayerNormBackward0",
-    |self, ctx, g: Tensor| {
-        let (x, stats) = (&ctx.saved[0], &ctx.saved[1]);
-        let w = self.has_w.then(|| &ctx.saved[2]);
-        let ib = 1 + self.has_w as usize;
-        let need = [
-            ctx.needs(0),
-            self.has_w && ctx.needs(1),
-            self.has_b && ctx.needs(ib),
-        ];
-        let [gx, gw, gb] = if is_grad_enabled() {
-            // PyTorch's `native_layer_norm_backward(g, x, .., w, b)` is one node
-            // differentiable in `g`, `x`, `w` and `b`: every gradient it returns requires
-            // grad when one of them does
-            let mut on = vec![x];
-            on.extend(w);
-            on.extend(self.has_b.then(|| &ctx.saved[ib + 1]));
-            let link = |t: Option<Tensor>| {
-                t.map(|t| undefined_grad_link(t, &on, "NativeLayerNormBackwardBackward0"))
-                    .transpose()
-            };
-            let [gx, gw, gb] = self.composite_grads(x, w, &g, need)?;
-            [link(gx)?, link(gw)?, link(gb)?]
-        } else {
-            self.fused_grads(x, stats, w, &g, need)?
-        };
-        let mut out: crate::autograd::Grads = smallvec::smallvec![gx];
-        if self.has_w {
-            out.push(gw);
-        }
-        if self.has_b {
-            out.push(gb);
-        }
-        Ok(out)
-    }
+    |self, ctx, g: Tensor| fused_norm_grads(self, ctx, g)
 );
 
-type Three = [Option<Tensor>; 3];
+impl FusedNorm for LayerNormBackward {
+    const DOUBLE_BACKWARD: &'static str = "NativeLayerNormBackwardBackward0";
 
-impl LayerNormBackward {
+    fn affine(&self) -> (bool, bool) {
+        (self.has_w, self.has_b)
+    }
+
     /// The backend's fused backward (no graph).
     fn fused_grads(
         &self,
@@ -235,11 +202,7 @@ impl LayerNormBackward {
             need,
         )?;
         let shapes = [x.shape(), self.norm_shape.clone(), self.norm_shape.clone()];
-        let mut r: Three = [None, None, None];
-        for ((r, s), shape) in r.iter_mut().zip(outs).zip(shapes) {
-            *r = s.map(|s| Tensor::from_parts(s, Layout::contiguous(&shape), dt));
-        }
-        Ok(r)
+        Ok(from_storages(outs, shapes, dt))
     }
 
     /// The differentiable composite (a graph is being built).
