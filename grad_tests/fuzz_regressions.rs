@@ -915,6 +915,34 @@ fn norms_of_empty_inputs_with_huge_sizes() {
     );
 }
 
+/// Printing an empty tensor walked its sizes: `{:?}` of a `[2^20, 2^20, 0]` tensor (in a
+/// failed assertion of the test above) built 2^20 nested brackets per row until the process
+/// was killed. An empty tensor of several dims prints as PyTorch's `tensor([], size=(..))`.
+#[test]
+fn display_of_an_empty_tensor_with_huge_sizes() {
+    let t = |s: &[usize], dt| Tensor::zeros(s, dt).unwrap();
+    assert_eq!(
+        t(&[1 << 20, 1 << 20, 0], DType::F32).to_string(),
+        "tensor([], size=(1048576, 1048576, 0))"
+    );
+    // torch 2.15's reprs
+    assert_eq!(t(&[0], DType::F32).to_string(), "tensor([])");
+    assert_eq!(
+        t(&[0], DType::F64).to_string(),
+        "tensor([], dtype=torch.float64)"
+    );
+    assert_eq!(
+        t(&[2, 0], DType::F64).to_string(),
+        "tensor([], size=(2, 0), dtype=torch.float64)"
+    );
+    assert_eq!(
+        t(&[0, 3], DType::I32).to_string(),
+        "tensor([], size=(0, 3), dtype=torch.int32)"
+    );
+    let g = t(&[2, 0], DType::F32).requires_grad_(true).unwrap();
+    assert_eq!(g.to_string(), "tensor([], size=(2, 0), requires_grad=True)");
+}
+
 /// The bool kernels read a bool tensor's bytes as `bool`, for which a byte other than 0 or 1 is
 /// undefined behaviour; `set_` (a raw storage, or reinterpreting another dtype's tensor) and the
 /// `.npy`/`.pt` readers could put such bytes under a bool tensor, and a tensor of another dtype

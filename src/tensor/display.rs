@@ -1,5 +1,7 @@
 //! `Display` and `Debug` for tensors, in PyTorch's style: `tensor([[1., 2.], [3., 4.]],
-//! dtype=torch.float64)`. The dtype suffix is omitted for the defaults (float32, int64, bool).
+//! dtype=torch.float64)`. The dtype suffix is omitted for the defaults (float32, int64, bool);
+//! an empty tensor of several dims prints its sizes instead of its brackets (`tensor([],
+//! size=(2, 0))`).
 
 use super::Tensor;
 use crate::{DType, Scalar};
@@ -78,9 +80,15 @@ impl fmt::Display for Tensor {
             }
             out.push(']');
         }
-        let mut body = String::new();
-        rec(&mut body, &strs, &shape, &mut pos, 0);
-        write!(f, "tensor({}", body)?;
+        if shape.len() > 1 && strs.is_empty() {
+            // PyTorch's `tensor([], size=(2, 0))`: an empty tensor's sizes may be huge
+            let sizes: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            write!(f, "tensor([], size=({})", sizes.join(", "))?;
+        } else {
+            let mut body = String::new();
+            rec(&mut body, &strs, &shape, &mut pos, 0);
+            write!(f, "tensor({}", body)?;
+        }
         if !matches!(dtype, DType::F32 | DType::I64 | DType::Bool) {
             write!(f, ", dtype=torch.{}", dtype.name())?;
         }

@@ -203,6 +203,9 @@ pub(super) fn batch_norm_impl(
     // 2^40 channels (a fuzzed `[2^26, 4, 0, 2, 3]` instance norm is `[1, 2^28, 0, 2, 3]`)
     let empty = x.numel() == 0;
     let (out, mean, invstd, updates) = if empty {
+        // PyTorch still allocates an empty input's per-channel saved mean and invstd, and
+        // fails when it cannot (2^40 channels): reserved here the same way, never touched
+        drop(crate::storage::try_vec::<(f64, f64)>(c, "batch_norm")?);
         let out = Tensor::empty_strided(&sh, Layout::contiguous(&sh).strides(), dt)?;
         (out, Vec::new(), Vec::new(), Vec::new())
     } else {
