@@ -2,9 +2,12 @@
 //! `native_group_norm_backward` are one node each, returning the input, weight and bias
 //! gradients. With no graph being built the backend's fused kernel computes them
 //! ([`FusedNorm::fused_grads`]); under `create_graph` the same formula composed of
-//! differentiable ops does ([`FusedNorm::composite_grads`]), and every gradient it returns is
-//! linked to the saved input, weight and bias (no gradient back): PyTorch's backward is one node
-//! differentiable in them, so each gradient requires grad when one of them does.
+//! differentiable ops does ([`FusedNorm::composite_grads`]). layer_norm's gradients are then
+//! linked to the saved input, weight and bias (no gradient back): PyTorch's
+//! `native_layer_norm_backward` is one node differentiable in them, so each gradient requires
+//! grad when one of them does. group_norm's are not: PyTorch's double-backward formula
+//! (`infinitely_differentiable_native_group_norm_backward`) is itself a composite, so the bias
+//! gradient (`sum(g)`) requires grad only when the output gradient does.
 
 use crate::autograd::{BackwardCtx, Grads, is_grad_enabled};
 use crate::layout::Layout;
@@ -17,8 +20,8 @@ pub(super) type Three = [Option<Tensor>; 3];
 
 /// A fused normalization's backward. Its node saves `[x, stats, weight?, bias?]`.
 pub(super) trait FusedNorm {
-    /// The name of the node linking the gradients under `create_graph`.
-    const DOUBLE_BACKWARD: &'static str;
+    /// The name of the node linking the gradients under `create_graph` (`None`: not linked).
+    const DOUBLE_BACKWARD: Option<&'static str>;
     /// Whether a weight and a bias were given.
     fn affine(&self) -> (bool, bool);
     /// The backend's kernel (no graph).
@@ -53,15 +56,19 @@ pub(super) fn fused_norm_grads<N: FusedNorm>(
     let ib = 1 + has_w as usize;
     let need = [ctx.needs(0), has_w && ctx.needs(1), has_b && ctx.needs(ib)];
     let [gx, gw, gb] = if is_grad_enabled() {
-        let mut on = vec![x];
-        on.extend(w);
-        on.extend(has_b.then(|| &ctx.saved[ib + 1]));
-        let link = |t: Option<Tensor>| {
-            t.map(|t| undefined_grad_link(t, &on, N::DOUBLE_BACKWARD))
-                .transpose()
-        };
-        let [gx, gw, gb] = norm.composite_grads(x, w, &g, need)?;
-        [link(gx)?, link(gw)?, link(gb)?]
+        let grads = norm.composite_grads(x, w, &g, need)?;
+        match N::DOUBLE_BACKWARD {
+            Some(name) => {
+                let mut on = vec![x];
+                on.extend(w);
+                on.extend(has_b.then(|| &ctx.saved[ib + 1]));
+                let link =
+                    |t: Option<Tensor>| t.map(|t| undefined_grad_link(t, &on, name)).transpose();
+                let [gx, gw, gb] = grads;
+                [link(gx)?, link(gw)?, link(gb)?]
+            }
+            None => grads,
+        }
     } else {
         norm.fused_grads(x, stats, w, &g, need)?
     };

@@ -207,7 +207,7 @@ backward!(
 );
 
 impl FusedNorm for GroupNormBackward {
-    const DOUBLE_BACKWARD: &'static str = "NativeGroupNormBackwardBackward0";
+    const DOUBLE_BACKWARD: Option<&'static str> = None;
 
     fn affine(&self) -> (bool, bool) {
         (self.has_w, self.has_b)

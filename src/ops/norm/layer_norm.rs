@@ -175,7 +175,7 @@ backward!(
 );
 
 impl FusedNorm for LayerNormBackward {
-    const DOUBLE_BACKWARD: &'static str = "NativeLayerNormBackwardBackward0";
+    const DOUBLE_BACKWARD: Option<&'static str> = Some("NativeLayerNormBackwardBackward0");
 
     fn affine(&self) -> (bool, bool) {
         (self.has_w, self.has_b)

@@ -3,7 +3,7 @@
 //! suggest that format (`suggest_memory_format`); `instance_norm` and `layer_norm` stay
 //! contiguous. [`to_channels_last`] is the differentiable conversion,
 //! [`contiguous_channels_last_grad`] a contiguous copy whose gradient comes back channels-last
-//! (for the composed `group_norm`).
+//! (for the composed `group_norm`; contiguous under `create_graph`, as PyTorch's).
 
 use crate::autograd::{no_grad, record};
 use crate::layout::suggests_channels_last;
@@ -50,11 +50,19 @@ backward!(SameGrad, "CloneBackward0", |self, _, g: Tensor| {
 struct ChannelsLastGrad;
 
 backward!(ChannelsLastGrad, "CloneBackward0", |self, _, g: Tensor| {
-    input_grad(to_channels_last(&g)?)
+    // PyTorch's first-order `native_group_norm_backward` writes a channels-last gradient;
+    // under `create_graph` its differentiable composite hands back the contiguous view it
+    // computed, as the composed backward here does
+    if crate::autograd::is_grad_enabled() {
+        input_grad(g)
+    } else {
+        input_grad(to_channels_last(&g)?)
+    }
 });
 
 /// A contiguous copy of `x` (a channels-last input) whose gradient is `g` in channels-last
-/// order, so a normalization composed of other ops hands back PyTorch's gradient strides.
+/// order (`g` itself under `create_graph`), so a normalization composed of other ops hands
+/// back PyTorch's gradient strides.
 pub(super) fn contiguous_channels_last_grad(x: &Tensor) -> Result<Tensor> {
     let out = {
         let _g = no_grad();

@@ -26,7 +26,7 @@
 //!   `db = sum(g)`; `s = 1 / (D HxW)`): input `rstd w g + c2 x + c3` with `c2 = (sum_c(db w)
 //!   mean - sum_c(ds w)) rstd^3 s`, `c3 = -c2 mean - sum_c(db w) rstd s`; weight
 //!   `sum_n (ds - db mean) rstd`, bias `sum_n db`; under `create_graph` the same formula
-//!   composed (mean and rstd recomputed from the input), linked to input, weight and bias.
+//!   composed (mean and rstd recomputed from the input), not linked (PyTorch's own composite).
 //!   With parameters of another dtype or an empty batch: composed (`reshape` to `[1, N*G,
 //!   ..]`, batch_norm without affine, then `* w + b` per channel)
 //! - layer_norm (per row: `mean`, `rstd`, `xh = (x - mean) rstd`, `gxh = g w`): input
