@@ -86,6 +86,8 @@ pub(crate) use dispatch::{
 };
 // the vectorisable lane math the elementwise closures call (exp, log, tanh, sigmoid, erf)
 pub(crate) use cpu::math::Transcendental;
+// the fused terms of binary_cross_entropy(_with_logits) (f64 lanes)
+pub(crate) use cpu::math::{bce_f64, softplus_f64};
 
 mod args;
 pub(crate) use args::PlaneMap;

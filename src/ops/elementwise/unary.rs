@@ -253,7 +253,10 @@ macro_rules! float_go {
     ($dt:expr, $a:expr, $out:expr, $R:ident, |$x:ident| $body:expr) => {
         $crate::match_dtype!($dt, float, (__S, $R) => {
             use $crate::dtype::FloatCompute;
-            $crate::ops::elementwise::unary::run::<__S>($a, $out, |v: __S| {
+            // inline(always): a closure left out of line runs the baseline copy of its body
+            // (`mul_add` as a libm call, no vectors) inside the AVX2/AVX-512 loops of
+            // `backend::map1`; softplus (exp + log1p) and the trig lanes measured 10-30x slower
+            $crate::ops::elementwise::unary::run::<__S>($a, $out, #[inline(always)] move |v: __S| {
                 let $x: $R = v.widen();
                 <__S as FloatCompute>::narrow($body)
             })

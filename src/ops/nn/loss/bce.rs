@@ -83,19 +83,18 @@ impl Tensor {
         }
         let loss = {
             let _g = no_grad();
-            // composed in f64 (the values of the former f64 host loop, bit for bit), rounded
+            // computed in f64 per element (one pass, the backend's f64 log lanes), rounded
             // back to the input dtype
-            let x = self.to_dtype(DType::F64)?;
-            let t = target.to_dtype(DType::F64)?;
             // PyTorch checks input then target element by element: the first element out of
             // [0, 1] (NaN included) names the tensor, the input when both are out there
-            let first_outside = |v: &Tensor| -> Result<Option<usize>> {
-                let mask = v.ge(0.0)?.logical_and(&v.le(1.0)?)?.logical_not()?;
-                let hits = crate::backend::movement::nonzero(&mask.data(), DType::Bool)?;
-                Ok(hits.first().copied())
-            };
-            let (bad_x, bad_t) = (first_outside(&x)?, first_outside(&t)?);
-            if bad_x.is_some() || bad_t.is_some() {
+            let (bad_x, bad_t) = (outside_unit(self)?, outside_unit(target)?);
+            if bad_x || bad_t {
+                let first_outside = |v: &Tensor| -> Result<Option<usize>> {
+                    let mask = v.ge(0.0)?.logical_and(&v.le(1.0)?)?.logical_not()?;
+                    let hits = crate::backend::movement::nonzero(&mask.data(), DType::Bool)?;
+                    Ok(hits.first().copied())
+                };
+                let (bad_x, bad_t) = (first_outside(self)?, first_outside(target)?);
                 let which = match (bad_x, bad_t) {
                     (Some(i), Some(j)) if j < i => "target",
                     (None, _) => "target",
@@ -108,15 +107,7 @@ impl Tensor {
                     which
                 );
             }
-            let one_minus = |v: &Tensor| v.neg()?.add(1.0);
-            let l0 = t.mul(&x.log()?.clamp_min(-100.0)?)?;
-            let l1 = one_minus(&t)?.mul(&one_minus(&x)?.log()?.clamp_min(-100.0)?)?;
-            let l = l0.add(&l1)?.neg()?;
-            if l.dtype() == self.dtype() {
-                l
-            } else {
-                l.to_dtype(self.dtype())?
-            }
+            bce_term(self, target, op)?
         };
         record(
             &[&loss],
@@ -134,4 +125,28 @@ impl Tensor {
             Reduction::Mean => loss.mean((), false, None),
         }
     }
+}
+
+/// Whether some element of float tensor `v` lies outside `[0, 1]` (NaN included).
+fn outside_unit(v: &Tensor) -> Result<bool> {
+    use crate::dtype::cast;
+    crate::match_dtype!(v.dtype(), float, (T, _C) => {
+        crate::backend::any::<T>(&v.data(), &|e: T| {
+            let e = cast::<T, f64>(e);
+            !(0.0..=1.0).contains(&e)
+        })
+    }, else unreachable!("internal: checked float"))
+}
+
+/// `-(t max(ln x, -100) + (1 - t) max(ln(1 - x), -100))` elementwise (`x`, `t` of one float
+/// dtype and shape, in `[0, 1]`), computed in f64 and rounded once.
+fn bce_term(x: &Tensor, t: &Tensor, op: &'static str) -> Result<Tensor> {
+    use crate::backend::bce_f64;
+    use crate::dtype::cast;
+    use crate::ops::elementwise::binary::binary_map;
+    crate::match_dtype!(x.dtype(), float, (T, _C) => {
+        binary_map::<T, T>(x, t, op, #[inline(always)] |a, b| {
+            cast::<f64, T>(bce_f64(cast::<T, f64>(a), cast::<T, f64>(b)))
+        })
+    }, else unreachable!("internal: checked float"))
 }

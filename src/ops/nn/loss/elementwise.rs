@@ -8,23 +8,23 @@ use crate::ops::grad::{GradIf, backward, grads, zero_grad_link};
 use crate::ops::nn::check_float;
 use crate::{DType, Result, Tensor, bail};
 
-/// Backward whose derivative w.r.t. each input is a constant tensor (l1_loss: the sign of the
-/// difference; its derivative is zero almost everywhere, so this is exact to every order).
-struct ConstGradBackward {
-    name: &'static str,
-    /// d out / d input_k (same shape as out), per input
-    grads: Vec<Tensor>,
-}
+/// Backward of `l1_loss`'s `|d|`, `d = input - target`: `g sgn(d)` (NaN: 0), the sign taken
+/// from the saved `d` when the gradient is asked for (so the forward is PyTorch's two passes).
+/// The sign's derivative is zero almost everywhere, so this is exact to every order: under
+/// create_graph the gradient is linked to `d` with a zero derivative.
+struct L1Backward;
 
-// saved: the inputs (PyTorch's formula reads them, `grad * sgn(d)`: under create_graph the
-// gradient is linked to them with a zero derivative)
-backward!(ConstGradBackward, self.name, |self, ctx, g: Tensor| {
-    let on: Vec<&Tensor> = ctx.saved.iter().collect();
-    self.grads
-        .iter()
-        .enumerate()
-        .map(|(i, d)| ctx.grad_if(i, || zero_grad_link(g.mul(d)?, &on, self.name)))
-        .collect()
+backward!(L1Backward, "AbsBackward0", |self, ctx, g: Tensor| {
+    let d = &ctx.saved[0];
+    let gd = ctx.grad_if(0, || {
+        let sg = {
+            let _g = no_grad();
+            let sg = d.sign()?;
+            sg.masked_fill(&sg.ne(&sg)?, 0.0)?
+        };
+        zero_grad_link(g.mul(&sg)?, &[d], "AbsBackward0")
+    })?;
+    grads([gd])
 });
 
 /// Backward of `binary_cross_entropy_with_logits` (weight and reduction included), PyTorch's
@@ -116,24 +116,11 @@ impl Tensor {
     pub fn l1_loss(&self, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
         let d = self.sub(target)?;
         check_float(&d, "l1_loss")?;
-        let sh = d.shape();
-        let (out, sg) = {
+        let out = {
             let _g = no_grad();
-            // exact in every dtype; the sign's derivative is 0 (NaN: 0, like the former loop)
-            let sg = d.sign()?;
-            let sg = sg.masked_fill(&sg.ne(&sg)?, 0.0)?;
-            (d.abs()?, sg)
+            d.abs()?
         };
-        debug_assert_eq!(out.shape(), sh);
-        record(
-            &[&out],
-            &[&d],
-            || vec![SavedTensor::input(&d)],
-            ConstGradBackward {
-                name: "AbsBackward0",
-                grads: vec![sg],
-            },
-        )?;
+        record(&[&out], &[&d], || vec![SavedTensor::input(&d)], L1Backward)?;
         reduce(out, reduction)
     }
 
@@ -168,25 +155,31 @@ impl Tensor {
         }
         let sh = self.shape();
         let dt = self.dtype();
-        // composed in f64 (the values of the former f64 host loop, bit for bit):
-        // (1 - y) x + (1 + (pw - 1) y) softplus(-x), softplus(z) = max(z, 0) + ln_1p(exp(-|z|))
+        // in f64: (1 - y) x + (1 + (pw - 1) y) softplus(-x), softplus(z) = max(z, 0) +
+        // ln_1p(exp(-|z|)); without pos_weight one fused pass on the backend's f64 lanes
         let (out, pw) = {
             let _g = no_grad();
-            let x = self.to_dtype(DType::F64)?;
-            let y = target.to_dtype(DType::F64)?;
-            let nx = x.neg()?;
-            let sp = nx.clamp_min(0.0)?.add(&nx.abs()?.neg()?.exp()?.log1p()?)?;
-            let coef = match opts.pos_weight {
-                Some(p) => p
-                    .broadcast_to(&sh)?
-                    .to_dtype(DType::F64)?
-                    .sub(1.0)?
-                    .mul(&y)?
-                    .add(1.0)?,
-                // (1 + 0 y, as the former loop: NaN where y is not finite)
-                None => y.mul(0.0)?.add(1.0)?,
+            let out = match opts.pos_weight {
+                None if target.dtype() == dt => bce_logits_term(self, target, op)?,
+                _ => {
+                    let x = self.to_dtype(DType::F64)?;
+                    let y = target.to_dtype(DType::F64)?;
+                    let nx = x.neg()?;
+                    let sp = nx.clamp_min(0.0)?.add(&nx.abs()?.neg()?.exp()?.log1p()?)?;
+                    let coef = match opts.pos_weight {
+                        Some(p) => p
+                            .broadcast_to(&sh)?
+                            .to_dtype(DType::F64)?
+                            .sub(1.0)?
+                            .mul(&y)?
+                            .add(1.0)?,
+                        // (1 + 0 y: NaN where y is not finite, as the fused term)
+                        None => y.mul(0.0)?.add(1.0)?,
+                    };
+                    let l = y.neg()?.add(1.0)?.mul(&x)?.add(&coef.mul(&sp)?)?;
+                    l.to_dtype(dt)?
+                }
             };
-            let l = y.neg()?.add(1.0)?.mul(&x)?.add(&coef.mul(&sp)?)?;
             let pw = match opts.pos_weight {
                 Some(p) => Some(
                     p.broadcast_to(&sh)?
@@ -196,7 +189,6 @@ impl Tensor {
                 ),
                 None => None,
             };
-            let out = l.to_dtype(dt)?;
             let out = match opts.weight {
                 Some(w) => out.mul(w)?,
                 None => out,
@@ -216,4 +208,19 @@ impl Tensor {
         )?;
         Ok(out)
     }
+}
+
+/// `(1 - y) x + (1 + 0 y) softplus(-x)` elementwise (`x`, `y` of one float dtype and shape),
+/// computed in f64 and rounded once: the unweighted term of
+/// [`Tensor::binary_cross_entropy_with_logits`] in one pass.
+fn bce_logits_term(x: &Tensor, y: &Tensor, op: &'static str) -> Result<Tensor> {
+    use crate::backend::softplus_f64;
+    use crate::dtype::cast;
+    use crate::ops::elementwise::binary::binary_map;
+    crate::match_dtype!(x.dtype(), float, (T, _C) => {
+        binary_map::<T, T>(x, y, op, #[inline(always)] |a, b| {
+            let (a, b) = (cast::<T, f64>(a), cast::<T, f64>(b));
+            cast::<f64, T>((-b + 1.0) * a + (b * 0.0 + 1.0) * softplus_f64(-a))
+        })
+    }, else unreachable!("internal: checked float"))
 }
