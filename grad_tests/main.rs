@@ -17,6 +17,7 @@ mod checkpoint;
 mod clip_grad;
 mod cnn_state;
 mod conv;
+mod conv_pool_formats;
 mod custom_fns;
 mod custom_function;
 mod data_model;

@@ -9,7 +9,9 @@ mod shape;
 
 pub(crate) use iter::{PAR_MIN_ELEMS, par_for_each_run, par_ranges};
 pub use iter::{StridedOffsets, for_each_run};
-pub(crate) use memory_format::suggests_channels_last;
+pub(crate) use memory_format::{
+    channels_last_strides, is_channels_last_contiguous, suggests_channels_last,
+};
 pub use output::{dense_strides_like, iter_output_strides};
 pub use shape::{
     broadcast_shapes, compute_stride, contiguous_strides, infer_size, numel, wrap_dim,

@@ -19,10 +19,12 @@
 //! - [`storage`]: `set_` and `resize_`.
 //! - [`grad`]: the helpers every backward rule is written with.
 //! - Shared plumbing: [`dense`] (the elementwise fast path for dense operands), [`util`]
-//!   (operand geometry, overlap checks, raw-kernel locking); the dense scalar arithmetic fast
+//!   (operand geometry, overlap checks, raw-kernel locking), [`channels_last`] (the
+//!   channels-last results of convolutions and poolings); the dense scalar arithmetic fast
 //!   path is [`elementwise::arith_scalar`].
 
 pub(crate) mod attention;
+pub(crate) mod channels_last;
 pub(crate) mod conv;
 pub(crate) mod dense;
 pub(crate) mod elementwise;

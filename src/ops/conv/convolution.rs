@@ -1,10 +1,12 @@
 //! `conv1d`, `conv2d`, `conv3d`, `conv_transpose1d`, `conv_transpose2d`, `conv_transpose3d`:
 //! PyTorch's argument checks (in its order, with its messages), the output geometry
-//! ([`ConvGeom`]) and the unbatched form; the computation is [`core`](super::core).
+//! ([`ConvGeom`]), the memory format of the results ([`format`]) and the unbatched form; the
+//! computation is [`core`](super::core).
 
-use super::core;
+use super::core::{self, Format};
 use super::options::{ConvOptions, ConvPadding, ConvTransposeOptions};
 use crate::backend::ConvGeom;
+use crate::ops::channels_last::suggests;
 use crate::{DType, Result, Tensor, bail};
 use smallvec::SmallVec;
 
@@ -361,6 +363,56 @@ fn geometry(
     })
 }
 
+/// PyTorch's memory format of a CPU convolution of the batched input `x` with `w` (torch
+/// 2.15's `_convolution`): channels-last when `x` or `w` suggests it (2-d and 3-d only;
+/// never for an empty input, PyTorch's `Empty` backend) and the backend keeps it: oneDNN
+/// (float32 by `use_mkldnn`'s size rule, bfloat16; complex as its real dtype) for 2-d and
+/// 3-d, the slow kernels (every other dtype, float32 below the size rule) for 2-d only,
+/// their grouped form with a weight gradient as `contiguous(channels_last)` of a contiguous
+/// one ([`Format::ChannelsLastGroups`]).
+fn format(x: &Tensor, w: &Tensor, p: &Params, nd: usize) -> Format {
+    if nd == 1 || x.numel() == 0 || !(suggests(x) || suggests(w)) {
+        return Format::Contiguous;
+    }
+    let dt = match x.dtype() {
+        DType::C64 => DType::F32,
+        DType::C128 => DType::F64,
+        d => d,
+    };
+    let onednn = match dt {
+        DType::BF16 => true,
+        DType::F32 => use_mkldnn(x, w, p),
+        _ => false,
+    };
+    if onednn {
+        Format::ChannelsLast
+    } else if nd == 3 {
+        Format::Contiguous
+    } else if p.groups > 1 {
+        Format::ChannelsLastGroups
+    } else {
+        Format::ChannelsLast
+    }
+}
+
+/// PyTorch's `ConvParams::use_mkldnn` for a float32 CPU input: the native kernels are kept
+/// for small single-image calls ("for some case, native is faster").
+fn use_mkldnn(x: &Tensor, w: &Tensor, p: &Params) -> bool {
+    let (xs, ws) = (x.shape(), w.shape());
+    let strided = p.stride.iter().any(|&s| s != 1);
+    let dilated = p.dilation.iter().any(|&d| d != 1);
+    if p.transposed && p.output_padding.iter().zip(&p.stride).any(|(o, s)| o >= s) {
+        return false;
+    }
+    let (kh, kw) = (ws[ws.len() - 2], ws[ws.len() - 1]);
+    let n = xs[0];
+    let threads = crate::threads::get_num_threads() > 1;
+    let first = strided || dilated || n >= 16 || kw != 1 || kh != 1 || threads;
+    let second =
+        p.groups > 1 || (kw > 3 && kh > 3) || n > 1 || xs[..4].iter().product::<usize>() > 20480;
+    first && second
+}
+
 /// Every N-d convolution: checks, batching, then the core product.
 fn conv_nd(
     x: &Tensor,
@@ -420,10 +472,11 @@ fn conv_nd(
         );
     }
     check_dtype(x, &p, nd, op)?;
+    let f = format(&xb, w, &p, nd);
     let out = if p.transposed {
-        core::backward_input(&xb, w, bias, &geom, core::NAME)?
+        core::backward_input(&xb, w, bias, &geom, core::NAME, f)?
     } else {
-        core::forward(&xb, w, bias, &geom, core::NAME)?
+        core::forward(&xb, w, bias, &geom, core::NAME, f)?
     };
     if batched { Ok(out) } else { out.squeeze_dim(0) }
 }

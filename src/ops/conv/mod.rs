@@ -3,7 +3,9 @@
 //! keyword arguments in [`options`], and the three differentiable products of one geometry in
 //! [`core`]. Kernels: `Backend::conv_forward`, `Backend::conv_backward_input`,
 //! `Backend::conv_backward_weight` (front door `backend/dispatch/conv.rs`, CPU body
-//! `backend/cpu/conv/`: im2col + GEMM); f16/bf16 computed in f32.
+//! `backend/cpu/conv/`: im2col + GEMM); f16/bf16 computed in f32. Memory format as
+//! PyTorch's CPU backends (`convolution.rs`'s `format`): a channels-last input or weight gives
+//! a channels-last output and gradients (2-d; 3-d through oneDNN only).
 //!
 //! Derivative rules (`g` = output gradient; `conv`, `conv^T`, `conv_w` = the three products
 //! of one geometry; complex operands conjugated as written):

@@ -9,6 +9,7 @@ use super::{Pool2d, adaptive, as_2d, check_dtype, check_int32, geo};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
+use crate::ops::channels_last::{channels_last, suggests};
 use crate::ops::grad::{backward, input_grad, zero_grad_link};
 use crate::ops::nn::check_float;
 use crate::tensor::dims::{dim, maybe_dim};
@@ -26,6 +27,9 @@ struct AvgGeometry {
 struct AvgPoolBackward {
     name: &'static str,
     geo: Arc<AvgGeometry>,
+    /// The input gradient is channels-last (the input suggests it; not for an adaptive
+    /// pooling to `1 x 1`, PyTorch's `mean` whose gradient is contiguous).
+    channels_last: bool,
 }
 
 // saved: the input (PyTorch's `avg_pool2d_backward(g, self)` reads it, with a zero
@@ -36,7 +40,7 @@ backward!(AvgPoolBackward, self.name, |self, ctx, g: Tensor| {
     } else {
         "AdaptiveAvgPool2DBackwardBackward0"
     };
-    let gi = avg_pool_transpose(&g, &self.geo)?;
+    let gi = avg_pool_transpose(&g, &self.geo, self.channels_last)?;
     input_grad(zero_grad_link(gi, &[&ctx.saved[0]], name)?)
 });
 
@@ -58,8 +62,10 @@ fn contiguous_out(shape: &[usize], x: &Tensor, zeroed: bool) -> Result<Tensor> {
     }
 }
 
-/// The window averages of `x` (shape `geo.in_shape`).
+/// The window averages of `x` (shape `geo.in_shape`); channels-last when `x` (4 dims)
+/// suggests it.
 fn avg_pool(x: &Tensor, geo: &Arc<AvgGeometry>, name: &'static str) -> Result<Tensor> {
+    let cl = x.dim() == 4 && suggests(x);
     let out = {
         let _g = no_grad();
         let xc = if x.is_contiguous() {
@@ -69,18 +75,21 @@ fn avg_pool(x: &Tensor, geo: &Arc<AvgGeometry>, name: &'static str) -> Result<Te
         };
         let out = contiguous_out(&geo.out_shape, x, false)?;
         crate::backend::pool::avg_pool(&out.data(), &xc.data(), &geo.win, &geo.div, x.dtype());
-        out
+        if cl { channels_last(&out)? } else { out }
     };
+    let sh = &geo.out_shape;
+    let mean = name == "AdaptiveAvgPool2DBackward0" && sh[sh.len() - 2..] == [1, 1];
     let bw = AvgPoolBackward {
         name,
         geo: geo.clone(),
+        channels_last: cl && !mean,
     };
     record(&[&out], &[x], || vec![SavedTensor::input(x)], bw)?;
     Ok(out)
 }
 
-/// The adjoint of [`avg_pool`] applied to `g` (shape `geo.out_shape`).
-fn avg_pool_transpose(g: &Tensor, geo: &Arc<AvgGeometry>) -> Result<Tensor> {
+/// The adjoint of [`avg_pool`] applied to `g` (shape `geo.out_shape`), channels-last when `cl`.
+fn avg_pool_transpose(g: &Tensor, geo: &Arc<AvgGeometry>, cl: bool) -> Result<Tensor> {
     let out = {
         let _g = no_grad();
         let gc = if g.is_contiguous() {
@@ -96,7 +105,7 @@ fn avg_pool_transpose(g: &Tensor, geo: &Arc<AvgGeometry>) -> Result<Tensor> {
             &geo.div,
             g.dtype(),
         );
-        out
+        if cl { channels_last(&out)? } else { out }
     };
     let bw = AvgPoolTransposeBackward { geo: geo.clone() };
     record(&[&out], &[g], Vec::new, bw)?;

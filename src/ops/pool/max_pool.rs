@@ -8,6 +8,7 @@ use super::{MAX_POOL_INTS, Pool2d, adaptive, as_2d, check_dtype, geo};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
+use crate::ops::channels_last::{channels_last, suggests};
 use crate::ops::grad::{backward, input_grad};
 use crate::ops::nn::check_float;
 use crate::{DType, Dim, IntoGeometry, MaybeDim, Result, Tensor, bail};
@@ -19,6 +20,9 @@ struct MaxPoolBackward {
     /// Some window has no tap inside the input: its index (PyTorch's first tap at or after
     /// 0) may point past the plane, and its gradient goes nowhere.
     hollow: bool,
+    /// The input suggests channels-last: so does its gradient (PyTorch's kernels keep the
+    /// input's memory format).
+    channels_last: bool,
 }
 
 backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
@@ -46,7 +50,12 @@ backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
         Tensor::zeros(&[planes, plane], g.dtype())?.scatter_add(1, &idx, &g)?
     };
     let full: Vec<i64> = self.shape.iter().map(|&d| d as i64).collect();
-    input_grad(zero_link(gx.view(&full)?, &ctx.saved[1], self.name)?)
+    // a fresh tensor, not a view of the flat planes (PyTorch's backward kernel writes its own)
+    let mut gx = gx.unsafe_view(&full)?;
+    if self.channels_last {
+        gx = channels_last(&gx)?;
+    }
+    input_grad(zero_link(gx, &ctx.saved[1], self.name)?)
 });
 
 /// PyTorch's `max_pool2d_with_indices_backward(g, x, ..)` (and the adaptive one) is
@@ -81,13 +90,14 @@ backward!(ZeroLink, self.name, |self, _, _g: Tensor| {
 });
 
 /// The maxima of the windows `win` of `x` (shape `[.., h, w]`) as a tensor of `out_shape`,
-/// with the i64 plane positions.
+/// with the i64 plane positions; both channels-last when `x` (4 dims) suggests it.
 fn max_pool_windows(
     x: &Tensor,
     out_shape: &[usize],
     win: &PoolWindows,
     name: &'static str,
 ) -> Result<(Tensor, Tensor)> {
+    let cl = x.dim() == 4 && suggests(x);
     let (out, idx) = {
         let _g = no_grad();
         let xc = if x.is_contiguous() {
@@ -99,7 +109,11 @@ fn max_pool_windows(
         let out = Tensor::empty_strided(out_shape, &strides, x.dtype())?;
         let idx = Tensor::empty_strided(out_shape, &strides, DType::I64)?;
         crate::backend::pool::max_pool(&out.data(), &idx.data(), &xc.data(), win, x.dtype());
-        (out, idx)
+        if cl {
+            (channels_last(&out)?, channels_last(&idx)?)
+        } else {
+            (out, idx)
+        }
     };
     record(
         &[&out],
@@ -109,6 +123,7 @@ fn max_pool_windows(
             name,
             shape: x.shape(),
             hollow: win.rows.iter().chain(&win.cols).any(|&(_, n)| n == 0),
+            channels_last: cl,
         },
     )?;
     Ok((out, idx))
@@ -180,6 +195,20 @@ fn max_pool1d_impl(
     }
     let x2 = as_2d(x, op)?;
     let s = stride.unwrap_or(kernel_size);
+    if !int32 {
+        // every argument checked positive (non-negative for the padding) above
+        let l = x.shape()[x.dim() - 1];
+        let [k, st, p, d] = [kernel_size, s, padding, dilation].map(|v| v as usize);
+        let ow = super::out_len(l, k, p, st, d, ceil_mode);
+        if ow < 1 {
+            bail!(
+                InvalidArgument,
+                op,
+                "max_pool1d() Invalid computed output size: {}",
+                ow
+            );
+        }
+    }
     let args = (
         &[1, kernel_size][..],
         &[1, s][..],

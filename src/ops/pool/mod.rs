@@ -10,7 +10,9 @@
 //!
 //! Every pooling is a set of windows over contiguous `[h, w]` planes (`PoolWindows`: the
 //! padding clipped away, dilation as a step), computed here and run by the backend's pooling
-//! kernels (`Backend::max_pool`, `Backend::avg_pool`, `Backend::avg_pool_transpose`).
+//! kernels (`Backend::max_pool`, `Backend::avg_pool`, `Backend::avg_pool_transpose`). A 4-dim
+//! input whose strides suggest channels-last gets a channels-last output, indices and input
+//! gradient, as PyTorch's CPU kernels (so does a 1-d pooling whose `unsqueeze(-2)` does).
 //!
 //! Derivative rules (`g` = output gradient):
 //! - max_pool / adaptive_max_pool: `g` scattered (summed) to the picked positions:

@@ -59,16 +59,37 @@ impl Tensor {
         let output_size = geo(output_size, op)?;
         let (lead, h, w) = planes_of(self, op)?;
         // PyTorch's `_unpool_output_size`: plain arithmetic on the (possibly negative)
-        // arguments; a negative result is refused
-        let default = |d: usize, size: usize| (size as i64 - 1) * s[d] - 2 * p[d] + k[d];
+        // arguments; a negative result is refused. A given size has 2 elements (or 4: the
+        // last 2 taken), each strictly within one stride of the default size
+        let default = [
+            (h as i64 - 1) * s[0] - 2 * p[0] + k[0],
+            (w as i64 - 1) * s[1] - 2 * p[1] + k[1],
+        ];
         let (oh, ow) = match output_size.len() {
-            0 => (default(0, h), default(1, w)),
-            n if n >= 2 => (output_size[n - 2], output_size[n - 1]),
-            _ => bail!(
+            0 => (default[0], default[1]),
+            n @ (2 | 4) => {
+                let given = &output_size[n - 2..];
+                for d in 0..2 {
+                    let (lo, hi) = (default[d] - s[d], default[d] + s[d]);
+                    if !(lo < given[d] && given[d] < hi) {
+                        bail!(
+                            InvalidArgument,
+                            op,
+                            "invalid output_size \"{:?}\" (dim {} must be between {} and {})",
+                            given,
+                            d,
+                            lo,
+                            hi
+                        );
+                    }
+                }
+                (given[0], given[1])
+            }
+            n => bail!(
                 InvalidArgument,
                 op,
-                "output_size must have at least 2 elements, got {:?}",
-                output_size
+                "output_size should be a sequence containing 2 or 4 elements, but it has a length of '{}'",
+                n
             ),
         };
         for (d, v) in [oh, ow].into_iter().enumerate() {
