@@ -257,13 +257,13 @@ fn integer_max_pool_keeps_channels_last() -> R {
 #[test]
 fn max_pool_gradient_is_not_a_view() -> R {
     // torch 2.15: F.max_pool2d(x [1, 2, 4, 1] float64, [1, 2], [2, 1], [0, 1], [1, 2],
-    // return_indices=True): the input gradient under create_graph has `_is_view()` false
-    // (the backward kernel's own tensor). Its strides (torch: (8, 4, 1, 1)) are still
-    // (10, 5, 1, 1) here for windows without a tap inside the input (the spare column of
-    // the scatter): listed in grad_tests/fixtures/sweep/divergences.txt (sw_nn_layouts_0022)
+    // return_indices=True): the input gradient under create_graph has strides (8, 4, 1, 1)
+    // and `_is_view()` false (the backward kernel's own tensor), windows without a tap
+    // inside the input too
     let x = input(&[1, 2, 4, 1], DType::F64, false)?.requires_grad_(true)?;
     let (y, _) = x.max_pool2d_with_indices([1, 2], [2, 1], [0, 1], [1, 2], false)?;
     let g = grads_of(&y, std::slice::from_ref(&x))?;
+    assert_eq!(g[0].strides(), vec![8, 4, 1, 1]);
     assert!(!g[0].is_view());
     // windows with taps inside: the contiguous strides too
     let x = input(&[2, 3, 5, 6], DType::F64, false)?.requires_grad_(true)?;

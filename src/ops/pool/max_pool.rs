@@ -42,10 +42,13 @@ backward!(MaxPoolBackward, self.name, |self, ctx, g: Tensor| {
     let gx = if self.hollow {
         // PyTorch adds such a gradient past the plane (out of bounds, into other memory):
         // here it lands in one spare column, dropped; an index inside the plane still gets
-        // it, as PyTorch's
+        // it, as PyTorch's; dense (PyTorch's strides), not strided over the spare column
         let zeros = Tensor::zeros(&[planes, plane + 1], g.dtype())?;
         let idx = idx.clamp_max(plane as i64)?;
-        zeros.scatter_add(1, &idx, &g)?.narrow(1, 0, plane as i64)?
+        zeros
+            .scatter_add(1, &idx, &g)?
+            .narrow(1, 0, plane as i64)?
+            .contiguous()?
     } else {
         Tensor::zeros(&[planes, plane], g.dtype())?.scatter_add(1, &idx, &g)?
     };
