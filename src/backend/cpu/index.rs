@@ -344,10 +344,18 @@ pub(crate) fn nonzero<T: Element>(src: &[T], l: &Layout) -> Result<Vec<usize>> {
     let nz = |x: T| cast::<T, bool>(x);
     Ok(if l.is_contiguous() {
         let s = &src[l.offset()..l.offset() + l.numel()];
-        s.iter()
-            .enumerate()
-            .filter_map(|(i, &x)| nz(x).then_some(i))
-            .collect()
+        // count, then store every position and advance past the hits only: no branch per
+        // element (a mask of random bits mispredicts half of them; `nonzero`, `masked_select`)
+        let count = s.iter().filter(|&&x| nz(x)).count();
+        let mut hits = crate::storage::try_vec::<usize>(count + 1, "nonzero")?;
+        hits.resize(count + 1, 0);
+        let mut k = 0;
+        for (i, &x) in s.iter().enumerate() {
+            hits[k] = i;
+            k += usize::from(nz(x));
+        }
+        hits.truncate(count);
+        hits
     } else {
         l.offsets()
             .enumerate()
