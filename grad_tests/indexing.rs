@@ -850,7 +850,11 @@ fn one_index_tensor_on_a_strided_source() {
     let out = x.i((.., &idx)).unwrap();
     assert_eq!(out.shape(), vec![4, 3, 2, 2]);
     assert!(out.is_contiguous() && !out.is_view());
-    let (xv, ov, iv) = (f64s(&x.contiguous().unwrap()), f64s(&out), [2, 0, 2, 1, 0, 0]);
+    let (xv, ov, iv) = (
+        f64s(&x.contiguous().unwrap()),
+        f64s(&out),
+        [2, 0, 2, 1, 0, 0],
+    );
     for a in 0..4 {
         for (pq, &r) in iv.iter().enumerate() {
             for b in 0..2 {
@@ -859,7 +863,9 @@ fn one_index_tensor_on_a_strided_source() {
         }
     }
     // a 0-dim index removes the dim; an empty one keeps it with size 0
-    let zero = x.index_tensors(&[None, Some(Tensor::scalar(-2i64))]).unwrap();
+    let zero = x
+        .index_tensors(&[None, Some(Tensor::scalar(-2i64))])
+        .unwrap();
     assert_eq!((zero.shape(), zero.is_view()), (vec![4, 2], false));
     assert_eq!(f64s(&zero), f64s(&x.i((.., 1)).unwrap()));
     let none = it(vec![], &[0]);

@@ -200,7 +200,10 @@ pub(crate) fn plan(sizes: &[usize], strides: &[usize], offset: usize, idx: &[Idx
 /// index's shape in its place, so it runs the backend's block-copy `index_select` instead of a
 /// per-element plan (the workload: `x[rows]`, `index_tensor` of the op-speed table).
 pub(crate) fn select(src: &Tensor, idx: &[Idx]) -> Result<Option<Tensor>> {
-    let mut adv = idx.iter().enumerate().filter_map(|(d, i)| Some((d, i.as_ref()?)));
+    let mut adv = idx
+        .iter()
+        .enumerate()
+        .filter_map(|(d, i)| Some((d, i.as_ref()?)));
     let (Some((d, (ishape, vals))), None) = (adv.next(), adv.next()) else {
         return Ok(None);
     };

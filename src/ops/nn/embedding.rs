@@ -107,18 +107,22 @@ struct EmbeddingBackward {
     in_shape: Vec<usize>,
 }
 
-backward!(EmbeddingBackward, "EmbeddingBackward0", |self, _, g: Tensor| {
-    let d = self.in_shape[1];
-    let mut idx = crate::storage::try_vec::<usize>(self.rows.len() * d, "embedding")?;
-    for &i in &self.rows {
-        if Some(i) == self.pad {
-            idx.extend(std::iter::repeat_n(SKIP, d));
-        } else {
-            idx.extend(i * d..(i + 1) * d);
+backward!(
+    EmbeddingBackward,
+    "EmbeddingBackward0",
+    |self, _, g: Tensor| {
+        let d = self.in_shape[1];
+        let mut idx = crate::storage::try_vec::<usize>(self.rows.len() * d, "embedding")?;
+        for &i in &self.rows {
+            if Some(i) == self.pad {
+                idx.extend(std::iter::repeat_n(SKIP, d));
+            } else {
+                idx.extend(i * d..(i + 1) * d);
+            }
         }
+        input_grad(put_add(&g, Arc::new(idx), &self.in_shape)?)
     }
-    input_grad(put_add(&g, Arc::new(idx), &self.in_shape)?)
-});
+);
 
 /// `padding_idx` of a table with `num_embeddings` rows as a row number, PyTorch's rule: a
 /// negative value counts from the end, and one outside `[-num_embeddings, num_embeddings)` is
