@@ -839,3 +839,37 @@ fn setitem_errors_leave_everything_unchanged() {
     assert_eq!(l.i_set(0, 3.0).unwrap_err().kind(), ErrorKind::LeafInplace);
     assert!(l.is_leaf() && l.grad_fn().is_none() && l.version() == 0);
 }
+
+#[test]
+fn one_index_tensor_on_a_strided_source() {
+    // x[:, idx] with a 2-D index (negatives) on a permuted source: out[a, p, q, b] =
+    // x[a, idx[p, q], b], each element checked against the source's own reads
+    let base = ar(24, &[2, 3, 4], DType::F32);
+    let x = base.permute(&[2, 1, 0]).unwrap(); // [4, 3, 2], not contiguous
+    let idx = it(vec![-1, 0, 2, 1, 0, -3], &[3, 2]);
+    let out = x.i((.., &idx)).unwrap();
+    assert_eq!(out.shape(), vec![4, 3, 2, 2]);
+    assert!(out.is_contiguous() && !out.is_view());
+    let (xv, ov, iv) = (
+        f64s(&x.contiguous().unwrap()),
+        f64s(&out),
+        [2, 0, 2, 1, 0, 0],
+    );
+    for a in 0..4 {
+        for (pq, &r) in iv.iter().enumerate() {
+            for b in 0..2 {
+                assert_eq!(ov[(a * 6 + pq) * 2 + b], xv[(a * 3 + r) * 2 + b]);
+            }
+        }
+    }
+    // a 0-dim index removes the dim; an empty one keeps it with size 0
+    let zero = x
+        .index_tensors(&[None, Some(Tensor::scalar(-2i64))])
+        .unwrap();
+    assert_eq!((zero.shape(), zero.is_view()), (vec![4, 2], false));
+    assert_eq!(f64s(&zero), f64s(&x.i((.., 1)).unwrap()));
+    let none = it(vec![], &[0]);
+    assert_eq!(x.i((.., &none)).unwrap().shape(), vec![4, 0, 2]);
+    let e = x.i((.., &it(vec![3], &[1]))).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+}

@@ -195,6 +195,47 @@ pub(crate) fn plan(sizes: &[usize], strides: &[usize], offset: usize, idx: &[Idx
     Ok(Plan { shape, offsets })
 }
 
+/// `src` indexed by exactly one index tensor (every other dim taken whole), or `None` when
+/// `idx` has more or no index tensors: that is `index_select` along the indexed dim with the
+/// index's shape in its place, so it runs the backend's block-copy `index_select` instead of a
+/// per-element plan (the workload: `x[rows]`, `index_tensor` of the op-speed table).
+pub(crate) fn select(src: &Tensor, idx: &[Idx]) -> Result<Option<Tensor>> {
+    let mut adv = idx
+        .iter()
+        .enumerate()
+        .filter_map(|(d, i)| Some((d, i.as_ref()?)));
+    let (Some((d, (ishape, vals))), None) = (adv.next(), adv.next()) else {
+        return Ok(None);
+    };
+    let sizes = src.shape();
+    let size = sizes[d] as i64;
+    let mut rows = crate::storage::try_vec::<usize>(vals.len(), "index")?;
+    for &x in vals {
+        if x < -size || x >= size {
+            bail!(
+                IndexOutOfRange,
+                "index",
+                "index {} is out of bounds for dimension {} with size {}",
+                x,
+                d,
+                size
+            );
+        }
+        rows.push(if x < 0 { x + size } else { x } as usize);
+    }
+    let shape: Vec<usize> = [&sizes[..d], &ishape[..], &sizes[d + 1..]].concat();
+    let dt = src.dtype();
+    let out = output(&shape, dt, "index")?;
+    let mut selected = sizes.clone();
+    selected[d] = rows.len();
+    let dst = TensorData {
+        storage: out.data().storage.clone(),
+        layout: Layout::contiguous(&selected),
+    };
+    crate::backend::movement::index_select(&dst, &src.data(), d, &rows, dt)?;
+    Ok(Some(out))
+}
+
 /// `src`'s whole storage as a 1-D geometry: plan offsets are its logical positions.
 fn whole(d: &TensorData, dt: DType) -> TensorData {
     TensorData {

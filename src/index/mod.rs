@@ -12,7 +12,7 @@ use crate::dtype::Operand;
 use crate::ops::elementwise::binary::scalar_tensor;
 use crate::ops::util::check_no_overlap;
 use crate::{DType, Result, Tensor, bail};
-use kernel::{gather, normalize, plan, scatter};
+use kernel::{gather, normalize, plan, scatter, select};
 
 /// Where `index_put_` writes: whole rows (the fast path) or planned elements.
 enum Target {
@@ -315,6 +315,9 @@ fn any_adv(a: &[Option<Tensor>]) -> bool {
 fn index_raw(src: &Tensor, indices: &[Option<Tensor>]) -> Result<Tensor> {
     let l = src.layout();
     let idx = normalize(l.sizes(), indices)?;
+    if let Some(out) = select(src, &idx)? {
+        return Ok(out);
+    }
     let p = plan(l.sizes(), l.strides(), l.offset(), &idx)?;
     gather(src, &p)
 }

@@ -2,7 +2,7 @@
 //! strided geometries (the primitives of `gather`, `scatter`, advanced indexing and every
 //! backward built on them), the whole-row scatter of `index_put_` (copy or vectorised
 //! accumulation, parallel chunks merged in a fixed order), `index_select` (block copies of the
-//! inner runs, outer rows split over the worker team when large) and `nonzero`. Every kernel validates its geometry and positions before its first
+//! inner runs, (outer row, position) pairs split over the worker team when large) and `nonzero`. Every kernel validates its geometry and positions before its first
 //! write, so an error changes nothing.
 
 use super::elementwise::add_rows;
@@ -289,11 +289,11 @@ pub(crate) fn index_select<T: Element>(
         .zip(outer(sl, dim).offsets())
         .collect();
     let out = SharedOut(dst.as_mut_ptr());
-    // one outer row: the selected runs (or single elements) of `src` into `dst`
-    let row = |od: usize, os: usize| {
+    // the selected positions `js` of one outer row: their runs (or single elements) of `src`
+    let row = |od: usize, os: usize, js: std::ops::Range<usize>| {
         let out = out.ptr();
-        for (j, &i) in idx.iter().enumerate() {
-            let (d0, s0) = (od + j * dst_st, os + i * src_st);
+        for j in js {
+            let (d0, s0) = (od + j * dst_st, os + idx[j] * src_st);
             // SAFETY: every element of `dl` and `sl` lies in its buffer (checked above) and
             // `dl` has no internal overlap (a fresh output), so the writes of distinct outer
             // rows and selected positions are distinct elements.
@@ -310,18 +310,28 @@ pub(crate) fn index_select<T: Element>(
             }
         }
     };
+    // the work is split over (outer row, selected position) pairs, so a selection along dim 0
+    // (one outer row: `x[rows]`, `index_select(0, ..)`, `embedding`) runs on the whole team too
+    let (k, units) = (idx.len(), rows.len() * idx.len());
     let parts = if dl.numel() >= 2 * PAR_MIN_ELEMS && team::size() > 1 {
-        rows.len().min(4 * team::size())
+        units.min(4 * team::size())
     } else {
         1
     };
+    let span = |lo: usize, hi: usize| {
+        let mut u = lo;
+        while u < hi {
+            let (r, j) = (u / k, u % k);
+            let end = hi.min((r + 1) * k);
+            let (od, os) = rows[r];
+            row(od, os, j..j + (end - u));
+            u = end;
+        }
+    };
     if parts <= 1 {
-        rows.iter().for_each(|&(od, os)| row(od, os));
+        span(0, units);
     } else {
-        team::run(parts, &|c| {
-            let (lo, hi) = (c * rows.len() / parts, (c + 1) * rows.len() / parts);
-            rows[lo..hi].iter().for_each(|&(od, os)| row(od, os));
-        });
+        team::run(parts, &|c| span(c * units / parts, (c + 1) * units / parts));
     }
     Ok(())
 }
@@ -334,10 +344,18 @@ pub(crate) fn nonzero<T: Element>(src: &[T], l: &Layout) -> Result<Vec<usize>> {
     let nz = |x: T| cast::<T, bool>(x);
     Ok(if l.is_contiguous() {
         let s = &src[l.offset()..l.offset() + l.numel()];
-        s.iter()
-            .enumerate()
-            .filter_map(|(i, &x)| nz(x).then_some(i))
-            .collect()
+        // count, then store every position and advance past the hits only: no branch per
+        // element (a mask of random bits mispredicts half of them; `nonzero`, `masked_select`)
+        let count = s.iter().filter(|&&x| nz(x)).count();
+        let mut hits = crate::storage::try_vec::<usize>(count + 1, "nonzero")?;
+        hits.resize(count + 1, 0);
+        let mut k = 0;
+        for (i, &x) in s.iter().enumerate() {
+            hits[k] = i;
+            k += usize::from(nz(x));
+        }
+        hits.truncate(count);
+        hits
     } else {
         l.offsets()
             .enumerate()

@@ -408,6 +408,17 @@ pub(super) unsafe fn map3<C: Element, T: Element, U: Element>(
                     for i in 0..len {
                         *po.add(i) = f(*pc.add(i), *pa.add(i), *pb.add(i));
                     }
+                } else if so == 1 && sc == 1 && sa == 0 && sb == 1 {
+                    // one value broadcast (`masked_fill(mask, v)`, `where(c, v, y)`)
+                    let av = *pa;
+                    for i in 0..len {
+                        *po.add(i) = f(*pc.add(i), av, *pb.add(i));
+                    }
+                } else if so == 1 && sc == 1 && sa == 1 && sb == 0 {
+                    let bv = *pb;
+                    for i in 0..len {
+                        *po.add(i) = f(*pc.add(i), *pa.add(i), bv);
+                    }
                 } else {
                     for i in 0..len as isize {
                         *po.offset(i * so) =

@@ -98,7 +98,7 @@ pub(crate) fn take(
     shape: &[usize],
     name: &'static str,
 ) -> Result<Tensor> {
-    take_with_grad_idx(x, idx.clone(), idx, shape, name)
+    take_recorded(x, idx.clone(), idx, shape, &cstrides(shape), name)
 }
 
 /// [`take`] into an output of `shape` with dense `strides` (`idx` still lists the picks in
@@ -111,20 +111,6 @@ pub(crate) fn take_strided(
     name: &'static str,
 ) -> Result<Tensor> {
     take_recorded(x, idx.clone(), idx, shape, strides, name)
-}
-
-/// [`take`] whose backward scatters through `grad_idx` instead of `idx` (same length): a
-/// position whose `grad_idx` is [`SKIP`] passes its value forward but no gradient back
-/// (`embedding` with `padding_idx`).
-pub(crate) fn take_with_grad_idx(
-    x: &Tensor,
-    idx: Arc<Vec<usize>>,
-    grad_idx: Arc<Vec<usize>>,
-    shape: &[usize],
-    name: &'static str,
-) -> Result<Tensor> {
-    debug_assert_eq!(idx.len(), grad_idx.len());
-    take_recorded(x, idx, grad_idx, shape, &cstrides(shape), name)
 }
 
 /// The picks `idx` of `x` into an output of `shape` and dense `strides`, recording a backward

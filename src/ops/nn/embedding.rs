@@ -1,7 +1,12 @@
-//! `embedding` / `embedding_with`: rows of a weight table gathered through the differentiable
-//! [`take`] primitive (backward scatters into the rows; `padding_idx` positions are skipped).
+//! `embedding` / `embedding_with`: rows of a weight table copied by the backend's
+//! `index_select`; the backward adds the output rows into the looked-up rows through the
+//! differentiable [`put_add`] primitive (`padding_idx` positions are skipped).
 
-use crate::ops::movement::gather::{SKIP, take, take_with_grad_idx};
+use crate::autograd::record;
+use crate::layout::Layout;
+use crate::ops::grad::{backward, input_grad};
+use crate::ops::movement::gather::{SKIP, output, put_add};
+use crate::tensor::TensorData;
 use crate::{Result, Tensor, bail};
 use std::sync::Arc;
 
@@ -57,7 +62,7 @@ impl Tensor {
             None => None,
         };
         let iv = crate::ops::movement::gather::index_values(indices, op, true)?;
-        let mut idx = Vec::with_capacity(iv.len() * d);
+        let mut rows = crate::storage::try_vec::<usize>(iv.len(), op)?;
         for &i in &iv {
             if i < 0 || i as usize >= v {
                 bail!(
@@ -68,26 +73,56 @@ impl Tensor {
                     v
                 );
             }
-            idx.extend((0..d).map(|k| i as usize * d + k));
+            rows.push(i as usize);
         }
         let mut sh = indices.shape();
         sh.push(d);
-        let name = "EmbeddingBackward0";
-        match pad {
-            None => take(weight, Arc::new(idx), &sh, name),
-            Some(p) => {
-                let grad_idx: Vec<usize> = iv
-                    .iter()
-                    .flat_map(|&i| {
-                        let skip = i as usize == p;
-                        (0..d).map(move |k| if skip { SKIP } else { i as usize * d + k })
-                    })
-                    .collect();
-                take_with_grad_idx(weight, Arc::new(idx), Arc::new(grad_idx), &sh, name)
-            }
-        }
+        // the rows are copied whole by the backend's `index_select` (as `[rows, d]`)
+        let out = output(&sh, weight.dtype(), op)?;
+        let dst = TensorData {
+            storage: out.data().storage.clone(),
+            layout: Layout::contiguous(&[rows.len(), d]),
+        };
+        crate::backend::movement::index_select(&dst, &weight.data(), 0, &rows, weight.dtype())?;
+        record(
+            &[&out],
+            &[weight],
+            Vec::new,
+            EmbeddingBackward {
+                rows,
+                pad,
+                in_shape: weight.shape(),
+            },
+        )?;
+        Ok(out)
     }
 }
+
+/// `weight`'s gradient: each looked-up row's output gradient added into its row (none for
+/// `padding_idx`), through the differentiable [`put_add`] (whose backward is `take`, so double
+/// backward works); PyTorch's `embedding_backward` is out of place (version 0).
+struct EmbeddingBackward {
+    rows: Vec<usize>,
+    pad: Option<usize>,
+    in_shape: Vec<usize>,
+}
+
+backward!(
+    EmbeddingBackward,
+    "EmbeddingBackward0",
+    |self, _, g: Tensor| {
+        let d = self.in_shape[1];
+        let mut idx = crate::storage::try_vec::<usize>(self.rows.len() * d, "embedding")?;
+        for &i in &self.rows {
+            if Some(i) == self.pad {
+                idx.extend(std::iter::repeat_n(SKIP, d));
+            } else {
+                idx.extend(i * d..(i + 1) * d);
+            }
+        }
+        input_grad(put_add(&g, Arc::new(idx), &self.in_shape)?)
+    }
+);
 
 /// `padding_idx` of a table with `num_embeddings` rows as a row number, PyTorch's rule: a
 /// negative value counts from the end, and one outside `[-num_embeddings, num_embeddings)` is

@@ -6,7 +6,7 @@
 use super::{CrossEntropyOptions, NllLossOptions, Reduction};
 use crate::autograd::{SavedTensor, record};
 use crate::ops::grad::{backward, input_grad, zero_grad_link};
-use crate::ops::movement::gather::{SKIP, cstrides, for_each_pos, put_add};
+use crate::ops::movement::gather::{SKIP, put_add};
 use crate::ops::nn::{check_float, from_f64};
 use crate::{DType, Result, Tensor, bail};
 use std::sync::Arc;
@@ -72,29 +72,30 @@ fn class_picks(
     // the targets, read on the host once: an index list validated against the class count
     target.check_strided("to_vec")?;
     let tv = crate::backend::read_vec::<i64>(&target.data(), target.dtype())?;
-    let st = cstrides(&ish);
+    // input position of target `flat` picking class `t`: its outer index (dims before the
+    // class dim), the class, its inner index (dims after)
+    let inner: usize = ish[cd + 1..].iter().product();
     let mut idx = Vec::with_capacity(tv.len());
     let mut w = Vec::with_capacity(tv.len());
     let mut bad = None;
-    for_each_pos(&tsh, |flat, pos| {
-        let t = tv[flat];
+    for (flat, &t) in tv.iter().enumerate() {
         if t == ignore {
             idx.push(SKIP);
             w.push(0.0);
-            return;
+            continue;
         }
         if t < 0 || t as usize >= c {
             bad.get_or_insert(t);
-            return;
+            continue;
         }
-        let mut f = t as usize * st[cd];
-        for (k, &p) in pos.iter().enumerate() {
-            let id = if k < cd { k } else { k + 1 };
-            f += p * st[id];
-        }
-        idx.push(f);
+        let (o, i) = if inner == 1 {
+            (flat, 0)
+        } else {
+            (flat / inner, flat % inner)
+        };
+        idx.push((o * c + t as usize) * inner + i);
         w.push(wv[t as usize]);
-    });
+    }
     if let Some(t) = bad {
         bail!(IndexOutOfRange, op, "Target {} is out of bounds.", t);
     }
@@ -107,7 +108,9 @@ fn class_picks(
 
 struct NllLossBackward {
     idx: Arc<Vec<usize>>,
-    coef: Tensor,
+    /// `-w` (`-w / Σw` for the mean) per target, made a tensor of `tshape` only in backward.
+    coef: Vec<f64>,
+    tshape: Vec<usize>,
     in_shape: Vec<usize>,
 }
 
@@ -116,7 +119,8 @@ backward!(
     NllLossBackward,
     "NllLossBackward0",
     |self, ctx, g: Tensor| {
-        let gi = g.mul(&self.coef)?;
+        let coef = from_f64(self.coef.clone(), &self.tshape, g.dtype())?;
+        let gi = g.mul(&coef)?;
         let gi = put_add(&gi, self.idx.clone(), &self.in_shape)?;
         let name = "NllLossBackwardBackward0";
         input_grad(zero_grad_link(gi, &[&ctx.saved[0]], name)?)
@@ -142,19 +146,14 @@ fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
         .collect();
     let wsum: f64 = p.w.iter().sum();
     let dt = input.dtype();
-    let (out, coef) = match reduction {
-        Reduction::None => (
-            from_f64(vals, &p.tshape, dt)?,
-            from_f64(p.w.iter().map(|w| -w).collect(), &p.tshape, dt)?,
-        ),
-        Reduction::Sum => (
-            from_f64(vec![vals.iter().sum()], &[], dt)?,
-            from_f64(p.w.iter().map(|w| -w).collect(), &p.tshape, dt)?,
-        ),
-        Reduction::Mean => (
-            from_f64(vec![vals.iter().sum::<f64>() / wsum], &[], dt)?,
-            from_f64(p.w.iter().map(|w| -w / wsum).collect(), &p.tshape, dt)?,
-        ),
+    let out = match reduction {
+        Reduction::None => from_f64(vals, &p.tshape, dt)?,
+        Reduction::Sum => from_f64(vec![vals.iter().sum()], &[], dt)?,
+        Reduction::Mean => from_f64(vec![vals.iter().sum::<f64>() / wsum], &[], dt)?,
+    };
+    let coef = match reduction {
+        Reduction::None | Reduction::Sum => p.w.iter().map(|w| -w).collect(),
+        Reduction::Mean => p.w.iter().map(|w| -w / wsum).collect(),
     };
     record(
         &[&out],
@@ -163,6 +162,7 @@ fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
         NllLossBackward {
             idx: Arc::new(p.idx),
             coef,
+            tshape: p.tshape,
             in_shape: input.shape(),
         },
     )?;
