@@ -69,8 +69,9 @@ pub(crate) trait ReduceKernels: Device {
 
     /// `dst[dl] += src[sl]` in logical order for the element type of `dt` (the accumulation
     /// dtype of `sum`); `dl` has `sl`'s sizes and stride 0 on the reduced dims, `full` when
-    /// every dim is reduced. Runs that reduce into one element sum with 8 accumulators, full
-    /// sums of large contiguous sources in parallel ranges: the rounding of `sum_dims`.
+    /// every dim is reduced. Runs that reduce into one element sum with 8 accumulators (rows
+    /// of the last dim alone: pairwise in lanes as the full sum, rows split over the team),
+    /// full sums of large contiguous sources in parallel ranges: the rounding of `sum_dims`.
     ///
     /// # Safety
     /// Both geometries lie inside their buffers, which are distinct.
@@ -93,4 +94,15 @@ pub(crate) trait ReduceKernels: Device {
         sl: &Layout,
         dt: DType,
     ) -> bool;
+
+    /// `sum(a * b)` of two unit-stride 1-D float vectors of equal length, as `mul` then the
+    /// pairwise full sum give it (same bits), in one pass; `None` (nothing done) for other
+    /// dtypes or geometries, or ones outside the buffers. f32 results are exact in the f64.
+    fn dot_dense(
+        a: &Self::Buffer,
+        al: &Layout,
+        b: &Self::Buffer,
+        bl: &Layout,
+        dt: DType,
+    ) -> Option<f64>;
 }
