@@ -577,36 +577,6 @@ impl<T: Element, const ALL: bool> Fold<T> for Logic<ALL> {
     }
 }
 
-/// The sum of a contiguous float row with NaN read as zero, in the compute type (f16/bf16 in
-/// f32), by [`sum::sum`]'s pairwise lanes (the team splits a long row).
-fn nansum_row<T: Element + crate::dtype::FloatCompute>(x: &[T]) -> T::C
-where
-    T::C: Element,
-{
-    #[allow(clippy::eq_op)]
-    sum::sum(x, &|v: T| {
-        let w = v.widen();
-        if w == w { w } else { <T::C as Element>::zero() }
-    })
-}
-
-/// Sum in f64 from `+0.0` with NaN read as zero: `nansum` over rows that are not contiguous.
-struct NanSum;
-impl<T: Element> Fold<T> for NanSum {
-    type S = f64;
-    fn init(&self, _: usize) -> f64 {
-        0.0
-    }
-    #[inline(always)]
-    #[allow(clippy::eq_op)]
-    fn step(&self, s: &mut f64, v: T, _: usize) {
-        let v = cast::<T, f64>(v);
-        if v == v {
-            *s += v;
-        }
-    }
-}
-
 /// Writes `vals` (cast to `dt`) to the first `vals.len()` elements of `dst` from `off`.
 fn write<V: Element>(dst: &mut CpuBuffer, off: usize, dt: DType, vals: &[V]) {
     dispatch!(dt, D => {
@@ -735,16 +705,6 @@ pub(crate) fn reduce(
                 })
                 .collect();
             write(dst, doff, ddt, &v);
-        }),
-        // one pass with NaN read as zero (per-op sweep row `nansum`, which was `isnan`,
-        // `masked_fill` and `sum`): contiguous float rows by the full sum's pairwise lanes
-        ReduceOp::NanSum if sdt.is_float() && g.rows_contiguous() => {
-            crate::match_dtype!(sdt, float, T => {
-                write(dst, doff, ddt, &rows_map(elems::<T>(src), &g, nansum_row::<T>));
-            }, else unreachable!("internal: a float dtype"))
-        }
-        ReduceOp::NanSum => dispatch!(sdt, T => {
-            write(dst, doff, ddt, &fold_rows(elems::<T>(src), &g, &NanSum));
         }),
         ReduceOp::All | ReduceOp::Any => dispatch!(sdt, T => {
             let x = elems::<T>(src);

@@ -341,40 +341,6 @@ pub(crate) unsafe fn sum_into<T: Element>(
     }
     let ds: SmallVec<[isize; 6]> = dl.strides().iter().map(|&s| s as isize).collect();
     let ss: SmallVec<[isize; 6]> = sl.strides().iter().map(|&s| s as isize).collect();
-    let d = sl.dim();
-    if !full
-        && d >= 2
-        && ss[d - 1] == 1
-        && ds[d - 1] == 0
-        && (0..d - 1).all(|i| ds[i] != 0 || sl.sizes()[i] < 2)
-    {
-        // fast path (per-op sweep rows `sum` and `mean` over the last dim): each output element
-        // is the sum of one contiguous row, so rows go to the team and each is summed pairwise
-        // in lanes as [`sum`] does
-        let r = sl.sizes()[d - 1];
-        let simd = simd();
-        let (po, px) = (po as usize, px as usize);
-        crate::layout::par_for_each_run(
-            &sl.sizes()[..d - 1],
-            [&ds[..d - 1], &ss[..d - 1]],
-            [dl.offset() as isize, sl.offset() as isize],
-            (crate::layout::PAR_MIN_ELEMS / r.max(1)).max(1),
-            |[oo, ox], len, [so, sx]| {
-                let (po, px) = (po as *mut T, px as *const T);
-                for i in 0..len as isize {
-                    // SAFETY: every offset the walk yields lies inside its buffer (caller
-                    // contract), a row of `r` elements from each; the buffers are distinct and
-                    // no two rows share an output element (its strides are non-zero).
-                    unsafe {
-                        let x = std::slice::from_raw_parts(px.offset(ox + i * sx), r);
-                        let p = po.offset(oo + i * so);
-                        *p = (*p).add(pairwise(x, &|v: T| v, simd));
-                    }
-                }
-            },
-        );
-        return;
-    }
     for_each_run(
         sl.sizes(),
         [&ds, &ss],

@@ -69,9 +69,8 @@ pub(crate) trait ReduceKernels: Device {
 
     /// `dst[dl] += src[sl]` in logical order for the element type of `dt` (the accumulation
     /// dtype of `sum`); `dl` has `sl`'s sizes and stride 0 on the reduced dims, `full` when
-    /// every dim is reduced. Runs that reduce into one element sum with 8 accumulators (rows
-    /// of the last dim alone: pairwise in lanes as the full sum, rows split over the team),
-    /// full sums of large contiguous sources in parallel ranges: the rounding of `sum_dims`.
+    /// every dim is reduced. Runs that reduce into one element sum with 8 accumulators, full
+    /// sums of large contiguous sources in parallel ranges: the rounding of `sum_dims`.
     ///
     /// # Safety
     /// Both geometries lie inside their buffers, which are distinct.
