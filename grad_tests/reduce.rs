@@ -384,3 +384,187 @@ fn prod_dtype_refuses_a_non_differentiable_result() -> R {
     assert_eq!(x.prod_dtype((), false, DType::F32)?.item::<f32>()?, 3.0);
     Ok(())
 }
+
+// --- issue 29 fast paths (reduce29): long single rows split over the team, value-only
+// extrema, one-pass dot, parallel fills and ramps (and last-dim sums as a reference) ---
+
+/// The sequential first-wins extremum scan the kernels must equal bit for bit.
+fn first_extremum(x: &[f32], max: bool) -> f32 {
+    let mut m = x[0];
+    for &v in x {
+        if m.is_nan() {
+            break;
+        }
+        if v.is_nan() || (max && v > m) || (!max && v < m) {
+            m = v;
+        }
+    }
+    m
+}
+
+#[test]
+fn long_row_extrema_equal_the_sequential_scan() -> R {
+    let n = (1usize << 18) + 77;
+    let base: Vec<f32> = (0..n).map(|i| -1.0 - (i % 1000) as f32).collect();
+    let mut cases: Vec<Vec<f32>> = vec![base.clone()];
+    // ties of zeros of both signs: the first one's sign wins
+    let mut z = base.clone();
+    z[1000] = -0.0;
+    z[200_000] = 0.0;
+    cases.push(z);
+    let mut z = base.clone();
+    z[5] = 0.0;
+    z[n - 1] = -0.0;
+    cases.push(z);
+    // NaNs of two payloads: the first one's bits win
+    let mut q = base.clone();
+    q[150_000] = f32::from_bits(0x7fc0_0001);
+    q[250_000] = f32::from_bits(0x7fc0_0002);
+    cases.push(q);
+    // the extremum in the last part, and a unique one in the first
+    let mut e = base.clone();
+    e[n - 3] = 7.0;
+    e[2] = -5000.0;
+    cases.push(e);
+    for x in cases {
+        let t = Tensor::from_slice(&x, &[n])?;
+        let (mx, mn) = (first_extremum(&x, true), first_extremum(&x, false));
+        assert_eq!(t.max()?.item::<f32>()?.to_bits(), mx.to_bits());
+        assert_eq!(t.min()?.item::<f32>()?.to_bits(), mn.to_bits());
+        assert_eq!(t.amax((), false)?.item::<f32>()?.to_bits(), mx.to_bits());
+        assert_eq!(t.amin(&[0], false)?.item::<f32>()?.to_bits(), mn.to_bits());
+        let am = t.argmax(None, false)?.item::<i64>()? as usize;
+        assert_eq!(x[am].to_bits(), mx.to_bits());
+    }
+    Ok(())
+}
+
+#[test]
+fn value_only_extrema_of_rows_and_columns() -> R {
+    let (r, c) = (300usize, 1024usize);
+    let mut x: Vec<f32> = (0..r * c)
+        .map(|i| ((i * 7919) % 1013) as f32 * 0.5 - 300.0)
+        .collect();
+    x[3 * c + 17] = f32::NAN; // column 17, row 3
+    for i in 0..r {
+        x[i * c + 40] = if i % 2 == 0 { -0.0 } else { 0.0 }; // column 40 and row ties
+        x[i * c + 41] = -(i as f32) - 1.0;
+    }
+    x[250 * c + 41] = 0.0;
+    let t = Tensor::from_slice(&x, &[r, c])?;
+    for max in [true, false] {
+        let cols = if max {
+            t.amax(&[0], false)?
+        } else {
+            t.amin(&[0], false)?
+        };
+        let rows = if max {
+            t.amax(&[1], false)?
+        } else {
+            t.amin(&[1], false)?
+        };
+        let got_c = cols.to_vec::<f32>()?;
+        let got_r = rows.to_vec::<f32>()?;
+        for j in 0..c {
+            let col: Vec<f32> = (0..r).map(|i| x[i * c + j]).collect();
+            assert_eq!(
+                got_c[j].to_bits(),
+                first_extremum(&col, max).to_bits(),
+                "col {j}"
+            );
+        }
+        for i in 0..r {
+            let want = first_extremum(&x[i * c..(i + 1) * c], max);
+            assert_eq!(got_r[i].to_bits(), want.to_bits(), "row {i}");
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn last_dim_sums_and_dot_of_large_tensors() -> R {
+    let (m, n) = (70usize, 5003usize);
+    let x: Vec<f32> = (0..m * n)
+        .map(|i| ((i % 97) as f32 - 48.0) * 0.01)
+        .collect();
+    let t = Tensor::from_slice(&x, &[m, n])?;
+    let s = t.sum_dims(&[-1], false)?.to_vec::<f32>()?;
+    let mean = t.mean(&[1], true, None)?;
+    assert_eq!(mean.shape(), vec![m, 1]);
+    let mean = mean.to_vec::<f32>()?;
+    for i in 0..m {
+        let want: f64 = x[i * n..(i + 1) * n].iter().map(|&v| v as f64).sum();
+        assert!(
+            (s[i] as f64 - want).abs() <= 1e-3 * (1.0 + want.abs()),
+            "row {i}"
+        );
+        assert!(
+            (mean[i] as f64 - want / n as f64).abs() <= 1e-6 * (1.0 + want.abs()),
+            "row {i}"
+        );
+    }
+    // a transposed view sums through the strided walk, to the same values up to rounding
+    let tt = t.t()?.contiguous()?.t()?;
+    let s2 = tt.sum_dims(&[1], false)?.to_vec::<f32>()?;
+    for i in 0..m {
+        assert!((s2[i] - s[i]).abs() <= 1e-3 * (1.0 + s[i].abs()), "row {i}");
+    }
+    let a = Tensor::randn(&[(1usize << 20) + 5], DType::F32)?;
+    let b = Tensor::randn(&[(1usize << 20) + 5], DType::F32)?;
+    let want = a.mul(&b)?.sum()?.item::<f32>()?;
+    assert_eq!(a.dot(&b)?.item::<f32>()?.to_bits(), want.to_bits());
+    let a64 = a.to_dtype(DType::F64)?;
+    let want = a64.mul(&a64)?.sum()?.item::<f64>()?;
+    assert_eq!(a64.dot(&a64)?.item::<f64>()?.to_bits(), want.to_bits());
+    Ok(())
+}
+
+#[test]
+fn large_fills_and_ramps() -> R {
+    let n = (1usize << 17) + 9;
+    assert!(
+        Tensor::zeros(&[n], DType::F32)?
+            .to_vec::<f32>()?
+            .iter()
+            .all(|v| v.to_bits() == 0)
+    );
+    assert!(
+        Tensor::ones(&[n], DType::I64)?
+            .to_vec::<i64>()?
+            .iter()
+            .all(|&v| v == 1)
+    );
+    let f = Tensor::full(&[3, n], -0.0, DType::F64)?.to_vec::<f64>()?;
+    assert!(f.iter().all(|v| v.to_bits() == (-0.0f64).to_bits()));
+    let o = Tensor::full(&[n], 3.5, DType::F32)?;
+    o.zero_()?;
+    assert!(o.to_vec::<f32>()?.iter().all(|&v| v == 0.0));
+    let e = Tensor::eye(400, DType::F32)?.to_vec::<f32>()?;
+    for (k, &v) in e.iter().enumerate() {
+        assert_eq!(v, if k % 401 == 0 { 1.0 } else { 0.0 });
+    }
+    let a = Tensor::arange_dtype(0.5, n as f64, 0.25, DType::F32)?.to_vec::<f32>()?;
+    assert_eq!(a.len(), ((n as f64 - 0.5) / 0.25).ceil() as usize);
+    for (i, &v) in a.iter().enumerate() {
+        assert_eq!(v, (0.5 + 0.25 * i as f64) as f32);
+    }
+    let l = Tensor::linspace(-1.0, 3.0, n, DType::F32)?.to_vec::<f32>()?;
+    let step = 4.0 / (n - 1) as f64;
+    for (i, &v) in l.iter().enumerate() {
+        let want = if i < n / 2 {
+            -1.0 + step * i as f64
+        } else {
+            3.0 - step * (n - 1 - i) as f64
+        };
+        assert_eq!(v, want as f32, "{i}");
+    }
+    assert_eq!(
+        Tensor::linspace(2.0, 5.0, 1, DType::F32)?.to_vec::<f32>()?,
+        vec![2.0]
+    );
+    assert_eq!(
+        Tensor::arange_dtype(0, 5, 2, DType::I32)?.to_vec::<i32>()?,
+        vec![0, 2, 4]
+    );
+    Ok(())
+}

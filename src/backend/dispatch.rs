@@ -155,6 +155,26 @@ pub(crate) fn fill(dst: &TensorData, dt: DType, v: Scalar) {
     });
 }
 
+/// Writes the ramp `r` of `arange`/`linspace` (see [`CopyKernels::ramp`](super::CopyKernels))
+/// into the contiguous `dst` of dtype `dt`.
+pub(crate) fn ramp(dst: &TensorData, dt: DType, r: super::Ramp) {
+    let n = dst.layout.numel();
+    if n == 0 {
+        return;
+    }
+    assert!(
+        dst.layout.is_contiguous(),
+        "internal: a ramp is written to a contiguous tensor"
+    );
+    let mut w = dst.storage.write_device();
+    assert_inside(w.len(), &dst.layout, dt.size());
+    on_device!(&mut *w, |B, d| {
+        // SAFETY: the contiguous geometry, `n` elements from its offset, lies inside its
+        // storage (checked).
+        unsafe { B::ramp(d, dst.layout.offset(), n, dt, r) }
+    });
+}
+
 /// `dst += src` element by element in logical order (repeated locations of `dst` accumulate
 /// every contribution). `src`'s sizes equal or broadcast to `dst`'s; the two lie in distinct storages
 /// (asserted); both are tensor geometries.

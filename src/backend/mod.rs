@@ -72,6 +72,7 @@ pub(crate) use dispatch::conv::ConvGeom;
 pub(crate) use dispatch::movement;
 pub(crate) use dispatch::norm;
 pub(crate) use dispatch::pool;
+pub(crate) use dispatch::reduce::dot_dense;
 pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_into};
 pub(crate) use dispatch::resample;
 pub(crate) use dispatch::sparse;
@@ -98,6 +99,8 @@ pub(crate) use args::{
 };
 
 mod kernels;
+pub(crate) use dispatch::ramp;
+pub(crate) use kernels::Ramp;
 pub(crate) use kernels::{
     AttentionKernels, ConvKernels, CopyKernels, ElementwiseKernels, LinalgKernels, MovementKernels,
     NnKernels, NormKernels, OptimKernels, PoolKernels, ReduceKernels, ResampleKernels,

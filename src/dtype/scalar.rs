@@ -61,15 +61,6 @@ impl Scalar {
             Scalar::Complex(c) => c.re == 0.0 && c.im == 0.0,
         }
     }
-    /// True if the value is stored as all-zero bits in every dtype (zero, but not `-0.0`),
-    /// i.e. zero-filled memory already holds it.
-    pub(crate) fn is_zero_bits(self) -> bool {
-        match self {
-            Scalar::Float(f) => f.to_bits() == 0,
-            Scalar::Complex(c) => c.re.to_bits() == 0 && c.im.to_bits() == 0,
-            _ => self.is_zero(),
-        }
-    }
 }
 
 impl From<bool> for Scalar {

@@ -80,16 +80,23 @@ impl Tensor {
     /// ```
     pub fn zeros(shape: impl crate::IntoShape, dtype: DType) -> Result<Tensor> {
         let shape = crate::tensor::dims::sizes(shape, "zeros")?;
-        let shape = &shape[..];
-        let n = check_numel(shape, "zeros")?;
+        Self::filled(&shape, 0.into(), dtype, "zeros")
+    }
+
+    /// A contiguous tensor of `value` (cast to `dtype`): a recycled block, every element
+    /// written by the backend's fill.
+    fn filled(shape: &[usize], value: Scalar, dtype: DType, op: &'static str) -> Result<Tensor> {
+        let n = check_numel(shape, op)?;
         let nbytes = n
             .checked_mul(dtype.size())
-            .ok_or_else(|| crate::err!(InvalidArgument, "zeros", "size overflow"))?;
-        Ok(Tensor::from_parts(
-            Storage::zeroed(nbytes)?,
+            .ok_or_else(|| crate::err!(InvalidArgument, op, "size overflow"))?;
+        let t = Tensor::from_parts(
+            Storage::for_output(nbytes)?,
             Layout::contiguous(shape),
             dtype,
-        ))
+        );
+        crate::backend::fill(&t.data(), dtype, value);
+        Ok(t)
     }
 
     /// A contiguous tensor of uninitialised-in-PyTorch memory; tapegrad zero-fills it.
@@ -148,13 +155,7 @@ impl Tensor {
         dtype: DType,
     ) -> Result<Tensor> {
         let shape = crate::tensor::dims::sizes(shape, "full")?;
-        let shape = &shape[..];
-        let t = Self::zeros(shape, dtype)?;
-        let v = value.into();
-        if !v.is_zero_bits() {
-            crate::backend::fill(&t.data(), dtype, v);
-        }
-        Ok(t)
+        Self::filled(&shape, value.into(), dtype, "full")
     }
 
     /// A contiguous tensor of ones.
@@ -245,10 +246,33 @@ impl Tensor {
             );
         }
         let n = n as usize;
-        crate::layout::check_numel(&[n], "arange")?;
-        let mut vals = crate::storage::try_vec(n, "arange")?;
-        vals.extend((0..n).map(|i| s + st * i as f64));
-        Tensor::from_vec(vals, &[n])?.to_dtype(dtype)
+        let ramp = crate::backend::Ramp {
+            start: s,
+            end: e,
+            step: st,
+            half: n,
+        };
+        Self::ramp(n, ramp, dtype, "arange")
+    }
+
+    /// The 1-D tensor of `n` elements of `ramp` (the values of `arange` and `linspace`).
+    fn ramp(
+        n: usize,
+        ramp: crate::backend::Ramp,
+        dtype: DType,
+        op: &'static str,
+    ) -> Result<Tensor> {
+        check_numel(&[n], op)?;
+        let nbytes = n
+            .checked_mul(dtype.size())
+            .ok_or_else(|| crate::err!(InvalidArgument, op, "size overflow"))?;
+        let t = Tensor::from_parts(
+            Storage::for_output(nbytes)?,
+            Layout::contiguous(&[n]),
+            dtype,
+        );
+        crate::backend::ramp(&t.data(), dtype, ramp);
+        Ok(t)
     }
 
     /// `torch.linspace(start, end, steps)`.
@@ -267,19 +291,15 @@ impl Tensor {
         } else {
             0.0
         };
-        crate::layout::check_numel(&[steps], "linspace")?;
-        let mut vals = crate::storage::try_vec(steps, "linspace")?;
-        let half = steps / 2;
         // PyTorch fills the second half backwards from `end` for symmetry.
         // (one step is `start`, as PyTorch's kernel fills it)
-        vals.extend((0..steps).map(|i| {
-            if i < half || steps == 1 {
-                start + step * i as f64
-            } else {
-                end - step * (steps - 1 - i) as f64
-            }
-        }));
-        Tensor::from_vec(vals, &[steps])?.to_dtype(dtype)
+        let ramp = crate::backend::Ramp {
+            start,
+            end,
+            step,
+            half: if steps == 1 { 1 } else { steps / 2 },
+        };
+        Self::ramp(steps, ramp, dtype, "linspace")
     }
 
     /// The `n`×`n` identity matrix.
@@ -293,13 +313,12 @@ impl Tensor {
         let n = crate::tensor::dims::size(n, "eye", |v| {
             format!("n must be greater or equal to 0, got {v}")
         })?;
-        let nn = crate::layout::check_numel(&[n, n], "eye")?;
-        let mut v = crate::storage::try_vec(nn, "eye")?;
-        v.resize(nn, 0.0f64);
-        for i in 0..n {
-            v[i * n + i] = 1.0;
-        }
-        Tensor::from_vec(v, &[n, n])?.to_dtype(dtype)
+        crate::layout::check_numel(&[n, n], "eye")?;
+        let t = Self::filled(&[n, n], 0.into(), dtype, "eye")?;
+        // the diagonal: elements `i * (n + 1)` of the storage
+        let diag = Tensor::from_parts(t.storage(), Layout::new(vec![n], vec![n + 1], 0), dtype);
+        crate::backend::fill(&diag.data(), dtype, 1.into());
+        Ok(t)
     }
 
     /// Uniform samples in `[0, 1)` from the global generator.

@@ -1,12 +1,14 @@
 //! Strided copy with dtype conversion (the kernel behind `copy_`, `contiguous`, `to_dtype`,
 //! `clone` and every materialisation), fill, accumulation and element reads. Unit-stride runs of the same dtype become `memcpy`;
-//! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool.
+//! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool. Also
+//! the ramp of `arange`/`linspace`, written in place on the team (no f64 staging vector).
 
 use super::Cpu;
 use super::istrides;
 use super::team::SharedOut;
 use crate::Scalar;
 use crate::backend::CopyKernels;
+use crate::backend::Ramp;
 use crate::backend::Source;
 use crate::dtype::{Element, cast};
 use crate::layout::{Layout, PAR_MIN_ELEMS, for_each_run, par_for_each_run, par_ranges};
@@ -236,11 +238,38 @@ unsafe fn micro_tile<S: Element, D: Element>(
     }
 }
 
-/// Fills the geometry with one value.
+/// Fills the geometry with one value; with `par` (a geometry without self-overlap: `zeros`,
+/// `ones`, `full`, `fill_`, `zero_`, `eye` of large tensors) its runs are split over the team.
 ///
 /// # Safety
-/// As for [`copy_cast`] (`dst` may overlap itself: every write stores the same value).
-pub(crate) unsafe fn fill<T: Element>(sizes: &[usize], dst: Raw<'_, *mut u8>, v: T) {
+/// As for [`copy_cast`] (`dst` may overlap itself when `par` is false: every write stores the
+/// same value).
+pub(crate) unsafe fn fill<T: Element>(sizes: &[usize], dst: Raw<'_, *mut u8>, v: T, par: bool) {
+    if par {
+        // (the address as an integer so the range closure can run on other threads)
+        let d = dst.ptr as usize;
+        par_for_each_run(
+            sizes,
+            [dst.strides],
+            [dst.offset],
+            PAR_MIN_ELEMS,
+            |[o], len, [st]| {
+                let d = d as *mut T;
+                // SAFETY: offsets come from the validated geometry, which does not overlap
+                // itself (caller contract), so the team's ranges write disjoint elements.
+                unsafe {
+                    if st == 1 {
+                        std::slice::from_raw_parts_mut(d.offset(o), len).fill(v);
+                    } else {
+                        for i in 0..len as isize {
+                            *d.offset(o + i * st) = v;
+                        }
+                    }
+                }
+            },
+        );
+        return;
+    }
     let d = dst.ptr as *mut T;
     for_each_run(sizes, [dst.strides], [dst.offset], |[o], len, [st]| {
         // SAFETY: offsets come from the validated geometry.
@@ -376,10 +405,12 @@ impl CopyKernels for Cpu {
             strides: &ds,
             offset: dl.offset() as isize,
         };
+        // (the team only for large dense geometries, which cannot overlap themselves)
+        let par = dl.numel() >= 2 * PAR_MIN_ELEMS && dl.is_non_overlapping_and_dense();
         dispatch!(dt, T => {
             // SAFETY: forwarded contract (`dl` inside the buffer; fill tolerates self-overlap:
-            // every write stores the same value).
-            unsafe { fill::<T>(dl.sizes(), d, v.to::<T>()) }
+            // every write stores the same value; `par` only without self-overlap).
+            unsafe { fill::<T>(dl.sizes(), d, v.to::<T>(), par) }
         })
     }
 
@@ -410,5 +441,26 @@ impl CopyKernels for Cpu {
 
     fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result<Vec<T>> {
         read(buf, l, dt)
+    }
+
+    unsafe fn ramp(dst: &mut CpuBuffer, off: usize, n: usize, dt: DType, r: Ramp) {
+        // (the address as an integer so the range closure can run on other threads)
+        let base = dst.as_mut_ptr() as usize;
+        dispatch!(dt, T => {
+            par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
+                let p = base as *mut T;
+                let mid = r.half.clamp(lo, hi);
+                // SAFETY: `off + i < off + n` lies inside the buffer (caller contract); the
+                // team's ranges are disjoint.
+                unsafe {
+                    for i in lo..mid {
+                        *p.add(off + i) = cast::<f64, T>(r.start + r.step * i as f64);
+                    }
+                    for i in mid..hi {
+                        *p.add(off + i) = cast::<f64, T>(r.end - r.step * (n - 1 - i) as f64);
+                    }
+                }
+            })
+        })
     }
 }

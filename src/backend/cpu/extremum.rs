@@ -10,6 +10,8 @@
 //! a strict improvement is taken, a tie is not. A row is split into `L` interleaved lanes, each
 //! scanned by that rule (so each lane holds its own first extremum or first NaN), merged by
 //! (NaN first, then extremum, then smallest index), then the tail is scanned in order.
+//! Without an index ([`value`]) the lanes only keep the value, and a NaN or zero result, whose
+//! bits depend on which occurrence came first, is rescanned with indices.
 
 use super::elementwise::{Simd, simd};
 
@@ -33,7 +35,7 @@ fn take<T: ExtElem, const MAX: bool>(m: T, v: T) -> bool {
 /// Whether lane state `(a, ia)` beats `(b, ib)` when merging lanes.
 #[inline(always)]
 #[allow(clippy::eq_op)]
-fn beats<T: ExtElem, const MAX: bool>(a: T, ia: usize, b: T, ib: usize) -> bool {
+pub(crate) fn beats<T: ExtElem, const MAX: bool>(a: T, ia: usize, b: T, ib: usize) -> bool {
     let (an, bn) = (a != a, b != b);
     if an || bn {
         return an && (!bn || ia < ib);
@@ -108,6 +110,74 @@ pub(crate) fn row<T: ExtElem, const MAX: bool>(x: &[T]) -> (T, usize) {
     }
 }
 
+/// The running extremum `m` after seeing `v`, when no index is kept: a strict improvement or a
+/// NaN `v` is taken, and a NaN `m` is kept by everything but another NaN (so a row with a NaN
+/// ends NaN, though not necessarily with the first NaN's bits).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+pub(crate) fn pick<T: ExtElem, const MAX: bool>(m: T, v: T) -> T {
+    let better = if MAX { v > m } else { v < m };
+    if better || v != v { v } else { m }
+}
+
+/// Whether an extremum found by [`pick`] may differ in its bits from the first one of the
+/// sequential scan: a NaN (payload) or a zero (sign). Any other value has one bit pattern.
+#[inline(always)]
+#[allow(clippy::eq_op)]
+pub(crate) fn ambiguous<T: ExtElem>(m: T) -> bool {
+    m != m || m == T::zero()
+}
+
+#[inline(always)]
+fn value_body<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
+    let n = x.len();
+    let chunks = n / L;
+    if chunks < 2 {
+        return row_body::<T, MAX>(x).0;
+    }
+    let mut m: [T; L] = x[..L].try_into().expect("L lanes");
+    for ch in x[L..chunks * L].chunks_exact(L) {
+        for l in 0..L {
+            m[l] = pick::<T, MAX>(m[l], ch[l]);
+        }
+    }
+    let mut bm = m[0];
+    for &v in m[1..].iter().chain(&x[chunks * L..]) {
+        bm = pick::<T, MAX>(bm, v);
+    }
+    if ambiguous(bm) {
+        return row_body::<T, MAX>(x).0;
+    }
+    bm
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn value_avx2<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
+    value_body::<T, MAX>(x)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn value_avx512<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
+    value_body::<T, MAX>(x)
+}
+
+/// The extremum of the non-empty row `x` without its index (`amax`, `amin`, `max_all`): lanes
+/// of [`pick`] alone, which run at memory speed; a NaN or zero result is rescanned by [`row`],
+/// so the value is [`row`]'s bit for bit.
+pub(crate) fn value<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
+    match simd() {
+        // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { value_avx512::<T, MAX>(x) },
+        // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { value_avx2::<T, MAX>(x) },
+        _ => value_body::<T, MAX>(x),
+    }
+}
+
 #[inline(always)]
 fn cols_body<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
     for ((m, i), &v) in m.iter_mut().zip(idx.iter_mut()).zip(v) {
@@ -140,6 +210,39 @@ pub(crate) fn cols<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], 
         #[cfg(target_arch = "x86_64")]
         Simd::Avx2 => unsafe { cols_avx2::<T, MAX>(m, idx, v, j) },
         _ => cols_body::<T, MAX>(m, idx, v, j),
+    }
+}
+
+#[inline(always)]
+fn cols_value_body<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
+    for (m, &v) in m.iter_mut().zip(v) {
+        *m = pick::<T, MAX>(*m, v);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn cols_value_avx2<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
+    cols_value_body::<T, MAX>(m, v)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn cols_value_avx512<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
+    cols_value_body::<T, MAX>(m, v)
+}
+
+/// One step of many column scans without indices (`amax_0`): `m[c] = pick(m[c], v[c])`. A
+/// column ending NaN or zero must be rescanned with [`row`] (see [`ambiguous`]).
+pub(crate) fn cols_value<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
+    match simd() {
+        // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { cols_value_avx512::<T, MAX>(m, v) },
+        // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { cols_value_avx2::<T, MAX>(m, v) },
+        _ => cols_value_body::<T, MAX>(m, v),
     }
 }
 
@@ -189,12 +292,25 @@ mod tests {
                     assert_eq!(got.1, want.1, "{x:?}");
                     assert_eq!(got.0.to_bits(), want.0.to_bits(), "{x:?}");
                 }
+                for (got, want) in [
+                    (value::<f32, true>(&x), scan::<true>(&x).0),
+                    (value::<f32, false>(&x), scan::<false>(&x).0),
+                ] {
+                    assert_eq!(got.to_bits(), want.to_bits(), "{x:?}");
+                }
                 let (mut m, mut i) = (vec![x[0]], vec![0]);
                 for (j, v) in x.iter().enumerate().skip(1) {
                     cols::<f32, true>(&mut m, &mut i, &[*v], j);
                 }
                 let want = scan::<true>(&x);
                 assert_eq!((m[0].to_bits(), i[0]), (want.0.to_bits(), want.1), "{x:?}");
+                let mut m = vec![x[0]];
+                for v in &x[1..] {
+                    cols_value::<f32, true>(&mut m, &[*v]);
+                }
+                if !ambiguous(m[0]) {
+                    assert_eq!(m[0].to_bits(), want.0.to_bits(), "{x:?}");
+                }
             }
         }
     }

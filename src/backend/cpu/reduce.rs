@@ -51,6 +51,8 @@ pub(crate) struct Geo {
     offset: isize,
     pub m: usize,
     pub r: usize,
+    /// every row is one contiguous run (then [`Geo::rows`] leaves `red` empty)
+    contig: bool,
 }
 
 impl Geo {
@@ -74,6 +76,7 @@ impl Geo {
                 idx[d] = 0;
             }
         }
+        let contig = red.iter().enumerate().all(|(j, &o)| o == j as isize);
         Geo {
             kept_sizes: ks.into(),
             kept_strides: kst.iter().map(|&s| s as isize).collect(),
@@ -81,6 +84,35 @@ impl Geo {
             offset: l.offset() as isize,
             m: ks.iter().product(),
             r,
+            contig,
+        }
+    }
+
+    /// [`Geo::new`] for the row reductions of this file, which read `red` only when rows are
+    /// not contiguous: a contiguous row is not listed (the full reduction `max_all` of 1M
+    /// elements spent 4 ms building and faulting in an 8 MB offset list).
+    fn rows(l: &Layout, nred: usize) -> Geo {
+        let nk = l.dim() - nred;
+        let (rs, rst) = (&l.sizes()[nk..], &l.strides()[nk..]);
+        let mut want = 1usize;
+        let mut contig = true;
+        for (&s, &st) in rs.iter().zip(rst).rev() {
+            if s != 1 {
+                contig &= st == want;
+                want = want.saturating_mul(s);
+            }
+        }
+        if !contig || rs.contains(&0) {
+            return Geo::new(l, nred);
+        }
+        Geo {
+            kept_sizes: l.sizes()[..nk].into(),
+            kept_strides: l.strides()[..nk].iter().map(|&s| s as isize).collect(),
+            red: Vec::new(),
+            offset: l.offset() as isize,
+            m: l.sizes()[..nk].iter().product(),
+            r: rs.iter().product(),
+            contig: true,
         }
     }
 
@@ -98,7 +130,7 @@ impl Geo {
 
     /// Whether every row is one contiguous run.
     fn rows_contiguous(&self) -> bool {
-        self.red.iter().enumerate().all(|(j, &o)| o == j as isize)
+        self.contig
     }
 
     /// The width of the outer-reduction blocks: the last kept dim's size when its stride is 1
@@ -248,7 +280,120 @@ fn ext_fast<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<(T, usi
     if !g.rows_contiguous() {
         return None;
     }
+    if let Some(v) = long_rows(x, g, &extremum::row::<T, MAX>) {
+        // (each part's first extremum, its index made absolute, merged in order)
+        return Some(
+            v.into_iter()
+                .map(|p| {
+                    p.into_iter()
+                        .map(|(lo, (m, i))| (m, lo + i))
+                        .reduce(|a, b| {
+                            if extremum::beats::<T, MAX>(b.0, b.1, a.0, a.1) {
+                                b
+                            } else {
+                                a
+                            }
+                        })
+                        .expect("internal: a non-empty row has a part")
+                })
+                .collect(),
+        );
+    }
     Some(rows_map(x, g, extremum::row::<T, MAX>))
+}
+
+/// The extremum values alone of contiguous non-empty rows (`amax`, `amin`, `max_all`: no index
+/// wanted), by [`extremum::value`]; `None` for other geometries.
+fn ext_values<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<T>> {
+    let w = g.block_width();
+    if let (Some(groups), true) = (g.m.checked_div(w), g.r > 0) {
+        // outer blocks of adjacent columns (`amax_0`), by [`extremum::cols_value`]
+        let np = parts(w, g.m * g.r).max(1);
+        let per = w.div_ceil(np);
+        let cols = |lo: usize, hi: usize| -> Vec<T> {
+            let mut out = Vec::with_capacity(groups * (hi - lo));
+            for gi in 0..groups {
+                let base = g.base(gi * w) + lo as isize;
+                let p = (base + g.red[0]) as usize;
+                let mut best = x[p..p + (hi - lo)].to_vec();
+                for &o in &g.red[1..] {
+                    let p = (base + o) as usize;
+                    extremum::cols_value::<T, MAX>(&mut best, &x[p..p + (hi - lo)]);
+                }
+                for (c, b) in best.iter_mut().enumerate() {
+                    // (a NaN or zero extremum is the first one's: scan the column for it)
+                    if extremum::ambiguous(*b) {
+                        let col: Vec<T> =
+                            g.red.iter().map(|&o| x[(base + o) as usize + c]).collect();
+                        *b = extremum::row::<T, MAX>(&col).0;
+                    }
+                }
+                out.extend(best);
+            }
+            out
+        };
+        if np == 1 {
+            return Some(cols(0, w));
+        }
+        let chunks = team::map(np, &|i| cols((i * per).min(w), ((i + 1) * per).min(w)));
+        return Some(regroup(&chunks, groups, w, per));
+    }
+    if g.r == 0 || !g.rows_contiguous() {
+        return None;
+    }
+    if let Some(v) = long_rows(x, g, &extremum::value::<T, MAX>) {
+        return Some(
+            v.into_iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let m = p
+                        .into_iter()
+                        .map(|(_, m)| m)
+                        .reduce(extremum::pick::<T, MAX>)
+                        .expect("internal: a non-empty row has a part");
+                    // (a NaN or zero extremum is the first one's: scan the row for it)
+                    if extremum::ambiguous(m) {
+                        let p = g.base(i) as usize;
+                        extremum::row::<T, MAX>(&x[p..p + g.r]).0
+                    } else {
+                        m
+                    }
+                })
+                .collect(),
+        );
+    }
+    Some(rows_map(x, g, extremum::value::<T, MAX>))
+}
+
+/// `f` over the parts of each contiguous row, with each part's start in the row, when rows are
+/// long and too few to split the work over the team by rows (the full reduction `max_all`);
+/// `None` otherwise.
+#[allow(clippy::type_complexity)]
+fn long_rows<T: Element, V: Send + Sync>(
+    x: &[T],
+    g: &Geo,
+    f: &(dyn Fn(&[T]) -> V + Sync),
+) -> Option<Vec<Vec<(usize, V)>>> {
+    let (m, r) = (g.m, g.r);
+    let np = parts(r, m * r);
+    if r == 0 || m >= np {
+        return None;
+    }
+    let per = r.div_ceil(np);
+    Some(
+        (0..m)
+            .map(|i| {
+                let b = g.base(i) as usize;
+                team::map(np, &|k| {
+                    let (lo, hi) = ((k * per).min(r), ((k + 1) * per).min(r));
+                    (lo < hi).then(|| (lo, f(&x[b + lo..b + hi])))
+                })
+                .into_iter()
+                .flatten()
+                .collect()
+            })
+            .collect(),
+    )
 }
 
 /// [`ext_fast`] written out (values cast to `ddt` from `doff`, indices to `idx`); false (nothing
@@ -262,6 +407,17 @@ fn ext_write<T: ExtElem + Element>(
     ddt: DType,
     idx: &mut Option<(&mut CpuBuffer, usize)>,
 ) -> bool {
+    if idx.is_none() {
+        let v = if op == ReduceOp::Max {
+            ext_values::<T, true>(x, g)
+        } else {
+            ext_values::<T, false>(x, g)
+        };
+        if let Some(v) = v {
+            write(dst, doff, ddt, &v);
+            return true;
+        }
+    }
     let st = if op == ReduceOp::Max {
         ext_fast::<T, true>(x, g)
     } else {
@@ -445,7 +601,7 @@ pub(crate) fn reduce(
     op: ReduceOp,
 ) {
     let mut idx = idx;
-    let g = Geo::new(sl, nred);
+    let g = Geo::rows(sl, nred);
     if matches!(op, ReduceOp::Max | ReduceOp::Min) {
         let done = match sdt {
             DType::F32 => ext_write(elems::<f32>(src), &g, op, dst, doff, ddt, &mut idx),
@@ -627,5 +783,9 @@ impl ReduceKernels for Cpu {
         dt: DType,
     ) -> bool {
         sum::sum_dense(dst, doff, src, sl, dt)
+    }
+
+    fn dot_dense(a: &CpuBuffer, al: &Layout, b: &CpuBuffer, bl: &Layout, dt: DType) -> Option<f64> {
+        sum::dot_dense(a, al, b, bl, dt)
     }
 }

@@ -4,7 +4,8 @@
 //! `log2(n / BLOCK) + BLOCK / LANES` additions instead of `n`. Halves of large ranges run on
 //! the kernel team; the pairwise tree does not depend on the split, so the result is the same
 //! bit for bit on any number of threads. Also the strided sum over dims ([`sum_into`]) and the
-//! dense full sum of a float tensor ([`sum_dense`]), the kernels of `sum`/`sum_dims`.
+//! dense full sum of a float tensor ([`sum_dense`]), the kernels of `sum`/`sum_dims`, and the
+//! one-pass [`dot`] of two vectors on the same tree.
 
 use super::elementwise::{Simd, simd};
 use super::reduce::{elems, elems_mut};
@@ -145,6 +146,135 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
     combine(x.len(), depth, &mut sums.into_iter())
 }
 
+/// [`block_body`] over the products `a[k] * b[k]` (each rounded to `T`): the same lanes and
+/// order as `a.mul(b)` summed by [`sum`], so the same bits, without the product's pass.
+#[inline(always)]
+fn dot_block_body<T: Element>(a: &[T], b: &[T]) -> T {
+    let mut acc = [T::zero(); LANES];
+    let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
+    let (ra, rb) = (ca.remainder(), cb.remainder());
+    for (x, y) in ca.zip(cb) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: prefetching is a hint; it never faults, whatever the address.
+        unsafe {
+            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+            let (p, q) = (
+                (x.as_ptr() as *const i8).wrapping_add(PREFETCH),
+                (y.as_ptr() as *const i8).wrapping_add(PREFETCH),
+            );
+            let mut line = 0;
+            while line < LANES * std::mem::size_of::<T>() {
+                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line));
+                _mm_prefetch::<_MM_HINT_T0>(q.wrapping_add(line));
+                line += 64;
+            }
+        }
+        for k in 0..LANES {
+            acc[k] = acc[k].add(x[k].mul(y[k]));
+        }
+    }
+    for (k, (&x, &y)) in ra.iter().zip(rb).enumerate() {
+        acc[k] = acc[k].add(x.mul(y));
+    }
+    let mut w = LANES;
+    while w > 1 {
+        w /= 2;
+        for k in 0..w {
+            acc[k] = acc[k].add(acc[k + w]);
+        }
+    }
+    acc[0]
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dot_block_avx2<T: Element>(a: &[T], b: &[T]) -> T {
+    dot_block_body(a, b)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
+fn dot_block_avx512<T: Element>(a: &[T], b: &[T]) -> T {
+    dot_block_body(a, b)
+}
+
+/// Serial pairwise sum of the products of `a` and `b` (equal lengths), as [`pairwise`].
+fn dot_pairwise<T: Element>(a: &[T], b: &[T], simd: Simd) -> T {
+    if a.len() <= BLOCK {
+        return match simd {
+            // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { dot_block_avx512(a, b) },
+            // SAFETY: the caller detected AVX2 on the running CPU.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { dot_block_avx2(a, b) },
+            _ => dot_block_body(a, b),
+        };
+    }
+    let m = split(a.len());
+    let ((al, ar), (bl, br)) = (a.split_at(m), b.split_at(m));
+    dot_pairwise(al, bl, simd).add(dot_pairwise(ar, br, simd))
+}
+
+/// `sum(a * b)` of equal-length slices in one pass: [`sum`]'s tree (and team split) over the
+/// products, so the result equals `a.mul(b).sum()` bit for bit (the per-op sweep row `dot`).
+pub(crate) fn dot<T: Element>(a: &[T], b: &[T]) -> T {
+    assert_eq!(a.len(), b.len(), "internal: dot of unequal lengths");
+    let simd = simd();
+    let threads = super::team::size();
+    if threads < 2 || a.len() < PAR_MIN {
+        return dot_pairwise(a, b, simd);
+    }
+    let depth = (threads * super::team::PARTS_PER_THREAD)
+        .next_power_of_two()
+        .trailing_zeros();
+    let mut leaves = Vec::new();
+    top_leaves(0, a.len(), depth, &mut leaves);
+    let sums = super::team::map(leaves.len(), &|i| {
+        let (lo, hi) = leaves[i];
+        dot_pairwise(&a[lo..hi], &b[lo..hi], simd)
+    });
+    combine(a.len(), depth, &mut sums.into_iter())
+}
+
+/// [`crate::backend::ReduceKernels::dot_dense`] on the CPU: [`dot`] of two unit-stride f32/f64
+/// vectors of `n` elements; `None` for other dtypes or geometries, or ones outside the buffers.
+pub(crate) fn dot_dense(
+    a: &CpuBuffer,
+    al: &Layout,
+    b: &CpuBuffer,
+    bl: &Layout,
+    dt: DType,
+) -> Option<f64> {
+    let n = al.numel();
+    let unit = |l: &Layout| l.dim() == 1 && (n < 2 || l.strides()[0] == 1);
+    if bl.numel() != n || !unit(al) || !unit(bl) {
+        return None;
+    }
+    let inside = |buf: &CpuBuffer, l: &Layout| (l.offset() + n) * dt.size() <= buf.len();
+    if !inside(a, al) || !inside(b, bl) {
+        return None;
+    }
+    match dt {
+        DType::F32 => {
+            let (x, y) = (elems::<f32>(a), elems::<f32>(b));
+            let r = dot(
+                &x[al.offset()..al.offset() + n],
+                &y[bl.offset()..bl.offset() + n],
+            );
+            Some(f64::from(r))
+        }
+        DType::F64 => {
+            let (x, y) = (elems::<f64>(a), elems::<f64>(b));
+            Some(dot(
+                &x[al.offset()..al.offset() + n],
+                &y[bl.offset()..bl.offset() + n],
+            ))
+        }
+        _ => None,
+    }
+}
+
 /// Sums a contiguous run with 8 independent accumulators (vectorisable).
 #[inline]
 fn sum_run<T: Element>(p: &[T]) -> T {
@@ -269,6 +399,16 @@ mod tests {
         assert!((s as f64 - 3_000_001.0 * 0.1f32 as f64).abs() < 0.5, "{s}");
         let serial: f32 = pairwise(&x, &|v| v, Simd::Baseline);
         assert_eq!(s.to_bits(), serial.to_bits());
+        let (a, b): (Vec<f32>, Vec<f32>) = (0..3_000_001)
+            .map(|i| ((i % 7) as f32 * 0.37 - 1.0, (i % 11) as f32 * 0.11 + 0.5))
+            .unzip();
+        let prod: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x * y).collect();
+        let want: f32 = sum(&prod, &|v| v);
+        assert_eq!(dot(&a, &b).to_bits(), want.to_bits());
+        assert_eq!(
+            dot_pairwise(&a[..5000], &b[..5000], Simd::Baseline).to_bits(),
+            pairwise(&prod[..5000], &|v| v, Simd::Baseline).to_bits()
+        );
         let y: Vec<i64> = (0..5000).collect();
         assert_eq!(sum(&y, &|v| v), 5000 * 4999 / 2);
         let e: f64 = sum(&[] as &[f64], &|v| v);

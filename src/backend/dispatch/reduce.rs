@@ -159,3 +159,13 @@ pub(crate) fn sum_dense(dst: &TensorData, src: &TensorData, dt: DType) -> bool {
         dt
     ))
 }
+
+/// The one-pass `sum(a * b)` of two unit-stride float vectors (see
+/// `ReduceKernels::dot_dense`); `None` where it does not apply.
+pub(crate) fn dot_dense(a: &TensorData, b: &TensorData, dt: DType) -> Option<f64> {
+    let ra = a.storage.read_device();
+    let rb = b.storage.read_device();
+    on_device!(&*ra, |B, x| on_device!(&*rb, |_B2, y| B::dot_dense(
+        x, &a.layout, y, &b.layout, dt
+    )))
+}

@@ -1,8 +1,8 @@
 //! Strided copy and fill: the kernel of `copy_`, `contiguous`, `to_dtype`, `clone` and every
 //! materialisation (any geometry to any geometry, with dtype conversion), `fill`, the
 //! accumulation behind the scatter of view backward, and the element reads of `to_vec` and
-//! `item`. Front door: `copy_raw`, `fill`, `accumulate`, `read_vec` (`dispatch.rs`); CPU body
-//! `cpu/copy.rs`.
+//! `item`, and the ramp of `arange`/`linspace`. Front door: `copy_raw`, `fill`, `accumulate`,
+//! `read_vec`, `ramp` (`dispatch.rs`); CPU body `cpu/copy.rs`.
 
 use crate::backend::{Device, Source};
 use crate::layout::Layout;
@@ -48,4 +48,22 @@ pub(crate) trait CopyKernels: Device {
     /// The elements of `l` (of dtype `dt`) in logical order, cast to `T`. Errors if `l` lies
     /// outside the buffer or the result cannot be allocated.
     fn read<T: Element>(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<T>>;
+
+    /// The values of `arange` and `linspace`, computed in f64 as PyTorch's CPU kernels do and
+    /// cast to `dt`: element `i` of the `n` contiguous elements from `off` is
+    /// `start + step * i` for `i < half`, else `end - step * (n - 1 - i)`.
+    ///
+    /// # Safety
+    /// The `n` elements from `off` lie inside `dst`.
+    unsafe fn ramp(dst: &mut Self::Buffer, off: usize, n: usize, dt: DType, r: Ramp);
+}
+
+/// The line [`CopyKernels::ramp`] writes: `start + step * i` below `half`, then
+/// `end - step * (n - 1 - i)` (`linspace` fills its second half backwards from `end`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ramp {
+    pub start: f64,
+    pub end: f64,
+    pub step: f64,
+    pub half: usize,
 }

@@ -20,6 +20,7 @@ mod sparse;
 pub(crate) use attention::AttentionKernels;
 pub(crate) use conv::ConvKernels;
 pub(crate) use copy::CopyKernels;
+pub(crate) use copy::Ramp;
 pub(crate) use elementwise::ElementwiseKernels;
 pub(crate) use linalg::LinalgKernels;
 pub(crate) use movement::MovementKernels;

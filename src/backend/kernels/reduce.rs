@@ -93,4 +93,15 @@ pub(crate) trait ReduceKernels: Device {
         sl: &Layout,
         dt: DType,
     ) -> bool;
+
+    /// `sum(a * b)` of two unit-stride 1-D float vectors of equal length, as `mul` then the
+    /// pairwise full sum give it (same bits), in one pass; `None` (nothing done) for other
+    /// dtypes or geometries, or ones outside the buffers. f32 results are exact in the f64.
+    fn dot_dense(
+        a: &Self::Buffer,
+        al: &Layout,
+        b: &Self::Buffer,
+        bl: &Layout,
+        dt: DType,
+    ) -> Option<f64>;
 }

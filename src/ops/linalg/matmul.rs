@@ -346,7 +346,9 @@ impl Tensor {
         no_bool(self, true, "dot", "dot")?;
         let out = {
             let _g = crate::autograd::no_grad();
-            if matches!(self.dtype(), DType::F32 | DType::F64) {
+            if let Some(v) = crate::backend::dot_dense(&self.data(), &other.data(), self.dtype()) {
+                Tensor::full((), v, self.dtype())?
+            } else if matches!(self.dtype(), DType::F32 | DType::F64) {
                 // the vectorised product and the pairwise full sum (the per-op speed sweep's
                 // `dot` of 2^20 f32: a [1, n] x [n, 1] GEMM took 78x PyTorch's time)
                 self.mul(other)?.sum()?

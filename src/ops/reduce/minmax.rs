@@ -7,15 +7,22 @@ use crate::backend::ReduceOp;
 use crate::ops::reduce::util::{Exact, Rows, fresh, norm_dims, one_dim, record_weighted, rows};
 use crate::{DType, Result, Tensor, bail};
 
-/// Extremum values (keepdim shape, `x`'s dtype) and their first indices (i64, keepdim shape)
-/// per row over `dims`.
+/// Extremum values (keepdim shape, `x`'s dtype) and, when asked for, their first indices (i64,
+/// keepdim shape) per row over `dims`.
 struct Ext {
     rw: Rows,
     vals: Tensor,
-    idx: Tensor,
+    idx: Option<Tensor>,
 }
 
-fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool) -> Result<Ext> {
+fn extremum(
+    x: &Tensor,
+    dims: Vec<usize>,
+    max: bool,
+    op: &'static str,
+    all: bool,
+    want_idx: bool,
+) -> Result<Ext> {
     let dt = x.dtype();
     if dt.is_complex() {
         bail!(Unsupported, op, "{}(): does not support complex input", op);
@@ -39,12 +46,16 @@ fn extremum(x: &Tensor, dims: Vec<usize>, max: bool, op: &'static str, all: bool
         );
     }
     let vals = fresh(&rw.kshape, dt)?;
-    let idx = fresh(&rw.kshape, DType::I64)?;
+    let idx = if want_idx {
+        Some(fresh(&rw.kshape, DType::I64)?)
+    } else {
+        None
+    };
     let rop = if max { ReduceOp::Max } else { ReduceOp::Min };
     crate::backend::reduce(
         &vals.data(),
         dt,
-        Some(&idx.data()),
+        idx.as_ref().map(|i| i.data()).as_ref(),
         &x.data(),
         dt,
         &rw.dims,
@@ -59,7 +70,12 @@ impl Ext {
         crate::ops::util::fresh_output(&self.vals, self.rw.shape(keepdim))
     }
     fn indices(&self, keepdim: bool) -> Result<Tensor> {
-        crate::ops::util::fresh_output(&self.idx, self.rw.shape(keepdim))
+        crate::ops::util::fresh_output(self.idx(), self.rw.shape(keepdim))
+    }
+    fn idx(&self) -> &Tensor {
+        self.idx
+            .as_ref()
+            .expect("internal: extremum indices were asked for")
     }
     /// Weights 1/count (computed in f64) at elements equal to their row's extremum. `evenly`
     /// (full `max`/`min`, PyTorch's `evenly_distribute_backward`): a NaN extremum is shared by
@@ -92,12 +108,12 @@ impl Ext {
         let mut shape = vec![1i64; x.dim()];
         shape[d] = self.rw.r as i64;
         let pos = Tensor::arange_dtype(0, self.rw.r as i64, 1, DType::I64)?.reshape(&shape)?;
-        pos.eq(&self.idx)?.to_dtype(x.dtype())?.contiguous()
+        pos.eq(self.idx())?.to_dtype(x.dtype())?.contiguous()
     }
 }
 
 fn full(x: &Tensor, max: bool, op: &'static str, name: &'static str) -> Result<Tensor> {
-    let e = extremum(x, norm_dims(None, x.dim(), op)?, max, op, true)?;
+    let e = extremum(x, norm_dims(None, x.dim(), op)?, max, op, true, false)?;
     let out = e.out(false)?;
     record_weighted(&out, x, name, &e.rw, false, Exact::None, || {
         e.tie_weights(x, true)
@@ -112,7 +128,7 @@ fn along(
     max: bool,
     op: &'static str,
 ) -> Result<(Tensor, Tensor)> {
-    let e = extremum(x, one_dim(dim, x.dim(), op)?, max, op, false)?;
+    let e = extremum(x, one_dim(dim, x.dim(), op)?, max, op, false, true)?;
     let out = e.out(keepdim)?;
     let idx = e.indices(keepdim)?;
     let name = if max { "MaxBackward0" } else { "MinBackward0" };
@@ -129,7 +145,7 @@ fn amax_impl(
 ) -> Result<Tensor> {
     // `dims = []` reduces everything: an empty input then needs a dim (PyTorch's RuntimeError)
     let all = dims.is_empty();
-    let e = extremum(x, norm_dims(Some(dims), x.dim(), op)?, max, op, all)?;
+    let e = extremum(x, norm_dims(Some(dims), x.dim(), op)?, max, op, all, false)?;
     let out = e.out(keepdim)?;
     let name = if max {
         "AmaxBackward0"
@@ -153,12 +169,12 @@ fn arg_impl(
     match dim {
         None => {
             let flat = x.reshape(&[-1])?;
-            let e = extremum(&flat, vec![0], max, op, false)?;
+            let e = extremum(&flat, vec![0], max, op, false, true)?;
             let shape = if keepdim { vec![1; x.dim()] } else { vec![] };
-            crate::ops::util::fresh_output(&e.idx, &shape)
+            crate::ops::util::fresh_output(e.idx(), &shape)
         }
         Some(d) => {
-            let e = extremum(x, one_dim(d, x.dim(), op)?, max, op, false)?;
+            let e = extremum(x, one_dim(d, x.dim(), op)?, max, op, false, true)?;
             e.indices(keepdim)
         }
     }
