@@ -92,7 +92,7 @@ impl Tensor {
             eps,
         };
         if self.numel() == 0 {
-            return empty_instance_norm(self, &given);
+            return empty_instance_norm(self, &given, bc);
         }
         let repeated = |t: &Tensor| t.reshape(&[-1])?.repeat(&[b]);
         let (rm, rv) = {
@@ -135,7 +135,10 @@ impl Tensor {
 /// input may have 2^26 samples): batch norm of the input itself gives the same empty output
 /// and zero parameter gradients. With `use_input_stats` the running statistics are still
 /// written, as PyTorch writes them: the mean of `N` unchanged copies (NaN when `N` is 0).
-fn empty_instance_norm(x: &Tensor, a: &BatchNormArgs<'_>) -> Result<Tensor> {
+fn empty_instance_norm(x: &Tensor, a: &BatchNormArgs<'_>, bc: usize) -> Result<Tensor> {
+    // PyTorch's batch norm of the `[1, N*C, *]` view still allocates `N*C` saved statistics,
+    // and fails when it cannot: reserved the same way, never touched
+    drop(crate::storage::try_vec::<(f64, f64)>(bc, "batch_norm")?);
     let y = batch_norm_impl(x, a, false, "instance_norm")?;
     if a.training {
         let _g = no_grad();
