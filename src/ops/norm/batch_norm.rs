@@ -4,10 +4,11 @@
 //! `channel_stats` and `channel_affine` kernels; backward `BatchNormBackward` in differentiable
 //! ops (the rules are in `norm/mod.rs`).
 
-use super::memory_format::{suggests, to_channels_last};
+use super::memory_format::suggests;
 use super::{channel_shape, check_param, size_product};
 use crate::autograd::{Grads, SavedTensor, no_grad, record};
 use crate::layout::Layout;
+use crate::ops::channels_last::channels_last as to_channels_last;
 use crate::ops::grad::{backward, undefined_grad_link};
 use crate::ops::nn::{check_float, from_f64};
 use crate::{DType, Result, Tensor, bail};

@@ -14,10 +14,11 @@
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
 use super::fused_backward::{FusedNorm, Three, contig, from_storages, fused_norm_grads};
-use super::memory_format::{contiguous_channels_last_grad, suggests, to_channels_last};
+use super::memory_format::{contiguous_channels_last_grad, suggests};
 use super::{channel_shape, check_param, size_product};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::layout::Layout;
+use crate::ops::channels_last::channels_last;
 use crate::ops::grad::backward;
 use crate::ops::nn::check_float;
 use crate::{DType, Dim, Result, Tensor, bail};
@@ -48,7 +49,7 @@ impl Tensor {
         if suggests(self) {
             // PyTorch's kernel keeps a channels-last input's format (output and gradient)
             let x = contiguous_channels_last_grad(self)?;
-            return to_channels_last(&x.group_norm(num_groups, weight, bias, eps)?);
+            return channels_last(&x.group_norm(num_groups, weight, bias, eps)?);
         }
         let sh = self.shape();
         if sh.len() < 2 {

@@ -1,12 +1,14 @@
 //! The memory format of normalization outputs: PyTorch's CPU `batch_norm` and `group_norm`
 //! give a channels-last (channels-last-3d) output and input gradient for an input whose strides
 //! suggest that format (`suggest_memory_format`); `instance_norm` and `layer_norm` stay
-//! contiguous. [`to_channels_last`] is the differentiable conversion,
-//! [`contiguous_channels_last_grad`] a contiguous copy whose gradient comes back channels-last
-//! (for the composed `group_norm`; contiguous under `create_graph`, as PyTorch's).
+//! contiguous. The differentiable conversion is `ops::channels_last` (shared with the
+//! convolutions and poolings); [`contiguous_channels_last_grad`] is a contiguous copy whose
+//! gradient comes back channels-last (for the composed `group_norm`; under `create_graph` as
+//! it comes, as PyTorch's).
 
 use crate::autograd::{no_grad, record};
 use crate::layout::suggests_channels_last;
+use crate::ops::channels_last::channels_last;
 use crate::ops::grad::{backward, input_grad};
 use crate::{Result, Tensor};
 
@@ -17,36 +19,6 @@ pub(super) fn suggests(x: &Tensor) -> bool {
     !x.is_contiguous() && suggests_channels_last(&x.layout())
 }
 
-/// `t` (4 or 5 dims) in channels-last memory order, as `t.contiguous(memory_format=
-/// torch.channels_last)`: a fresh tensor (not a view, as PyTorch's) holding the contiguous
-/// copy of `t` permuted to `[N, *, C]`, with the strides of the permute back; node
-/// `CloneBackward0` (the gradient passes as is). `t` itself when already in that order.
-pub(super) fn to_channels_last(t: &Tensor) -> Result<Tensor> {
-    let nd = t.dim() as i64;
-    let last: Vec<i64> = std::iter::once(0)
-        .chain(2..nd)
-        .chain(std::iter::once(1))
-        .collect();
-    let back: Vec<i64> = [0, nd - 1].into_iter().chain(1..nd - 1).collect();
-    let out = {
-        let _g = no_grad();
-        let p = t.permute(&last)?;
-        if p.is_contiguous() {
-            return Ok(t.clone());
-        }
-        let d = p.contiguous()?.permute(&back)?.data();
-        Tensor::from_parts(d.storage, d.layout, t.dtype())
-    };
-    record(&[&out], &[t], Vec::new, SameGrad)?;
-    Ok(out)
-}
-
-struct SameGrad;
-
-backward!(SameGrad, "CloneBackward0", |self, _, g: Tensor| {
-    input_grad(g)
-});
-
 struct ChannelsLastGrad;
 
 backward!(ChannelsLastGrad, "CloneBackward0", |self, _, g: Tensor| {
@@ -56,7 +28,7 @@ backward!(ChannelsLastGrad, "CloneBackward0", |self, _, g: Tensor| {
     if crate::autograd::is_grad_enabled() {
         input_grad(g)
     } else {
-        input_grad(to_channels_last(&g)?)
+        input_grad(channels_last(&g)?)
     }
 });
 
