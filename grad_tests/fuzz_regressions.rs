@@ -915,6 +915,42 @@ fn norms_of_empty_inputs_with_huge_sizes() {
     );
 }
 
+/// group_norm took a weight or bias of any shape holding `C` elements (batch_norm's rule), and
+/// its backward then returned a `[C]` gradient for a `[C, 1]` bias (the fuzz target
+/// `nn_geometry`: "NativeGroupNormBackward0 returned an invalid gradient at index 1 - got [3]
+/// but expected shape compatible with [3, 1]"). torch 2.15 refuses such parameters up front
+/// (`check_group_norm_inputs`, messages below); nothing is recorded or changed.
+#[test]
+fn group_norm_parameters_must_be_vectors() {
+    let x = Tensor::zeros(&[3, 3, 3], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let col = Tensor::zeros(&[3, 1], DType::F64).unwrap();
+    let vec3 = Tensor::ones(&[3], DType::F64).unwrap();
+    for (w, b, what) in [
+        (None, Some(&col), "bias"),
+        (Some(&col), None, "weight"),
+        (Some(&vec3), Some(&col), "bias"),
+    ] {
+        let e = x.group_norm(3, w, b, 1e-5).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::ShapeMismatch, "{e}");
+        let want = format!(
+            "Expected {what} to be a vector of size equal to the number of channels in input, but got {what} of shape [3, 1] and input of shape [3, 3, 3]"
+        );
+        assert!(e.to_string().contains(&want), "{e}");
+    }
+    assert!(x.grad().is_none());
+    // vectors of C elements still work, with gradients of their shapes
+    let b = Tensor::zeros(&[3], DType::F64)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.group_norm(3, None, Some(&b), 1e-5).unwrap();
+    y.sum().unwrap().backward().unwrap();
+    assert_eq!(b.grad().unwrap().shape(), vec![3]);
+}
+
 /// Printing an empty tensor walked its sizes: `{:?}` of a `[2^20, 2^20, 0]` tensor (in a
 /// failed assertion of the test above) built 2^20 nested brackets per row until the process
 /// was killed. An empty tensor of several dims prints as PyTorch's `tensor([], size=(..))`.

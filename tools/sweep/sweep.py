@@ -127,7 +127,7 @@ R.ERROR_KINDS.extend([
                       r"^Number of dimensions of repeat dims can not be smaller than number of dimensions|"
                       r"expected bias to be 1-dimensional with \d+ elements"),       # conv bias size
     ("ShapeMismatch", r"^(running_mean|running_var|weight|bias) should contain \d+ elements not \d+$|"
-                      r"^Expected weight to be a vector of size equal to the number of channels"),
+                      r"^Expected (weight|bias) to be a vector of size equal to the number of channels"),
     ("IndexOutOfRange", r"^Class values must be smaller than num_classes"),
     ("NotImplemented", r"^derivative for aten::\w+ is not implemented$|"
                        r"is not differentiable with respect to argument '\w+'\. This input cannot have requires_grad"),

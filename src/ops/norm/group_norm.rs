@@ -81,6 +81,18 @@ impl Tensor {
         }
         for (t, what) in [(weight, "weight"), (bias, "bias")] {
             if let Some(t) = t {
+                // PyTorch's `check_group_norm_inputs`: a vector (batch_norm takes any shape)
+                if t.dim() != 1 || t.numel() != c {
+                    bail!(
+                        ShapeMismatch,
+                        op,
+                        "Expected {} to be a vector of size equal to the number of channels in input, but got {} of shape {:?} and input of shape {:?}",
+                        what,
+                        what,
+                        t.shape(),
+                        sh
+                    );
+                }
                 check_param(t, what, c, self.dtype(), op)?;
             }
         }
