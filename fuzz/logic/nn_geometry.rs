@@ -194,7 +194,13 @@ fn conv_t_shape(
     let mut out = x[..x.len() - nd - 1].to_vec();
     out.push(w[1] * g);
     for i in 0..nd {
-        let v = (x[x.len() - nd + i] - 1) * s[i] - 2 * p[i] + d[i] * (w[2 + i] - 1) + op[i] + 1;
+        // checked: sizes near 2^64 times strides near 2^63 overflow even i128; such an
+        // output size is far above i64::MAX, which the library must refuse
+        let v = (x[x.len() - nd + i] - 1)
+            .checked_mul(s[i])?
+            .checked_sub(2 * p[i])?
+            .checked_add(d[i].checked_mul(w[2 + i] - 1)?)?
+            .checked_add(op[i] + 1)?;
         if v <= 0 {
             return None;
         }
