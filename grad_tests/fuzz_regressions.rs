@@ -951,6 +951,52 @@ fn group_norm_parameters_must_be_vectors() {
     assert_eq!(b.grad().unwrap().shape(), vec![3]);
 }
 
+/// Adaptive pools built one window per output row and column before looking at the output:
+/// an output size of `(2^62, 0)` (empty) tried to collect 2^62 windows, a `Vec` capacity
+/// overflow panic (the fuzz target `nn_geometry`). An empty output builds no window; a huge
+/// non-empty one is a refusal, not an abort.
+#[test]
+fn adaptive_pools_of_huge_empty_outputs() {
+    let x = Tensor::ones(&[1, 1, 2, 2], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let big = 1i64 << 40;
+    for os in [[big, 0], [0, big]] {
+        let a = x.adaptive_avg_pool2d(os).unwrap();
+        let (m, i) = x.adaptive_max_pool2d_with_indices(os).unwrap();
+        let want: Vec<usize> = vec![1, 1, os[0] as usize, os[1] as usize];
+        assert_eq!(
+            (a.shape(), m.shape(), i.shape()),
+            (want.clone(), want.clone(), want)
+        );
+        a.sum()
+            .unwrap()
+            .add(&m.sum().unwrap())
+            .unwrap()
+            .backward()
+            .unwrap();
+    }
+    assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![0.0; 4]);
+    // the fuzzed size: the output, or the library's refusal of an empty shape it does not
+    // allocate (`empty_strided`'s size rule: `[1, 1, 2^62, 0]` is refused, `[1, 1, 0, 2^62]`
+    // is not), never a panic
+    let huge = 1i64 << 62;
+    for os in [[huge, 0], [0, huge]] {
+        let want: Vec<usize> = vec![1, 1, os[0] as usize, os[1] as usize];
+        for r in [x.adaptive_avg_pool2d(os), x.adaptive_max_pool2d(os)] {
+            match r {
+                Ok(y) => assert_eq!(y.shape(), want),
+                Err(e) => assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}"),
+            }
+        }
+    }
+    // a huge output that is not empty: refused (it cannot be allocated)
+    let e = x.adaptive_avg_pool2d([1i64 << 40, 1i64 << 30]).unwrap_err();
+    assert!(!e.message().is_empty());
+    assert!(x.adaptive_max_pool2d([1i64 << 40, 1i64 << 30]).is_err());
+}
+
 /// Printing an empty tensor walked its sizes: `{:?}` of a `[2^20, 2^20, 0]` tensor (in a
 /// failed assertion of the test above) built 2^20 nested brackets per row until the process
 /// was killed. An empty tensor of several dims prints as PyTorch's `tensor([], size=(..))`.

@@ -166,16 +166,17 @@ fn windows(
 }
 
 /// The adaptive windows along one dim: `[floor(o * size / n), ceil((o + 1) * size / n))`
-/// (in `u128`: `(o + 1) * size` may exceed `usize` for an empty batch with huge sizes).
-fn adaptive_windows(n_out: usize, size: usize) -> Vec<(usize, usize)> {
+/// (in `u128`: `(o + 1) * size` may exceed `usize` for an empty batch with huge sizes);
+/// fallible, as `n_out` may be any size a user asks for.
+fn adaptive_windows(n_out: usize, size: usize, op: &'static str) -> Result<Vec<(usize, usize)>> {
     let (n, size) = (n_out as u128, size as u128);
-    (0..n_out as u128)
-        .map(|o| {
-            let s = o * size / n;
-            let e = ((o + 1) * size).div_ceil(n);
-            (s as usize, (e - s) as usize)
-        })
-        .collect()
+    let mut v = crate::storage::try_vec(n_out, op)?;
+    v.extend((0..n_out as u128).map(|o| {
+        let s = o * size / n;
+        let e = ((o + 1) * size).div_ceil(n);
+        (s as usize, (e - s) as usize)
+    }));
+    Ok(v)
 }
 
 /// Checked geometry of a (max or average) pooling over the last two dims.
@@ -363,15 +364,17 @@ fn adaptive(
     }
     let os: Vec<usize> = os.iter().map(|&a| a as usize).collect();
     let planes: usize = lead.iter().product();
-    // no windows without a plane (an empty batch may have huge output planes)
-    let (oh, ow) = if planes == 0 { (0, 0) } else { (os[0], os[1]) };
+    // no windows for an empty output (an empty batch, or an output size of 0 beside a huge
+    // one, may ask for huge output planes)
+    let empty = planes == 0 || os.contains(&0);
+    let (oh, ow) = if empty { (0, 0) } else { (os[0], os[1]) };
     let win = PoolWindows {
         planes,
         h,
         w,
-        rows: adaptive_windows(oh, h),
+        rows: adaptive_windows(oh, h, op)?,
         dh: 1,
-        cols: adaptive_windows(ow, w),
+        cols: adaptive_windows(ow, w, op)?,
         dw: 1,
     };
     let mut shape = lead;
