@@ -978,18 +978,13 @@ fn adaptive_pools_of_huge_empty_outputs() {
             .unwrap();
     }
     assert_eq!(x.grad().unwrap().to_vec::<f32>().unwrap(), vec![0.0; 4]);
-    // the fuzzed size: the output, or the library's refusal of an empty shape it does not
-    // allocate (`empty_strided`'s size rule: `[1, 1, 2^62, 0]` is refused, `[1, 1, 0, 2^62]`
-    // is not), never a panic
+    // the fuzzed size: an empty output, as torch 2.15 gives it (`torch.empty(1, 1, 2**62, 0)`
+    // and `torch.empty(1, 1, 0, 2**62)` both allocate nothing, checked)
     let huge = 1i64 << 62;
     for os in [[huge, 0], [0, huge]] {
         let want: Vec<usize> = vec![1, 1, os[0] as usize, os[1] as usize];
-        for r in [x.adaptive_avg_pool2d(os), x.adaptive_max_pool2d(os)] {
-            match r {
-                Ok(y) => assert_eq!(y.shape(), want),
-                Err(e) => assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}"),
-            }
-        }
+        assert_eq!(x.adaptive_avg_pool2d(os).unwrap().shape(), want);
+        assert_eq!(x.adaptive_max_pool2d(os).unwrap().shape(), want);
     }
     // a huge output that is not empty: refused (it cannot be allocated)
     let e = x.adaptive_avg_pool2d([1i64 << 40, 1i64 << 30]).unwrap_err();

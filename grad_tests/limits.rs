@@ -35,6 +35,23 @@ fn factories_overflowing_usize() {
     assert!(Tensor::randint(0, 5, &[usize::MAX]).is_err());
 }
 
+/// A zero size makes any shape empty, whatever the other sizes (PyTorch's product rule:
+/// `torch.empty(1, 1, 2**62, 0)` and `torch.empty(1, 1, 0, 2**62)` both work, checked in 2.15);
+/// only sizes beyond int64 are refused.
+#[test]
+fn empty_shapes_with_huge_sizes() {
+    let big = BIG_I64 as usize;
+    for shape in [[1, 1, big, 0], [1, 1, 0, big], [big, big, 0, big]] {
+        let t = Tensor::empty(&shape, DType::F32).unwrap();
+        assert_eq!((t.shape(), t.numel()), (shape.to_vec(), 0));
+        assert_eq!(Tensor::zeros(&shape, DType::I64).unwrap().numel(), 0);
+    }
+    assert_eq!(
+        err_kind(Tensor::empty(&[usize::MAX, 0], DType::F32)),
+        ErrorKind::InvalidArgument
+    );
+}
+
 #[test]
 fn factories_unsatisfiable() {
     // representable sizes that no allocator can provide: an error, not an abort

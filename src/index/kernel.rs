@@ -115,14 +115,7 @@ pub(crate) fn plan(sizes: &[usize], strides: &[usize], offset: usize, idx: &[Idx
             }
             let mut x = v[lin];
             if x < -size || x >= size {
-                bail!(
-                    IndexOutOfRange,
-                    "index",
-                    "index {} is out of bounds for dimension {} with size {}",
-                    x,
-                    d,
-                    size
-                );
+                return Err(out_of_bounds(x, d, size));
             }
             if x < 0 {
                 x += size;
@@ -212,14 +205,7 @@ pub(crate) fn select(src: &Tensor, idx: &[Idx]) -> Result<Option<Tensor>> {
     let mut rows = crate::storage::try_vec::<usize>(vals.len(), "index")?;
     for &x in vals {
         if x < -size || x >= size {
-            bail!(
-                IndexOutOfRange,
-                "index",
-                "index {} is out of bounds for dimension {} with size {}",
-                x,
-                d,
-                size
-            );
+            return Err(out_of_bounds(x, d, size));
         }
         rows.push(if x < 0 { x + size } else { x } as usize);
     }
@@ -234,6 +220,18 @@ pub(crate) fn select(src: &Tensor, idx: &[Idx]) -> Result<Option<Tensor>> {
     };
     crate::backend::movement::index_select(&dst, &src.data(), d, &rows, dt)?;
     Ok(Some(out))
+}
+
+/// PyTorch's error for index value `x` outside `-size..size` along dim `d`.
+fn out_of_bounds(x: i64, d: usize, size: i64) -> crate::Error {
+    crate::err!(
+        IndexOutOfRange,
+        "index",
+        "index {} is out of bounds for dimension {} with size {}",
+        x,
+        d,
+        size
+    )
 }
 
 /// `src`'s whole storage as a 1-D geometry: plan offsets are its logical positions.

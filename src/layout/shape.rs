@@ -32,6 +32,10 @@ fn check_sizes_i64(sizes: &[usize], op: &'static str) -> Result<()> {
 /// size must fit in i64.
 pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
     check_sizes_i64(sizes, op)?;
+    if sizes.contains(&0) {
+        // PyTorch's product check: a zero size makes the product 0 whatever the others are
+        return Ok(0);
+    }
     let mut n: usize = 1;
     for &s in sizes {
         n = match n.checked_mul(s) {
@@ -51,6 +55,10 @@ pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
 /// overflow"); views may describe more elements than can be allocated, but never more than this.
 pub(crate) fn check_numel_i64(sizes: &[usize], op: &'static str) -> Result<usize> {
     check_sizes_i64(sizes, op)?;
+    if sizes.contains(&0) {
+        // PyTorch's product check: a zero size makes the product 0 whatever the others are
+        return Ok(0);
+    }
     let mut n: usize = 1;
     for &s in sizes {
         n = match n.checked_mul(s) {

@@ -272,7 +272,7 @@ pub(crate) fn index_select<T: Element>(
 ) -> Result<()> {
     let size = sl.sizes()[dim];
     if !inside(dl, dst.len()) || !inside(sl, src.len()) || idx.iter().any(|&i| i >= size) {
-        return Err(outside("to_vec"));
+        return Err(outside("index_select"));
     }
     if dl.numel() == 0 {
         return Ok(());
@@ -339,7 +339,7 @@ pub(crate) fn index_select<T: Element>(
 /// See [`MovementKernels::nonzero`](crate::backend::MovementKernels::nonzero).
 pub(crate) fn nonzero<T: Element>(src: &[T], l: &Layout) -> Result<Vec<usize>> {
     if !inside(l, src.len()) {
-        return Err(outside("to_vec"));
+        return Err(outside("nonzero"));
     }
     let nz = |x: T| cast::<T, bool>(x);
     Ok(if l.is_contiguous() {

@@ -438,7 +438,7 @@ pub(super) fn any<T: Element>(buf: &CpuBuffer, l: &Layout, f: &impl Fn(T) -> boo
     if l.storage_span() * std::mem::size_of::<T>() > buf.len() {
         crate::bail!(
             InvalidArgument,
-            "to_vec",
+            "any",
             "tensor geometry lies outside its storage"
         );
     }

@@ -24,33 +24,29 @@ const PREFETCH: usize = 2048;
 /// Ranges below this many elements are summed on one thread.
 const PAR_MIN: usize = 1 << 18;
 
-/// Sum of one block (any length) in the accumulator type `A`, each element converted by `conv`.
+/// Hints the cache lines `PREFETCH` bytes past the start of `chunk` (one hint per line of a
+/// `LANES`-element chunk: 2 for f32, 4 for f64).
 #[inline(always)]
-fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    let mut acc = [A::zero(); LANES];
-    let chunks = x.chunks_exact(LANES);
-    let rem = chunks.remainder();
-    for c in chunks {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint; it never faults, whatever the address.
-        unsafe {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let p = (c.as_ptr() as *const i8).wrapping_add(PREFETCH);
-            // one hint per cache line of the chunk (2 for f32, 4 for f64)
-            let mut line = 0;
-            while line < LANES * std::mem::size_of::<S>() {
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line));
-                line += 64;
-            }
-        }
-        for k in 0..LANES {
-            acc[k] = acc[k].add(conv(c[k]));
+fn prefetch_ahead<S>(chunk: &[S]) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, whatever the address.
+    unsafe {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let p = (chunk.as_ptr() as *const i8).wrapping_add(PREFETCH);
+        let mut line = 0;
+        while line < LANES * std::mem::size_of::<S>() {
+            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line));
+            line += 64;
         }
     }
-    for (k, &v) in rem.iter().enumerate() {
-        acc[k] = acc[k].add(conv(v));
-    }
-    // combine the lanes pairwise
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = chunk;
+}
+
+/// The lanes' accumulators combined pairwise (lane k with lane k + w, halving w): the order
+/// every block of [`sum`] and [`dot`] ends with.
+#[inline(always)]
+fn fold_lanes<A: Element>(mut acc: [A; LANES]) -> A {
     let mut w = LANES;
     while w > 1 {
         w /= 2;
@@ -59,6 +55,24 @@ fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
         }
     }
     acc[0]
+}
+
+/// Sum of one block (any length) in the accumulator type `A`, each element converted by `conv`.
+#[inline(always)]
+fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
+    let mut acc = [A::zero(); LANES];
+    let chunks = x.chunks_exact(LANES);
+    let rem = chunks.remainder();
+    for c in chunks {
+        prefetch_ahead(c);
+        for k in 0..LANES {
+            acc[k] = acc[k].add(conv(c[k]));
+        }
+    }
+    for (k, &v) in rem.iter().enumerate() {
+        acc[k] = acc[k].add(conv(v));
+    }
+    fold_lanes(acc)
 }
 
 #[cfg(target_arch = "x86_64")]
@@ -154,21 +168,8 @@ fn dot_block_body<T: Element>(a: &[T], b: &[T]) -> T {
     let (ca, cb) = (a.chunks_exact(LANES), b.chunks_exact(LANES));
     let (ra, rb) = (ca.remainder(), cb.remainder());
     for (x, y) in ca.zip(cb) {
-        #[cfg(target_arch = "x86_64")]
-        // SAFETY: prefetching is a hint; it never faults, whatever the address.
-        unsafe {
-            use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-            let (p, q) = (
-                (x.as_ptr() as *const i8).wrapping_add(PREFETCH),
-                (y.as_ptr() as *const i8).wrapping_add(PREFETCH),
-            );
-            let mut line = 0;
-            while line < LANES * std::mem::size_of::<T>() {
-                _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line));
-                _mm_prefetch::<_MM_HINT_T0>(q.wrapping_add(line));
-                line += 64;
-            }
-        }
+        prefetch_ahead(x);
+        prefetch_ahead(y);
         for k in 0..LANES {
             acc[k] = acc[k].add(x[k].mul(y[k]));
         }
@@ -176,14 +177,7 @@ fn dot_block_body<T: Element>(a: &[T], b: &[T]) -> T {
     for (k, (&x, &y)) in ra.iter().zip(rb).enumerate() {
         acc[k] = acc[k].add(x.mul(y));
     }
-    let mut w = LANES;
-    while w > 1 {
-        w /= 2;
-        for k in 0..w {
-            acc[k] = acc[k].add(acc[k + w]);
-        }
-    }
-    acc[0]
+    fold_lanes(acc)
 }
 
 #[cfg(target_arch = "x86_64")]

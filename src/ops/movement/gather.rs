@@ -73,7 +73,7 @@ pub(crate) fn output(shape: &[usize], dt: DType, op: &'static str) -> Result<Ten
 fn take_raw(x: &Tensor, idx: &[usize], shape: &[usize], strides: &[usize]) -> Result<Tensor> {
     crate::layout::check_numel(shape, "take")?;
     let out = Tensor::empty_strided(shape, strides, x.dtype())?;
-    crate::backend::movement::take(&out.data(), &x.data(), idx, x.dtype(), "to_vec")?;
+    crate::backend::movement::take(&out.data(), &x.data(), idx, x.dtype(), "take")?;
     Ok(out)
 }
 
@@ -84,7 +84,7 @@ fn put_add_raw(src: &Tensor, idx: &[usize], shape: &[usize]) -> Result<Tensor> {
         dst: idx,
         src: None,
         accumulate: true,
-        op: "to_vec",
+        op: "take",
     };
     crate::backend::movement::put(&out.data(), &src.data(), &p, src.dtype())?;
     Ok(out)

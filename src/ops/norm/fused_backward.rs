@@ -95,6 +95,20 @@ pub(super) fn from_storages(
     r
 }
 
+/// A fused backward kernel's operands: the input and the weight contiguous, the output gradient
+/// in the input's dtype and contiguous (no autograd: the kernels read raw storage).
+pub(super) fn kernel_operands(
+    x: &Tensor,
+    g: &Tensor,
+    w: Option<&Tensor>,
+) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+    Ok((
+        x.contiguous()?,
+        g.to_dtype(x.dtype())?.contiguous()?,
+        contig(w)?,
+    ))
+}
+
 /// `t` contiguous (no autograd), if given.
 pub(super) fn contig(t: Option<&Tensor>) -> Result<Option<Tensor>> {
     t.map(|t| t.contiguous()).transpose()

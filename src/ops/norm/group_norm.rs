@@ -13,7 +13,9 @@
 //! statistics), then the per-channel `* weight + bias`.
 
 use super::batch_norm::{BatchNormArgs, batch_norm_impl};
-use super::fused_backward::{FusedNorm, Three, contig, from_storages, fused_norm_grads};
+use super::fused_backward::{
+    FusedNorm, Three, contig, from_storages, fused_norm_grads, kernel_operands,
+};
 use super::memory_format::{contiguous_channels_last_grad, suggests};
 use super::{channel_shape, check_param, size_product};
 use crate::autograd::{SavedTensor, no_grad, record};
@@ -236,7 +238,7 @@ impl FusedNorm for GroupNormBackward {
         need: [bool; 3],
     ) -> Result<Three> {
         let dt = x.dtype();
-        let (x, g, wc) = (x.contiguous()?, g.to_dtype(dt)?.contiguous()?, contig(w)?);
+        let (x, g, wc) = kernel_operands(x, g, w)?;
         let outs = crate::backend::group_norm_backward(
             &g.data(),
             &x.data(),

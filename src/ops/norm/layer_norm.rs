@@ -8,7 +8,9 @@
 //! node differentiable in them. A weight or bias of another dtype than the input takes the
 //! composite forward.
 
-use super::fused_backward::{FusedNorm, Three, contig, from_storages, fused_norm_grads};
+use super::fused_backward::{
+    FusedNorm, Three, contig, from_storages, fused_norm_grads, kernel_operands,
+};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::RowwiseOp;
 use crate::layout::Layout;
@@ -191,7 +193,7 @@ impl FusedNorm for LayerNormBackward {
         need: [bool; 3],
     ) -> Result<Three> {
         let dt = x.dtype();
-        let (x, g, w) = (x.contiguous()?, g.to_dtype(dt)?.contiguous()?, contig(w)?);
+        let (x, g, w) = kernel_operands(x, g, w)?;
         let outs = crate::backend::layer_norm_backward(
             &g.data(),
             &x.data(),

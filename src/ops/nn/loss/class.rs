@@ -64,13 +64,13 @@ fn class_picks(
                 );
             }
             // the c class weights, read on the host: the picks weight each target by them
-            w.check_strided("to_vec")?;
+            w.check_strided(op)?;
             crate::backend::read_vec::<f64>(&w.data(), w.dtype())?
         }
         None => vec![1.0; c],
     };
     // the targets, read on the host once: an index list validated against the class count
-    target.check_strided("to_vec")?;
+    target.check_strided(op)?;
     let tv = crate::backend::read_vec::<i64>(&target.data(), target.dtype())?;
     // input position of target `flat` picking class `t`: its outer index (dims before the
     // class dim), the class, its inner index (dims after)
@@ -129,7 +129,7 @@ backward!(
 
 fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
     // only the picked entries are read (a positional read kernel, not a copy of the input)
-    input.check_strided("to_vec")?;
+    input.check_strided("nll_loss")?;
     let at: Vec<usize> = p.idx.iter().copied().filter(|&i| i != SKIP).collect();
     let mut xv = crate::backend::read_at::<f64>(&input.data(), input.dtype(), &at)?.into_iter();
     let vals: Vec<f64> = p
