@@ -85,10 +85,11 @@ pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};
 pub(crate) use dispatch::{
     group_norm, group_norm_backward, layer_norm, layer_norm_backward, rowwise_backward,
 };
-// the vectorisable lane math the elementwise closures call (exp, log, tanh, sigmoid, erf)
+// the vectorisable lane math the elementwise closures call (exp, log, tanh, sigmoid, erf, ...)
 pub(crate) use cpu::math::Transcendental;
-// the fused terms of binary_cross_entropy(_with_logits) (f64 lanes)
-pub(crate) use cpu::math::{bce_f64, softplus_f64};
+// the fused term of binary_cross_entropy (f64 lanes; that of the `_with_logits` form is
+// `Transcendental::vsoftplus`)
+pub(crate) use cpu::math::bce_f64;
 
 mod args;
 pub(crate) use args::PlaneMap;

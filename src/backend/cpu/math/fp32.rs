@@ -1,6 +1,6 @@
-//! The f32 lane functions: `exp`, `expm1` (internal, for `tanh`), `log`, `log1p`, `tanh`, `sigmoid`,
-//! `erf`. Each is branch-free straight-line code (range reduction, a polynomial in Horner form
-//! with `mul_add`, integer exponent arithmetic, selects) so a loop over slices of them
+//! The f32 lane functions: `exp`, `exp2`, `expm1` (internal, for `tanh`), `log`, `log1p`, `tanh`,
+//! `sigmoid`, `erf`. Each is branch-free straight-line code (range reduction, a polynomial in
+//! Horner form with `mul_add`, integer exponent arithmetic, selects) so a loop over slices of them
 //! vectorises; the algorithms and measured bounds are in the parent module's header.
 
 /// `round(x * log2(e))` through the add-shifter trick (branch-free, no rounding instruction).
@@ -42,6 +42,30 @@ pub(crate) fn exp(x: f32) -> f32 {
     let (n, p) = reduce(xc);
     let n1 = n >> 1;
     let u = (1.0 + p) * pow2(n1);
+    u * pow2(n.wrapping_sub(n1))
+}
+
+/// `2^x`: `n = round(x)`, `r = x - n` (exact, `|r| <= 1/2`), `2^r = 1 + r q(r)` with `q` the
+/// Taylor series of `(2^r - 1)/r` to degree 6 (truncation < 6e-9 relative) and the last step
+/// one fused multiply-add; `x` clamped to `[-151, 129]` (beyond: exactly 0 / inf after
+/// scaling), `2^n` applied in two halves as in [`exp`]. Serves the per-op sweep's `exp2` (on
+/// f32 lanes: twice the lanes of the f64 form it replaced, and a shorter polynomial).
+#[inline(always)]
+pub(crate) fn exp2(x: f32) -> f32 {
+    let xc = if x < -151.0 { -151.0 } else { x };
+    let xc = if xc > 129.0 { 129.0 } else { xc };
+    let kf = xc + SHIFT;
+    let n = (kf.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
+    let r = xc - (kf - SHIFT);
+    // (ln 2)^k / k!
+    let q = 1.525_273_4e-5f32.mul_add(r, 1.540_353e-4);
+    let q = q.mul_add(r, 1.333_355_8e-3);
+    let q = q.mul_add(r, 9.618_129e-3);
+    let q = q.mul_add(r, 5.550_411e-2);
+    let q = q.mul_add(r, 0.240_226_5);
+    let q = q.mul_add(r, std::f32::consts::LN_2);
+    let n1 = n >> 1;
+    let u = q.mul_add(r, 1.0) * pow2(n1);
     u * pow2(n.wrapping_sub(n1))
 }
 

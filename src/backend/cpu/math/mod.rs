@@ -1,7 +1,7 @@
 //! Vectorisable transcendentals: `exp`, `log`, `log1p`, `tanh`, `sigmoid`, `erf` for f32 and f64 (f64
-//! `erf` is fdlibm's, scalar), and for f32 also `sin`, `cos`, `tan`, `asin`, `acos`, `atan`,
-//! `atan2` ([`trig32`]) and `expm1`, `exp2`, `log2`, `log10`, `sinh`, `cosh`, `hypot`
-//! ([`wide32`]), computed on f64 lanes; written as branch-free lane functions that LLVM vectorises
+//! `erf` is fdlibm's algorithm), for f32 also `exp2`, and `sin`, `cos`, `tan`, `asin`, `acos`,
+//! `atan`, `atan2` ([`trig32`]) and `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot`, `pow`
+//! ([`wide32`]) computed on f64 lanes; written as branch-free lane functions that LLVM vectorises
 //! inside the multi-versioned loops of `elementwise` (AVX-512 or AVX2+FMA picked at run time,
 //! a portable baseline otherwise). Every `mul_add` is a true fused multiply-add in every copy
 //! (the baseline's is libm's correctly rounded `fma`), so all copies give bit-identical results.
@@ -21,6 +21,8 @@
 //!   as PyTorch's kernel).
 //! - `erf` (f32): `x P(x^2)/Q(x^2)`, a degree-(6,5) rational least-squares fit of `erf(x)/x` on
 //!   `[0, 4]` (2e-9 relative in exact arithmetic), `|x|` clamped to 4, result capped at 1.
+//!   `erf` (f64): fdlibm's four ranges (`x + x R(x^2)`, `erx + P/Q(|x| - 1)`, two fits of
+//!   `1 - exp(..)/|x|` in `1/x^2`, then 1), every range evaluated and selected per lane.
 //! - `sin`, `cos`, `tan` (f32): `|x| = n pi/2 + r` exact for every finite f32 (Payne–Hanek in
 //!   u64: the significand times the 96 bits of `2/pi` its exponent needs, from a table built
 //!   at compile time), Taylor polynomials of `sin r`, `cos r` in f64 (`tan`: their quotient).
@@ -28,9 +30,12 @@
 //!   `tan(pi/8)` by `pi/4 + atan((t-1)/(t+1))`, an odd least-squares polynomial in f64; C99's
 //!   quadrant rules. `asin`/`acos`: `s P(s^2)` on `[0, 1/2]`, above it via
 //!   `asin x = pi/2 - 2 asin sqrt((1-x)/2)` (so `acos` near ±1 has no cancellation).
-//! - `expm1`, `exp2`, `log2`, `log10`, `sinh`, `cosh`, `hypot` (f32): from the f64 `exp`,
+//! - `exp2` (f32): `n = round(x)`, `r = x - n` exact, `2^r = 1 + r q(r)` (Taylor, degree 7),
+//!   scaled by `2^n` in two halves as `exp`.
+//! - `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot`, `pow` (f32): from the f64 `exp`,
 //!   `log` and `expm1` lanes (`sinh = (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as
-//!   `sqrt(x^2 + y^2)`, exact squares), rounded to f32 once.
+//!   `sqrt(x^2 + y^2)`, exact squares; `pow` as `exp(y ln |x|)` with C99's signs and special
+//!   values), rounded to f32 once.
 //! - `fmod` (f32, f64; [`fmod`]): C's `fmod`, NaN where SLEEF's quotient estimate overflows, as
 //!   PyTorch's vectorised `fmod`/`remainder` give it.
 //!
@@ -40,10 +45,10 @@
 //! f32 error is measured against the exact value (the f64 reference), so 0.5 is correct
 //! rounding; f64 against std's (or, for sigmoid, the formula's) f64 result, in whole ulps.
 //!
-//! | | exp | log | log1p | tanh | sigmoid | erf |
-//! |---|---|---|---|---|---|---|
-//! | f32, max ulp (bound / measured) | 1.5 / 1.03 | 1 / 0.88 | 2.5 / 2.24 | 2.5 / 2.29 | 2 / 1.99 | 6 / 5.15 |
-//! | f64 vs std, max ulp | 1 | 1 | 2 | 3 | 2 | 1 (fdlibm; vs exact) |
+//! | | exp | exp2 | log | log1p | tanh | sigmoid | erf |
+//! |---|---|---|---|---|---|---|---|
+//! | f32, max ulp (bound / measured) | 1.5 / 1.03 | 1 / 0.83 | 1 / 0.88 | 2.5 / 2.24 | 2.5 / 2.29 | 2 / 1.99 | 6 / 5.15 |
+//! | f64 vs std, max ulp | 1 | - | 1 | 2 | 3 | 2 | 1 (vs exact and vs fdlibm's) |
 //!
 //! The f32 lanes on f64 lanes (`trig32`, `wide32`) are within 0.51 ulp of the exact value
 //! (checked: one rounding of an f64 result off by well under 2^-30 relative; atan2 and hypot on a
@@ -68,8 +73,9 @@
 //! - slice kernels, single-threaded (callers split the work), multi-versioned:
 //!   `exp_slice_f32(x, out)` / `exp_inplace_f32(x)`, and likewise `log_`, `log1p_`, `tanh_`,
 //!   `sigmoid_`, `erf_` for f32 and `_f64` (no f64 `erf`). `x` and `out` must have one length.
-//! - fused loss terms on the f64 lanes (within 3 ulp of the std formulas): [`softplus_f64`]
-//!   (`binary_cross_entropy_with_logits`), [`bce_f64`] (`binary_cross_entropy`).
+//! - fused loss terms (within 3 ulp of the std formulas): [`softplus_f32`] and [`softplus_f64`]
+//!   (`binary_cross_entropy_with_logits`, through `Transcendental::vsoftplus`), [`bce_f64`]
+//!   (`binary_cross_entropy`, on the f64 lanes).
 
 pub(crate) mod fmod;
 pub(crate) mod fp32;
@@ -124,6 +130,11 @@ pub(crate) trait Transcendental: Copy {
     fn vcosh(self) -> Self;
     /// `hypot(self, y)`.
     fn vhypot(self, y: Self) -> Self;
+    /// `self^y` (C99's `pow`).
+    fn vpow(self, y: Self) -> Self;
+    /// `max(self, 0) + ln(1 + e^-|self|)` (softplus, stable form; [`softplus_f32`] /
+    /// [`softplus_f64`]).
+    fn vsoftplus(self) -> Self;
     /// `fmod(self, y)` as SLEEF's vector body gives it (NaN where its quotient estimate
     /// overflows: [`fmod`]).
     fn vfmod(self, y: Self) -> Self;
@@ -172,17 +183,18 @@ macro_rules! transcendental {
     };
 }
 transcendental!(f32, fp32;
-    vexpm1 = wide32::expm1, vexp2 = wide32::exp2, vlog2 = wide32::log2,
+    vsoftplus = softplus_f32, vexpm1 = wide32::expm1, vexp2 = fp32::exp2, vlog2 = wide32::log2,
     vlog10 = wide32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
     vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
     vacos = trig32::acos, vatan = trig32::atan,;
-    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,
+    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32, vpow = wide32::pow,
 );
 transcendental!(f64, std64;
-    vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2, vlog10 = f64::log10,
+    vsoftplus = softplus_f64, vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2,
+    vlog10 = f64::log10,
     vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
     vasin = f64::asin, vacos = f64::acos, vatan = f64::atan,;
-    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64,
+    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64, vpow = f64::powf,
 );
 
 /// The f64 form of [`Transcendental`]: std's functions (within 0.5–1 ulp, and equal to
@@ -221,6 +233,15 @@ pub(crate) fn softplus_f64(z: f64) -> f64 {
     // NaN < 0 is false: NaN stays
     let m = if z < 0.0 { 0.0 } else { z };
     m + fp64::log1p(fp64::exp(-z.abs()))
+}
+
+/// [`softplus_f64`] on the f32 lanes of [`fp32`] (within 3 ulp of the exact value): the
+/// per-element term of f32 `binary_cross_entropy_with_logits` (per-op sweep
+/// `bce_with_logits`: twice the lanes of the f64 form, and f32 polynomials).
+#[inline(always)]
+pub(crate) fn softplus_f32(z: f32) -> f32 {
+    let m = if z < 0.0 { 0.0 } else { z };
+    m + fp32::log1p(fp32::exp(-z.abs()))
 }
 
 /// `-(t max(ln x, -100) + (1 - t) max(ln(1 - x), -100))` on the vectorisable f64 lanes of

@@ -155,8 +155,9 @@ impl Tensor {
         }
         let sh = self.shape();
         let dt = self.dtype();
-        // in f64: (1 - y) x + (1 + (pw - 1) y) softplus(-x), softplus(z) = max(z, 0) +
-        // ln_1p(exp(-|z|)); without pos_weight one fused pass on the backend's f64 lanes
+        // (1 - y) x + (1 + (pw - 1) y) softplus(-x), softplus(z) = max(z, 0) +
+        // ln_1p(exp(-|z|)); without pos_weight one fused pass on the backend's lanes in the
+        // compute type, else in f64
         let (out, pw) = {
             let _g = no_grad();
             let out = match opts.pos_weight {
@@ -211,16 +212,17 @@ impl Tensor {
 }
 
 /// `(1 - y) x + (1 + 0 y) softplus(-x)` elementwise (`x`, `y` of one float dtype and shape),
-/// computed in f64 and rounded once: the unweighted term of
-/// [`Tensor::binary_cross_entropy_with_logits`] in one pass.
+/// computed in the compute type (as PyTorch's f32 kernel) on the backend's vectorised lanes:
+/// the unweighted term of [`Tensor::binary_cross_entropy_with_logits`] in one pass.
 fn bce_logits_term(x: &Tensor, y: &Tensor, op: &'static str) -> Result<Tensor> {
-    use crate::backend::softplus_f64;
-    use crate::dtype::cast;
+    use crate::backend::Transcendental;
+    use crate::dtype::FloatCompute;
     use crate::ops::elementwise::binary::binary_map;
-    crate::match_dtype!(x.dtype(), float, (T, _C) => {
+    // in the compute type (f32 for f16/bf16), softplus on the backend's lanes
+    crate::match_dtype!(x.dtype(), float, (T, C) => {
         binary_map::<T, T>(x, y, op, #[inline(always)] |a, b| {
-            let (a, b) = (cast::<T, f64>(a), cast::<T, f64>(b));
-            cast::<f64, T>((-b + 1.0) * a + (b * 0.0 + 1.0) * softplus_f64(-a))
+            let (a, b): (C, C) = (a.widen(), b.widen());
+            T::narrow((-b + 1.0) * a + (b * 0.0 + 1.0) * (-a).vsoftplus())
         })
     }, else unreachable!("internal: checked float"))
 }
