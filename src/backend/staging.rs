@@ -160,7 +160,7 @@ pub(crate) unsafe fn map3<S: HostStaging, C: Element, T: Element, U: Element, F>
     bl: &Layout,
     f: &F,
 ) where
-    F: Fn(C, T, T) -> U,
+    F: Fn(C, T, T) -> U + Sync,
 {
     let (hc, ha, hb) = (stage_src::<S>(&c), stage_src::<S>(&a), stage_src::<S>(&b));
     let mut ho = stage::<S>(out);

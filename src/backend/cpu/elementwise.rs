@@ -1,5 +1,6 @@
 //! Flat elementwise loops over slices: the innermost kernels of the dense fast paths (binary,
-//! scalar and in-place arithmetic) and of the row accumulation of `index_put_`.
+//! scalar and in-place arithmetic), of the contiguous runs of the strided maps (ternary too)
+//! and of the row accumulation of `index_put_`.
 //!
 //! Each loop works on slices (so the compiler knows outputs and inputs do not alias and
 //! vectorises without runtime overlap checks — which, for an in-place update whose output *is*
@@ -96,6 +97,11 @@ macro_rules! kernel {
             *o = $f(x, y);
         }
     };
+    (@body map3, $out:ident, $c:ident, $a:ident, $b:ident, $f:ident) => {
+        for (((o, &z), &x), &y) in $out.iter_mut().zip($c).zip($a).zip($b) {
+            *o = $f(z, x, y);
+        }
+    };
     (@body update2, $x:ident, $b:ident, $f:ident) => {
         for (v, &y) in $x.iter_mut().zip($b) {
             *v = $f(*v, y);
@@ -125,6 +131,12 @@ kernel! {
 kernel! {
     /// `out[i] = f(a[i], b[i])` over the common length.
     fn map2<T, U, F>(out: &mut [U], a: &[T], b: &[T], f: &F) where T: Copy, F: Fn(T, T) -> U
+}
+
+kernel! {
+    /// `out[i] = f(c[i], a[i], b[i])` over the common length.
+    fn map3<C, T, U, F>(out: &mut [U], c: &[C], a: &[T], b: &[T], f: &F)
+    where C: Copy, T: Copy, F: Fn(C, T, T) -> U
 }
 
 kernel! {

@@ -1,12 +1,12 @@
 //! The elementwise map kernels of the CPU: flat loops over element ranges (the dense fast paths:
 //! a tensor and a same-layout or one-element operand, in place or into a fresh buffer), the
-//! strided walk with broadcasting (unary, binary, ternary; the general path), the in-place update
-//! of a region borrowed exclusively, and the predicate test `any`. The op is an inlined generic
-//! closure; the innermost contiguous loops are the multi-versioned kernels of `elementwise`
-//! (the strided unary walk too: a strided run goes through a stack block).
+//! strided walk with broadcasting (unary, binary, ternary; the general path, in parallel), the
+//! in-place update of a region borrowed exclusively, and the predicate test `any`. The op is an
+//! inlined generic closure; the innermost contiguous loops are the multi-versioned kernels of
+//! `elementwise` (the strided unary walk too: a strided run goes through a stack block).
 
 use super::Cpu;
-use super::elementwise::{map1 as vmap1, map2 as vmap2, update1, update2};
+use super::elementwise::{map1 as vmap1, map2 as vmap2, map3 as vmap3, update1, update2};
 use super::{istrides, scalar};
 use crate::DType;
 use crate::Scalar;
@@ -367,7 +367,9 @@ pub(super) unsafe fn map2<T: Element, U: Element>(
     );
 }
 
-/// See `Backend::map3`.
+/// See `Backend::map3`: ranges of the output in parallel; a run where every operand is
+/// contiguous goes through the vectorised kernel (per-op sweep `addcmul`, `addcdiv`, `lerp`
+/// with a tensor weight, `where`).
 ///
 /// # Safety
 /// The contract of `Backend::map3`.
@@ -381,17 +383,16 @@ pub(super) unsafe fn map3<C: Element, T: Element, U: Element>(
     al: &Layout,
     b: Source<'_, CpuBuffer>,
     bl: &Layout,
-    f: &impl Fn(C, T, T) -> U,
+    f: &(impl Fn(C, T, T) -> U + Sync),
 ) {
-    let po = out.as_mut_ptr();
+    let po = out.as_mut_ptr() as usize;
     let (pc, pa, pb) = (
-        src_ptr(&c, po) as *const C,
-        src_ptr(&a, po) as *const T,
-        src_ptr(&b, po) as *const T,
+        src_ptr(&c, po as *mut u8),
+        src_ptr(&a, po as *mut u8),
+        src_ptr(&b, po as *mut u8),
     );
-    let po = po as *mut U;
     let (so, sc, sa, sb) = (istrides(ol), istrides(cl), istrides(al), istrides(bl));
-    for_each_run(
+    par_for_each_run(
         ol.sizes(),
         [&so, &sc, &sa, &sb],
         [
@@ -400,11 +401,28 @@ pub(super) unsafe fn map3<C: Element, T: Element, U: Element>(
             al.offset() as isize,
             bl.offset() as isize,
         ],
+        PAR_MIN_ELEMS,
         |[oo, oc, oa, ob], len, [so, sc, sa, sb]| {
-            // SAFETY: as in `map1`, for every input (serial walk).
+            // SAFETY: as in `map1`, for every input.
             unsafe {
-                let (po, pc, pa, pb) = (po.offset(oo), pc.offset(oc), pa.offset(oa), pb.offset(ob));
-                if so == 1 && sc == 1 && sa == 1 && sb == 1 {
+                let po = (po as *mut U).offset(oo);
+                let pc = (pc as *const C).offset(oc);
+                let pa = (pa as *const T).offset(oa);
+                let pb = (pb as *const T).offset(ob);
+                let (o0, o1) = (po as usize, po as usize + len * std::mem::size_of::<U>());
+                let apart = |p: usize, sz: usize| p + len * sz <= o0 || o1 <= p;
+                let disjoint = apart(pc as usize, std::mem::size_of::<C>())
+                    && apart(pa as usize, std::mem::size_of::<T>())
+                    && apart(pb as usize, std::mem::size_of::<T>());
+                if so == 1 && sc == 1 && sa == 1 && sb == 1 && disjoint {
+                    let out = std::slice::from_raw_parts_mut(po, len);
+                    let (c, a, b) = (
+                        std::slice::from_raw_parts(pc, len),
+                        std::slice::from_raw_parts(pa, len),
+                        std::slice::from_raw_parts(pb, len),
+                    );
+                    vmap3(out, c, a, b, f);
+                } else if so == 1 && sc == 1 && sa == 1 && sb == 1 {
                     for i in 0..len {
                         *po.add(i) = f(*pc.add(i), *pa.add(i), *pb.add(i));
                     }
@@ -524,7 +542,7 @@ impl ElementwiseKernels for Cpu {
         unsafe { map2(out, ol, a, al, b, bl, f) }
     }
 
-    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U>(
+    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U + Sync>(
         out: &mut CpuBuffer,
         ol: &Layout,
         c: Source<'_, CpuBuffer>,

@@ -292,14 +292,13 @@ pub(crate) fn map2<T: Element, U: Element>(
     })
 }
 
-/// `out = f(c, a, b)` element by element over `out`'s geometry, serially: [`map1`] with three
-/// inputs.
+/// `out = f(c, a, b)` element by element over `out`'s geometry: [`map1`] with three inputs.
 pub(crate) fn map3<C: Element, T: Element, U: Element>(
     out: &TensorData,
     c: &TensorData,
     a: &TensorData,
     b: &TensorData,
-    f: &impl Fn(C, T, T) -> U,
+    f: &(impl Fn(C, T, T) -> U + Sync),
 ) {
     let ol = &out.layout;
     if ol.numel() == 0 {

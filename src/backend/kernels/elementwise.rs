@@ -89,13 +89,14 @@ pub(crate) trait ElementwiseKernels: Device {
         f: &F,
     );
 
-    /// `out[ol] = f(c[cl], a[al], b[bl])` serially (the `where` kernel), with the contract of
-    /// [`Self::map1`] for each input.
+    /// `out[ol] = f(c[cl], a[al], b[bl])` (the `where`, `lerp`, `addcmul` and `addcdiv`
+    /// kernel), with the contract of [`Self::map1`] for each input; large outputs may be split
+    /// into ranges processed in parallel.
     ///
     /// # Safety
     /// As [`Self::map1`], for every input.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U>(
+    unsafe fn map3<C: Element, T: Element, U: Element, F: Fn(C, T, T) -> U + Sync>(
         out: &mut Self::Buffer,
         ol: &Layout,
         c: Source<'_, Self::Buffer>,

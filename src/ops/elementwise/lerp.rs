@@ -1,7 +1,8 @@
 //! Ternary arithmetic: `lerp` / `lerp_` (its own kernel, PyTorch's two-branch formula, and
-//! backward), `addcdiv` / `addcdiv_` (values composed of `mul`/`div`/`add`, one backward node
-//! with PyTorch's formula) and `addcmul` / `addcmul_` (composed of differentiable `add`/`mul`,
-//! so no backward of its own).
+//! backward), `addcdiv` / `addcdiv_` (one backward node with PyTorch's formula; the value in
+//! one ternary pass for one f32/f64 dtype, else composed of `mul`/`div`/`add`) and `addcmul` /
+//! `addcmul_` (composed of differentiable `add`/`mul`, so no backward of its own; one ternary
+//! pass when no gradient is recorded, as for `addcdiv`).
 
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
@@ -39,18 +40,20 @@ macro_rules! lerp_complex {
 }
 
 /// `f(x, e, w)` over the broadcast of three tensors of type `T`, into a fresh tensor whose
-/// strides follow the operands' memory order (PyTorch's TensorIterator: self, end, weight).
-fn lerp_map3<T: Element>(
+/// strides follow the operands' memory order (PyTorch's TensorIterator: self, end, weight;
+/// self, tensor1, tensor2).
+fn map3_fresh<T: Element>(
     x: &Tensor,
     e: &Tensor,
     w: &Tensor,
-    f: impl Fn(T, T, T) -> T,
+    name: &'static str,
+    f: impl Fn(T, T, T) -> T + Sync,
 ) -> Result<Tensor> {
     for t in [x, e, w] {
-        t.check_strided("lerp")?;
+        t.check_strided(name)?;
     }
-    let s1 = broadcast_shapes(&x.shape(), &e.shape(), "lerp")?;
-    let shape = broadcast_shapes(&s1, &w.shape(), "lerp")?;
+    let s1 = broadcast_shapes(&x.shape(), &e.shape(), name)?;
+    let shape = broadcast_shapes(&s1, &w.shape(), name)?;
     let (xd, ed, wd) = (x.data(), e.data(), w.data());
     let sx = crate::ops::util::broadcast_strides(&xd.layout, &shape);
     let se = crate::ops::util::broadcast_strides(&ed.layout, &shape);
@@ -101,12 +104,12 @@ fn lerp_result(x: &Tensor, e: &Tensor, w: &Operand) -> Result<Tensor> {
             let tw = operand_tensor(&wt.into(), dt)?;
             crate::match_dtype!(dt, float, (T, C) => {
                 use crate::dtype::FloatCompute;
-                lerp_map3::<T>(&tx, &te, &tw, |a, b, c| {
+                map3_fresh::<T>(&tx, &te, &tw, "lerp", |a, b, c| {
                     let c: C = c.widen();
                     <T as FloatCompute>::narrow(lerp_real!(a.widen(), b.widen(), c))
                 })
             }, else crate::match_dtype!(dt, complex, T => {
-                lerp_map3::<T>(&tx, &te, &tw, |a, b, c| lerp_complex!(a, b, c))
+                map3_fresh::<T>(&tx, &te, &tw, "lerp", |a, b, c| lerp_complex!(a, b, c))
             }))
         }
     }
@@ -288,10 +291,47 @@ backward!(
     }
 );
 
+/// `x + value * t1 * t2` (`div`: `x + value * t1 / t2`) in one pass, PyTorch's kernel order
+/// (`value * t1` first), when the three tensors share the dtype f32 or f64 and `value` is real;
+/// `None` otherwise (the callers compose the value from `mul`/`div`/`add`).
+fn addc_fused(
+    x: &Tensor,
+    t1: &Tensor,
+    t2: &Tensor,
+    value: Scalar,
+    div: bool,
+) -> Option<Result<Tensor>> {
+    let dt = x.dtype();
+    if !matches!(dt, DType::F32 | DType::F64)
+        || t1.dtype() != dt
+        || t2.dtype() != dt
+        || !matches!(value, Scalar::Int(_) | Scalar::Float(_))
+    {
+        return None;
+    }
+    let name = if div { "addcdiv" } else { "addcmul" };
+    Some(crate::match_dtype!(dt, float, (T, C) => {
+        use crate::dtype::FloatCompute;
+        let v: C = value.to::<C>();
+        if div {
+            map3_fresh::<T>(x, t1, t2, name, move |s, a, b| {
+                T::narrow(s.widen() + v * a.widen() / b.widen())
+            })
+        } else {
+            map3_fresh::<T>(x, t1, t2, name, move |s, a, b| {
+                T::narrow(s.widen() + v * a.widen() * b.widen())
+            })
+        }
+    }))
+}
+
 fn addcdiv_op(x: &Tensor, t1: &Tensor, t2: &Tensor, value: Scalar) -> Result<Tensor> {
     let out = {
         let _g = crate::autograd::no_grad();
-        x.add(&addcdiv_term(x, t1, t2, value)?)?
+        match addc_fused(x, t1, t2, value, true) {
+            Some(r) => r?,
+            None => x.add(&addcdiv_term(x, t1, t2, value)?)?,
+        }
     };
     if out.dtype().is_differentiable() {
         record(
@@ -340,6 +380,11 @@ impl Tensor {
     /// ```
     pub fn addcmul(&self, t1: &Tensor, t2: &Tensor, value: impl Into<Scalar>) -> Result<Tensor> {
         let v = addc_value(self, t1, t2, value.into(), "addcmul")?;
+        let grad = crate::autograd::is_grad_enabled()
+            && (self.requires_grad() || t1.requires_grad() || t2.requires_grad());
+        if !grad && let Some(r) = addc_fused(self, t1, t2, v, false) {
+            return r;
+        }
         self.add(&t1.mul(t2)?.mul(v)?)
     }
     /// In-place [`Tensor::addcmul`] (`self` may alias `t1`/`t2`).

@@ -16,7 +16,7 @@ fn ternary_map<T: Element>(
     a: &Tensor,
     b: &Tensor,
     op: &'static str,
-    f: impl Fn(bool, T, T) -> T,
+    f: impl Fn(bool, T, T) -> T + Sync,
 ) -> Result<Tensor> {
     let s1 = broadcast_shapes(&c.shape(), &a.shape(), op)?;
     let shape = broadcast_shapes(&s1, &b.shape(), op)?;
@@ -216,18 +216,25 @@ fn nan_to_num_result(
         ($T:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
             let (p, n) = (posinf.unwrap_or($max), neginf.unwrap_or($min));
             let (to, from) = ($to, $from);
-            preserved_map::<$T, $T>(x, move |v| {
-                let f: f64 = to(v);
-                if f.is_nan() {
-                    from(nan)
-                } else if f == f64::INFINITY {
-                    from(p)
-                } else if f == f64::NEG_INFINITY {
-                    from(n)
-                } else {
-                    v
-                }
-            })
+            let (nan, p, n): ($T, $T, $T) = (from(nan), from(p), from(n));
+            // inline(always): out of line, the closure runs its baseline copy inside the
+            // vectorised loops of the backend (per-op sweep `nan_to_num`)
+            preserved_map::<$T, $T>(
+                x,
+                #[inline(always)]
+                move |v| {
+                    let f: f64 = to(v);
+                    if f.is_nan() {
+                        nan
+                    } else if f == f64::INFINITY {
+                        p
+                    } else if f == f64::NEG_INFINITY {
+                        n
+                    } else {
+                        v
+                    }
+                },
+            )
         }};
     }
     use crate::Element;
