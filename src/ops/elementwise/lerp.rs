@@ -314,11 +314,11 @@ fn addc_fused(
         use crate::dtype::FloatCompute;
         let v: C = value.to::<C>();
         if div {
-            map3_fresh::<T>(x, t1, t2, name, move |s, a, b| {
+            map3_fresh::<T>(x, t1, t2, name, #[inline(always)] move |s, a, b| {
                 T::narrow(s.widen() + v * a.widen() / b.widen())
             })
         } else {
-            map3_fresh::<T>(x, t1, t2, name, move |s, a, b| {
+            map3_fresh::<T>(x, t1, t2, name, #[inline(always)] move |s, a, b| {
                 T::narrow(s.widen() + v * a.widen() * b.widen())
             })
         }

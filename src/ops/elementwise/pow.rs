@@ -72,13 +72,8 @@ fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType, scalar: bool) -> Result<Tensor>
     use crate::dtype::FloatCompute;
     match dt {
         DType::Bool => pow_map::<bool>(a, b, scalar, |x, e| x || !e),
-        // the backend's lane: vectorised for f32 (and f16/bf16, computed in f32), std's
-        // `powf` for f64
         d if d.is_float() => crate::match_dtype!(d, float, T => {
-            use crate::backend::Transcendental;
-            pow_map::<T>(a, b, scalar, #[inline(always)] |x, e| {
-                T::narrow(x.widen().vpow(e.widen()))
-            })
+            pow_map::<T>(a, b, scalar, |x, e| T::narrow(x.widen().powf(e.widen())))
         }),
         // glibc's cpow (`exp(y log x)` with Annex G's product), as PyTorch's std::pow
         DType::C64 => pow_map(a, b, scalar, crate::dtype::pow_c64),

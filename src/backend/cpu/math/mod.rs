@@ -1,6 +1,6 @@
 //! Vectorisable transcendentals: `exp`, `log`, `log1p`, `tanh`, `sigmoid`, `erf` for f32 and f64 (f64
 //! `erf` is fdlibm's algorithm), for f32 also `exp2`, and `sin`, `cos`, `tan`, `asin`, `acos`,
-//! `atan`, `atan2` ([`trig32`]) and `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot`, `pow`
+//! `atan`, `atan2` ([`trig32`]) and `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot`
 //! ([`wide32`]) computed on f64 lanes; written as branch-free lane functions that LLVM vectorises
 //! inside the multi-versioned loops of `elementwise` (AVX-512 or AVX2+FMA picked at run time,
 //! a portable baseline otherwise). Every `mul_add` is a true fused multiply-add in every copy
@@ -32,10 +32,9 @@
 //!   `asin x = pi/2 - 2 asin sqrt((1-x)/2)` (so `acos` near ±1 has no cancellation).
 //! - `exp2` (f32): `n = round(x)`, `r = x - n` exact, `2^r = 1 + r q(r)` (Taylor, degree 7),
 //!   scaled by `2^n` in two halves as `exp`.
-//! - `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot`, `pow` (f32): from the f64 `exp`,
+//! - `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot` (f32): from the f64 `exp`,
 //!   `log` and `expm1` lanes (`sinh = (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as
-//!   `sqrt(x^2 + y^2)`, exact squares; `pow` as `exp(y ln |x|)` with C99's signs and special
-//!   values), rounded to f32 once.
+//!   `sqrt(x^2 + y^2)`, exact squares), rounded to f32 once.
 //! - `fmod` (f32, f64; [`fmod`]): C's `fmod`, NaN where SLEEF's quotient estimate overflows, as
 //!   PyTorch's vectorised `fmod`/`remainder` give it.
 //!
@@ -130,8 +129,6 @@ pub(crate) trait Transcendental: Copy {
     fn vcosh(self) -> Self;
     /// `hypot(self, y)`.
     fn vhypot(self, y: Self) -> Self;
-    /// `self^y` (C99's `pow`).
-    fn vpow(self, y: Self) -> Self;
     /// `max(self, 0) + ln(1 + e^-|self|)` (softplus, stable form; [`softplus_f32`] /
     /// [`softplus_f64`]).
     fn vsoftplus(self) -> Self;
@@ -187,14 +184,14 @@ transcendental!(f32, fp32;
     vlog10 = wide32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
     vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
     vacos = trig32::acos, vatan = trig32::atan,;
-    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32, vpow = wide32::pow,
+    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,
 );
 transcendental!(f64, std64;
     vsoftplus = softplus_f64, vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2,
     vlog10 = f64::log10,
     vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
     vasin = f64::asin, vacos = f64::acos, vatan = f64::atan,;
-    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64, vpow = f64::powf,
+    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64,
 );
 
 /// The f64 form of [`Transcendental`]: std's functions (within 0.5–1 ulp, and equal to

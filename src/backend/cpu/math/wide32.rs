@@ -1,9 +1,9 @@
 //! f32 lane functions evaluated on f64 lanes with the [`fp64`](super::fp64) kernels: `expm1`,
-//! `log2`, `log10`, `sinh`, `cosh`, `hypot`, `pow`. Every f32 input is exact in f64 and each
+//! `log2`, `log10`, `sinh`, `cosh`, `hypot`. Every f32 input is exact in f64 and each
 //! f64 step errs by a few f64 ulps at most, so the one rounding to f32 at the end dominates
 //! (within 0.5 ulp + 1e-6 ulp; overflow and subnormal results are rounded once, by that
 //! conversion). Branch-free, so loops over them vectorise. Serves the op-speed sweep's `expm1`,
-//! `log2`, `log10`, `sinh`, `cosh`, `elu`, `hypot` and `pow` rows.
+//! `log2`, `log10`, `sinh`, `cosh`, `elu` and `hypot` rows.
 
 use super::fp64;
 use std::f64::consts::{LOG2_E, LOG10_E};
@@ -61,29 +61,4 @@ pub(crate) fn hypot(x: f32, y: f32) -> f32 {
     } else {
         r
     }
-}
-
-/// `x^y = 2^(y log2 |x|)` as `exp(y ln |x|)` on the f64 lanes (the product errs by a few f64
-/// ulps, far below an f32 ulp even where it is near ±104), signed for a negative base and an
-/// odd integer exponent, with C99's special values (those of PyTorch's `pow`): `x^±0 = 1` and
-/// `1^y = 1` (even for NaN), `(-1)^±inf = 1`, NaN for a finite negative base and a finite
-/// non-integer exponent; zeros and infinities follow from `ln 0 = -inf` and `ln inf = inf`.
-/// Serves the per-op sweep's `pow` (it replaced a scalar `powf` per element).
-#[inline(always)]
-pub(crate) fn pow(x: f32, y: f32) -> f32 {
-    let (xd, yd) = (x as f64, y as f64);
-    let a = xd.abs();
-    let v = fp64::exp(yd * fp64::log(a));
-    let int = yd == yd.trunc();
-    let half = yd * 0.5;
-    let odd = int && half != half.trunc();
-    let v = if odd && x.is_sign_negative() { -v } else { v };
-    let v = if x < 0.0 && x.is_finite() && !int && y.is_finite() {
-        f64::NAN
-    } else {
-        v
-    };
-    let v = if a == 1.0 && y.is_infinite() { 1.0 } else { v };
-    let v = if x == 1.0 || y == 0.0 { 1.0 } else { v };
-    v as f32
 }
