@@ -331,29 +331,30 @@ fn row_sum_body<S: Copy, A: Element, const V: usize>(x: &[S], conv: &impl Fn(S) 
         add_group(&mut acc[0], g);
     }
     let mut part = acc[0];
-    for j in 1..ROW_LEVELS {
+    for level in &acc[1..] {
         for k in 0..ROW_ILP {
             for l in 0..V {
-                part[k][l] = part[k][l].add(acc[j][k][l]);
+                part[k][l] = part[k][l].add(level[k][l]);
             }
         }
     }
     for v in gs.remainder().chunks_exact(V) {
-        for l in 0..V {
-            part[0][l] = part[0][l].add(conv(v[l]));
+        for (p, &e) in part[0].iter_mut().zip(v) {
+            *p = p.add(conv(e));
         }
     }
-    for k in 1..ROW_ILP {
-        for l in 0..V {
-            part[0][l] = part[0][l].add(part[k][l]);
+    let (first, rest) = part.split_at_mut(1);
+    for pk in rest.iter() {
+        for (p, &e) in first[0].iter_mut().zip(pk) {
+            *p = p.add(e);
         }
     }
     let mut s = A::zero();
     for &v in tail {
         s = s.add(conv(v));
     }
-    for l in 0..V {
-        s = s.add(part[0][l]);
+    for &p in &part[0] {
+        s = s.add(p);
     }
     s
 }
