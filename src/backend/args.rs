@@ -46,6 +46,9 @@ pub(crate) enum ReduceOp {
     All,
     /// Some element non-zero.
     Any,
+    /// Sum with NaN read as zero (`nansum`): contiguous float rows pairwise in lanes as the
+    /// full sum (f16/bf16 in f32), other rows in f64.
+    NanSum,
 }
 
 /// A whole-row transform ([`ReduceKernels::row_map`](super::ReduceKernels::row_map)); float ops

@@ -7,6 +7,7 @@
 //! Rows are split over the kernel team when the work pays.
 
 use super::Cpu;
+use super::elementwise::simd;
 use super::extremum::{self, ExtElem};
 use super::lanes::{self, Abs, Sq};
 use super::scan;
@@ -577,6 +578,54 @@ impl<T: Element, const ALL: bool> Fold<T> for Logic<ALL> {
     }
 }
 
+/// The sum of a contiguous float row with NaN read as zero, in the compute type (f16/bf16 in
+/// f32), in torch's inner-sum order ([`sum::row_sum`]; a row shorter than a vector in its
+/// ILP-4 order).
+fn nansum_row<T: Element + crate::dtype::FloatCompute>(x: &[T]) -> T::C
+where
+    T::C: Element,
+{
+    #[allow(clippy::eq_op)]
+    sum::row_sum(
+        x,
+        &|v: T| {
+            let w = v.widen();
+            if w == w { w } else { <T::C as Element>::zero() }
+        },
+        simd(),
+    )
+}
+
+/// The sum of one long contiguous float row (a full `nansum`) with NaN read as zero, by
+/// [`sum::sum`]'s pairwise lanes on the team: the order of `sum()` of the same tensor.
+fn nansum_all<T: Element + crate::dtype::FloatCompute>(x: &[T]) -> T::C
+where
+    T::C: Element,
+{
+    #[allow(clippy::eq_op)]
+    sum::sum(x, &|v: T| {
+        let w = v.widen();
+        if w == w { w } else { <T::C as Element>::zero() }
+    })
+}
+
+/// Sum in f64 from `+0.0` with NaN read as zero: `nansum` over rows that are not contiguous.
+struct NanSum;
+impl<T: Element> Fold<T> for NanSum {
+    type S = f64;
+    fn init(&self, _: usize) -> f64 {
+        0.0
+    }
+    #[inline(always)]
+    #[allow(clippy::eq_op)]
+    fn step(&self, s: &mut f64, v: T, _: usize) {
+        let v = cast::<T, f64>(v);
+        if v == v {
+            *s += v;
+        }
+    }
+}
+
 /// Writes `vals` (cast to `dt`) to the first `vals.len()` elements of `dst` from `off`.
 fn write<V: Element>(dst: &mut CpuBuffer, off: usize, dt: DType, vals: &[V]) {
     dispatch!(dt, D => {
@@ -705,6 +754,23 @@ pub(crate) fn reduce(
                 })
                 .collect();
             write(dst, doff, ddt, &v);
+        }),
+        // one pass with NaN read as zero (per-op sweep row `nansum`, which was `isnan`,
+        // `masked_fill` and `sum`): contiguous float rows in torch's inner-sum order, a single
+        // row (a full nansum) by the full sum's pairwise lanes, as `sum()`
+        ReduceOp::NanSum if sdt.is_float() && g.rows_contiguous() => {
+            crate::match_dtype!(sdt, float, T => {
+                let x = elems::<T>(src);
+                if g.m == 1 && g.r > 0 {
+                    let p = g.base(0) as usize;
+                    write(dst, doff, ddt, &[nansum_all::<T>(&x[p..p + g.r])]);
+                } else {
+                    write(dst, doff, ddt, &rows_map(x, &g, nansum_row::<T>));
+                }
+            }, else unreachable!("internal: a float dtype"))
+        }
+        ReduceOp::NanSum => dispatch!(sdt, T => {
+            write(dst, doff, ddt, &fold_rows(elems::<T>(src), &g, &NanSum));
         }),
         ReduceOp::All | ReduceOp::Any => dispatch!(sdt, T => {
             let x = elems::<T>(src);

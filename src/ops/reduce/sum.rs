@@ -1,6 +1,7 @@
 //! Reductions. `sum` (all dims or given dims, keepdim) and `sum_to_size` live here with their
-//! backward, and the sums built on them: `nansum` (NaN counted as zero: `masked_fill` then
-//! `sum`, so the gradient is `g` where the input is not NaN) and `count_nonzero`; integer and
+//! backward, and the sums built on them: `nansum` (NaN counted as zero by the backend's row
+//! reduction in one pass; the gradient is `g` where the input is not NaN, PyTorch's
+//! `NansumBackward0`) and `count_nonzero`; integer and
 //! bool sums accumulate (and return) i64, f16/bf16 accumulate in f32.
 //! The kernels are the backend's (`Backend::sum_into`, `Backend::sum_dense`).
 
@@ -222,15 +223,35 @@ impl Tensor {
             Some(d) if d != self.dtype() => self.to_dtype(d)?,
             _ => self.clone(),
         };
-        let x = if x.dtype().is_float() {
-            let nan = {
+        if x.dtype().is_float() {
+            use crate::ops::reduce::util::{Exact, norm_dims, record_weighted, reduce_to, rows};
+            let ds = norm_dims(Some(dims), x.dim(), "nansum")?;
+            let rw = rows(&x, &ds, "nansum")?;
+            let out = {
                 let _g = crate::autograd::no_grad();
-                x.isnan()?
+                let out = reduce_to(
+                    &x,
+                    &rw,
+                    x.dtype(),
+                    crate::backend::ReduceOp::NanSum,
+                    "nansum",
+                )?;
+                crate::ops::util::fresh_output(&out, rw.shape(keepdim))?
             };
-            x.masked_fill(&nan, 0.0)?
-        } else {
-            x
-        };
+            record_weighted(
+                &out,
+                &x,
+                "NansumBackward0",
+                &rw,
+                keepdim,
+                Exact::None,
+                || {
+                    let _g = crate::autograd::no_grad();
+                    x.isnan()?.logical_not()?.to_dtype(x.dtype())
+                },
+            )?;
+            return Ok(out);
+        }
         if dims.is_empty() && !keepdim {
             // (the dims are checked against the input even when all are reduced)
             x.sum()
