@@ -548,16 +548,36 @@ fn large_fills_and_ramps() -> R {
     for (i, &v) in a.iter().enumerate() {
         assert_eq!(v, (0.5 + 0.25 * i as f64) as f32);
     }
+    // (f32 linspace as torch's kernel: in f32, one fused multiply-add per element)
     let l = Tensor::linspace(-1.0, 3.0, n, DType::F32)?.to_vec::<f32>()?;
-    let step = 4.0 / (n - 1) as f64;
+    let step = 4.0f32 / (n - 1) as f32;
     for (i, &v) in l.iter().enumerate() {
         let want = if i < n / 2 {
-            -1.0 + step * i as f64
+            step.mul_add(i as f32, -1.0)
         } else {
-            3.0 - step * (n - 1 - i) as f64
+            (-step).mul_add((n - 1 - i) as f32, 3.0)
         };
-        assert_eq!(v, want as f32, "{i}");
+        assert_eq!(v.to_bits(), want.to_bits(), "{i}");
     }
+    let l = Tensor::linspace(-1.0, 3.0, n, DType::F64)?.to_vec::<f64>()?;
+    let step = 4.0f64 / (n - 1) as f64;
+    for (i, &v) in l.iter().enumerate() {
+        let want = if i < n / 2 {
+            step.mul_add(i as f64, -1.0)
+        } else {
+            (-step).mul_add((n - 1 - i) as f64, 3.0)
+        };
+        assert_eq!(v.to_bits(), want.to_bits(), "{i}");
+    }
+    // torch 2.15: linspace(0.1, 7.3, 7) in f32 and f64, and one step keeps -0.0
+    assert_eq!(
+        Tensor::linspace(0.1, 7.3, 7, DType::F32)?.to_vec::<f32>()?,
+        vec![0.1, 1.3000001, 2.5, 3.7, 4.9, 6.1000004, 7.3]
+    );
+    assert_eq!(
+        Tensor::linspace(-0.0, 5.0, 1, DType::F32)?.to_vec::<f32>()?[0].to_bits(),
+        (-0.0f32).to_bits()
+    );
     assert_eq!(
         Tensor::linspace(2.0, 5.0, 1, DType::F32)?.to_vec::<f32>()?,
         vec![2.0]

@@ -251,6 +251,7 @@ impl Tensor {
             end: e,
             step: st,
             half: n,
+            fused: false,
         };
         Self::ramp(n, ramp, dtype, "arange")
     }
@@ -286,18 +287,23 @@ impl Tensor {
         let steps = crate::tensor::dims::size(steps, "linspace", |_| {
             "number of steps must be non-negative".into()
         })?;
+        if steps == 1 {
+            // (PyTorch fills a one-step linspace with `start`: no arithmetic, so -0.0 stays)
+            return Self::full(&[1], start, dtype);
+        }
         let step = if steps > 1 {
             (end - start) / (steps - 1) as f64
         } else {
             0.0
         };
-        // PyTorch fills the second half backwards from `end` for symmetry.
-        // (one step is `start`, as PyTorch's kernel fills it)
+        // PyTorch fills the second half backwards from `end` for symmetry; f32 and f64 in their
+        // own precision with fused multiply-adds (see `Ramp`).
         let ramp = crate::backend::Ramp {
             start,
             end,
             step,
-            half: if steps == 1 { 1 } else { steps / 2 },
+            half: steps / 2,
+            fused: matches!(dtype, DType::F32 | DType::F64),
         };
         Self::ramp(steps, ramp, dtype, "linspace")
     }

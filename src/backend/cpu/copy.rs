@@ -1,7 +1,7 @@
 //! Strided copy with dtype conversion (the kernel behind `copy_`, `contiguous`, `to_dtype`,
 //! `clone` and every materialisation), fill, accumulation and element reads. Unit-stride runs of the same dtype become `memcpy`;
-//! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool. Also
-//! the ramp of `arange`/`linspace`, written in place on the team (no f64 staging vector).
+//! transposed planes are copied in cache-line tiles. Large copies run on the rayon pool. The
+//! ramp of `arange`/`linspace` is in `ramp.rs`.
 
 use super::Cpu;
 use super::istrides;
@@ -444,23 +444,8 @@ impl CopyKernels for Cpu {
     }
 
     unsafe fn ramp(dst: &mut CpuBuffer, off: usize, n: usize, dt: DType, r: Ramp) {
-        // (the address as an integer so the range closure can run on other threads)
-        let base = dst.as_mut_ptr() as usize;
-        dispatch!(dt, T => {
-            par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
-                let p = base as *mut T;
-                let mid = r.half.clamp(lo, hi);
-                // SAFETY: `off + i < off + n` lies inside the buffer (caller contract); the
-                // team's ranges are disjoint.
-                unsafe {
-                    for i in lo..mid {
-                        *p.add(off + i) = cast::<f64, T>(r.start + r.step * i as f64);
-                    }
-                    for i in mid..hi {
-                        *p.add(off + i) = cast::<f64, T>(r.end - r.step * (n - 1 - i) as f64);
-                    }
-                }
-            })
-        })
+        // SAFETY: forwarded contract (the `n` elements from `off` lie inside `dst`, which the
+        // caller holds exclusively).
+        unsafe { super::ramp::ramp(dst.as_mut_ptr(), off, n, dt, r) }
     }
 }

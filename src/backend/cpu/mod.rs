@@ -29,6 +29,7 @@ mod movement;
 mod norm;
 mod optim;
 mod pool;
+mod ramp;
 pub(crate) mod reduce;
 mod resample;
 mod rowwise;

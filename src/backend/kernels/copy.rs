@@ -49,9 +49,9 @@ pub(crate) trait CopyKernels: Device {
     /// outside the buffer or the result cannot be allocated.
     fn read<T: Element>(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<T>>;
 
-    /// The values of `arange` and `linspace`, computed in f64 as PyTorch's CPU kernels do and
-    /// cast to `dt`: element `i` of the `n` contiguous elements from `off` is
-    /// `start + step * i` for `i < half`, else `end - step * (n - 1 - i)`.
+    /// The values of `arange` and `linspace` as PyTorch's CPU kernels compute them: element `i`
+    /// of the `n` contiguous elements from `off` is `start + step * i` for `i < half`, else
+    /// `end - step * (n - 1 - i)`; see [`Ramp`] for the precision.
     ///
     /// # Safety
     /// The `n` elements from `off` lie inside `dst`.
@@ -60,10 +60,18 @@ pub(crate) trait CopyKernels: Device {
 
 /// The line [`CopyKernels::ramp`] writes: `start + step * i` below `half`, then
 /// `end - step * (n - 1 - i)` (`linspace` fills its second half backwards from `end`).
+///
+/// Not `fused`: computed in f64 (mul, then add) and cast to the dtype (`arange`, and `linspace`
+/// of dtypes other than f32/f64). `fused` (`linspace` of f32 and f64): computed in the dtype
+/// itself, `start` and `end` cast to it, `step = (end - start) / (n - 1)` (in the dtype;
+/// `step` is ignored) and each element one fused multiply-add, `fma(step, i, start)` or
+/// `fma(-step, n - 1 - i, end)`: PyTorch's `linspace_kernel` as its x86 builds compile it (with
+/// FMA contraction), checked element for element against torch 2.15.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Ramp {
     pub start: f64,
     pub end: f64,
     pub step: f64,
     pub half: usize,
+    pub fused: bool,
 }
