@@ -57,14 +57,21 @@ impl Model {
 }
 
 /// Elements needed by a geometry, or `None` when it is refused: a size or a running product of
-/// the sizes above i64::MAX (PyTorch's int64 sizes and numel) or a span that overflows.
+/// the sizes above i64::MAX (PyTorch's int64 sizes), their product above i64::MAX or
+/// overflowing u64 at any step (PyTorch's numel rule: a later zero does not undo an overflow)
+/// or a span that overflows.
 fn need(sizes: &[usize], strides: &[usize], offset: usize) -> Option<usize> {
     if sizes.iter().any(|&d| d > i64::MAX as usize) {
         return None;
     }
-    sizes.iter().try_fold(1usize, |a, &d| {
-        a.checked_mul(d).filter(|&v| v <= i64::MAX as usize)
-    })?;
+    let (mut n, mut overflow) = (1u64, false);
+    for &d in sizes {
+        let (v, o) = n.overflowing_mul(d as u64);
+        (n, overflow) = (v, overflow | o);
+    }
+    if overflow || n > i64::MAX as u64 {
+        return None;
+    }
     let span = Layout::checked_storage_span(sizes, strides, offset)?;
     span.checked_mul(8).map(|_| span)
 }

@@ -122,20 +122,19 @@ fn numel(shape: &[usize]) -> Option<usize> {
     shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
 }
 
-/// The constructors' element-count rule: every size fits in i64 and every running product stays
+/// The constructors' element-count rule (PyTorch's product): every size fits in i64, the
+/// running product in u64 never overflows (a later zero does not undo an overflow) and ends
 /// within `isize::MAX / 16`.
 fn numel_ok(shape: &[usize]) -> bool {
     if shape.iter().any(|&d| d > i64::MAX as usize) {
         return false;
     }
-    let mut n = 1usize;
+    let (mut n, mut overflow) = (1u64, false);
     for &d in shape {
-        match n.checked_mul(d) {
-            Some(v) if v <= isize::MAX as usize / 16 => n = v,
-            _ => return false,
-        }
+        let (v, o) = n.overflowing_mul(d as u64);
+        (n, overflow) = (v, overflow | o);
     }
-    true
+    !overflow && n <= isize::MAX as u64 / 16
 }
 
 /// Compares `x.to_dense()` with the reference (when small enough).

@@ -28,50 +28,47 @@ fn check_sizes_i64(sizes: &[usize], op: &'static str) -> Result<()> {
     Ok(())
 }
 
-/// Product of sizes with overflow checking (also bounded so that numel * 16 bytes fits); every
-/// size must fit in i64.
-pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
-    check_sizes_i64(sizes, op)?;
-    if sizes.contains(&0) {
-        // PyTorch's product check: a zero size makes the product 0 whatever the others are
-        return Ok(0);
-    }
-    let mut n: usize = 1;
+/// The product of `sizes` as PyTorch computes it (`c10::safe_multiplies_u64`): a running
+/// product in u64 whose overflow at any step is sticky, so a later zero size does not undo it
+/// (`[2^62, 3, 0]` is 0, `[2^62, 2^62, 0]` overflows, `[0, 2^62, 2^62]` is 0); `None` on overflow.
+fn product_u64(sizes: &[usize]) -> Option<u64> {
+    let (mut n, mut overflow) = (1u64, false);
     for &s in sizes {
-        n = match n.checked_mul(s) {
-            Some(v) if v <= (isize::MAX as usize) / 16 => v,
-            _ => bail!(
-                InvalidArgument,
-                op,
-                "shape {:?} has too many elements to allocate",
-                sizes
-            ),
-        };
+        let (v, o) = n.overflowing_mul(s as u64);
+        (n, overflow) = (v, overflow | o);
     }
-    Ok(n)
+    (!overflow).then_some(n)
 }
 
-/// Checks that the product of `sizes` fits in `i64` (PyTorch's "numel: integer multiplication
-/// overflow"); views may describe more elements than can be allocated, but never more than this.
+/// The element count of a shape to allocate: PyTorch's product ([`product_u64`]), bounded so
+/// that numel * 16 bytes fits; every size must fit in i64.
+pub(crate) fn check_numel(sizes: &[usize], op: &'static str) -> Result<usize> {
+    check_sizes_i64(sizes, op)?;
+    match product_u64(sizes) {
+        Some(n) if n <= (isize::MAX as u64) / 16 => Ok(n as usize),
+        _ => bail!(
+            InvalidArgument,
+            op,
+            "shape {:?} has too many elements to allocate",
+            sizes
+        ),
+    }
+}
+
+/// Checks that the product of `sizes` ([`product_u64`]) fits in `i64` (PyTorch's "numel:
+/// integer multiplication overflow"); views may describe more elements than can be allocated,
+/// but never more than this.
 pub(crate) fn check_numel_i64(sizes: &[usize], op: &'static str) -> Result<usize> {
     check_sizes_i64(sizes, op)?;
-    if sizes.contains(&0) {
-        // PyTorch's product check: a zero size makes the product 0 whatever the others are
-        return Ok(0);
+    match product_u64(sizes) {
+        Some(n) if n <= i64::MAX as u64 => Ok(n as usize),
+        _ => bail!(
+            InvalidArgument,
+            op,
+            "numel: integer multiplication overflow (sizes {:?})",
+            sizes
+        ),
     }
-    let mut n: usize = 1;
-    for &s in sizes {
-        n = match n.checked_mul(s) {
-            Some(v) if v <= i64::MAX as usize => v,
-            _ => bail!(
-                InvalidArgument,
-                op,
-                "numel: integer multiplication overflow (sizes {:?})",
-                sizes
-            ),
-        };
-    }
-    Ok(n)
 }
 
 /// Row-major contiguous strides (`stride[i] = prod(max(size[j], 1) for j > i)`), as PyTorch.

@@ -188,12 +188,14 @@ impl Tensor {
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
         let m = {
             let _g = crate::autograd::no_grad();
-            let s = if self.dim() == 0 {
-                x
+            // PyTorch's CPU mean: the sum, divided in place (a 0-d input is its own sum)
+            let m = if self.dim() == 0 {
+                x.div(n as f64)?
             } else {
-                x.sum_dims(&dl, keepdim)?
+                let s = x.sum_dims(&dl, keepdim)?;
+                s.div_(n as f64)?;
+                s
             };
-            let m = s.div(n as f64)?;
             if m.dtype() != dt { m.to_dtype(dt)? } else { m }
         };
         if dt.is_differentiable() {
