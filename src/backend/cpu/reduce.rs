@@ -160,6 +160,18 @@ fn parts(n: usize, work: usize) -> usize {
     }
 }
 
+/// Splits `n` adjacent columns into one strip per team thread when `work` elements pay for it:
+/// each strip reads runs as long as the team allows from every reduced row, which the hardware
+/// prefetcher follows (narrower strips, one per part, read 1 KB per 4 KB row of `amax_0`'s
+/// `[1024, 1024]` f32 and stall on every page).
+fn col_parts(n: usize, work: usize) -> usize {
+    if work < PAR_MIN || n < 2 {
+        1
+    } else {
+        team::size().min(n)
+    }
+}
+
 /// `rows(lo, hi)` (the results of rows `lo..hi`, in order) for all `m` rows, cut into team
 /// parts when `work` elements pay for it and put back together in row order.
 fn split_rows<V: Send + Sync>(
@@ -185,7 +197,7 @@ pub(crate) fn fold_rows<T: Element, F: Fold<T>>(x: &[T], g: &Geo, f: &F) -> Vec<
     let w = g.block_width();
     if let Some(groups) = m.checked_div(w) {
         // outer reduction: `groups` of `w` adjacent rows, split by column ranges
-        let np = parts(w, m * r).max(1);
+        let np = col_parts(w, m * r).max(1);
         let per = w.div_ceil(np);
         let cols = |lo: usize, hi: usize| -> Vec<F::S> {
             let mut out = Vec::with_capacity(groups * (hi - lo));
@@ -255,7 +267,7 @@ fn ext_fast<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<(T, usi
     }
     let w = g.block_width();
     if let Some(groups) = m.checked_div(w) {
-        let np = parts(w, m * r).max(1);
+        let np = col_parts(w, m * r).max(1);
         let per = w.div_ceil(np);
         let cols = |lo: usize, hi: usize| -> Vec<(T, usize)> {
             let mut out = Vec::with_capacity(groups * (hi - lo));
@@ -309,7 +321,7 @@ fn ext_values<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<T>> {
     let w = g.block_width();
     if let (Some(groups), true) = (g.m.checked_div(w), g.r > 0) {
         // outer blocks of adjacent columns (`amax_0`), by [`extremum::cols_value`]
-        let np = parts(w, g.m * g.r).max(1);
+        let np = col_parts(w, g.m * g.r).max(1);
         let per = w.div_ceil(np);
         let cols = |lo: usize, hi: usize| -> Vec<T> {
             let mut out = Vec::with_capacity(groups * (hi - lo));

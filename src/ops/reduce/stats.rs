@@ -188,14 +188,15 @@ impl Tensor {
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
         let m = {
             let _g = crate::autograd::no_grad();
-            // PyTorch's CPU mean: the sum, divided in place (a 0-d input is its own sum)
-            let m = if self.dim() == 0 {
-                x.div(n as f64)?
+            // PyTorch's CPU mean: the sum divided by the count (a 0-d input is its own sum);
+            // out of place: torch's in-place division inside its kernel leaves the result's
+            // version at 0, which `div_` would bump
+            let s = if self.dim() == 0 {
+                x
             } else {
-                let s = x.sum_dims(&dl, keepdim)?;
-                s.div_(n as f64)?;
-                s
+                x.sum_dims(&dl, keepdim)?
             };
+            let m = s.div(n as f64)?;
             if m.dtype() != dt { m.to_dtype(dt)? } else { m }
         };
         if dt.is_differentiable() {
