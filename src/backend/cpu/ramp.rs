@@ -168,20 +168,24 @@ pub(crate) unsafe fn ramp(base: *mut u8, off: usize, n: usize, dt: DType, r: Ram
     let vector = n <= i32::MAX as usize;
     dispatch!(dt, T => {
         par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
-            // SAFETY: `off + lo .. off + hi` lies inside the allocation (caller contract) and
-            // the team's ranges are disjoint.
-            let out = unsafe {
-                std::slice::from_raw_parts_mut((base as *mut T).add(off + lo), hi - lo)
-            };
             if vector && T::DTYPE == DType::F32 {
-                // SAFETY: T is f32 (checked just above).
-                let out = unsafe { &mut *(out as *mut [T] as *mut [f32]) };
+                // SAFETY: T is f32 (checked just above); `off + lo .. off + hi` lies inside the
+                // allocation (caller contract) and the team's ranges are disjoint.
+                let out = unsafe {
+                    std::slice::from_raw_parts_mut((base as *mut f32).add(off + lo), hi - lo)
+                };
                 ramp_f32(out, &r, n, lo, level);
             } else if vector && T::DTYPE == DType::F64 {
-                // SAFETY: T is f64 (checked just above).
-                let out = unsafe { &mut *(out as *mut [T] as *mut [f64]) };
+                // SAFETY: as above, T is f64.
+                let out = unsafe {
+                    std::slice::from_raw_parts_mut((base as *mut f64).add(off + lo), hi - lo)
+                };
                 ramp_f64(out, &r, n, lo, level);
             } else {
+                // SAFETY: as above, in T.
+                let out = unsafe {
+                    std::slice::from_raw_parts_mut((base as *mut T).add(off + lo), hi - lo)
+                };
                 for (k, o) in out.iter_mut().enumerate() {
                     *o = scalar_value::<T>(&r, n, lo + k);
                 }
