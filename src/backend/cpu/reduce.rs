@@ -597,15 +597,7 @@ fn nansum_row<T: Element + crate::dtype::FloatCompute>(x: &[T]) -> T::C
 where
     T::C: Element,
 {
-    #[allow(clippy::eq_op)]
-    sum::row_sum(
-        x,
-        &|v: T| {
-            let w = v.widen();
-            if w == w { w } else { <T::C as Element>::zero() }
-        },
-        simd(),
-    )
+    sum::row_sum(x, &nan_as_zero::<T>, simd())
 }
 
 /// The sum of one long contiguous float row (a full `nansum`) with NaN read as zero, by
@@ -614,11 +606,18 @@ fn nansum_all<T: Element + crate::dtype::FloatCompute>(x: &[T]) -> T::C
 where
     T::C: Element,
 {
-    #[allow(clippy::eq_op)]
-    sum::sum(x, &|v: T| {
-        let w = v.widen();
-        if w == w { w } else { <T::C as Element>::zero() }
-    })
+    sum::sum(x, &nan_as_zero::<T>)
+}
+
+/// `v` in its compute type, NaN read as zero (the element conversion of both nansum kernels).
+#[inline(always)]
+#[allow(clippy::eq_op)]
+fn nan_as_zero<T: Element + crate::dtype::FloatCompute>(v: T) -> T::C
+where
+    T::C: Element,
+{
+    let w = v.widen();
+    if w == w { w } else { <T::C as Element>::zero() }
 }
 
 /// Sum in f64 from `+0.0` with NaN read as zero: `nansum` over rows that are not contiguous.
