@@ -3,6 +3,8 @@
 //! Horner form with `mul_add`, integer exponent arithmetic, selects) so a loop over slices of them
 //! vectorises; the algorithms and measured bounds are in the parent module's header.
 
+use super::sel;
+
 /// `round(x * log2(e))` through the add-shifter trick (branch-free, no rounding instruction).
 const SHIFT: f32 = 12582912.0; // 1.5 * 2^23
 const LN2_HI: f32 = std::f32::consts::LN_2;
@@ -37,8 +39,8 @@ fn pow2(n: i32) -> f32 {
 /// in two halves so subnormal results are rounded once.
 #[inline(always)]
 pub(crate) fn exp(x: f32) -> f32 {
-    let xc = if x < -104.0 { -104.0 } else { x };
-    let xc = if xc > 89.0 { 89.0 } else { xc };
+    let xc = sel(x < -104.0, -104.0, x);
+    let xc = sel(xc > 89.0, 89.0, xc);
     let (n, p) = reduce(xc);
     let n1 = n >> 1;
     let u = (1.0 + p) * pow2(n1);
@@ -52,8 +54,8 @@ pub(crate) fn exp(x: f32) -> f32 {
 /// f32 lanes: twice the lanes of the f64 form it replaced, and a shorter polynomial).
 #[inline(always)]
 pub(crate) fn exp2(x: f32) -> f32 {
-    let xc = if x < -151.0 { -151.0 } else { x };
-    let xc = if xc > 129.0 { 129.0 } else { xc };
+    let xc = sel(x < -151.0, -151.0, x);
+    let xc = sel(xc > 129.0, 129.0, xc);
     let kf = xc + SHIFT;
     let n = (kf.to_bits() as i32).wrapping_sub(SHIFT.to_bits() as i32);
     let r = xc - (kf - SHIFT);
@@ -82,12 +84,12 @@ fn expm1_pos(y: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn log(x: f32) -> f32 {
     let tiny = x < f32::MIN_POSITIVE;
-    let xs = if tiny { x * 8388608.0 } else { x };
+    let xs = sel(tiny, x * 8388608.0, x);
     let bits = xs.to_bits() as i32;
-    let e = ((bits >> 23) & 0xff) - if tiny { 150 } else { 127 };
+    let e = ((bits >> 23) & 0xff) - sel(tiny, 150, 127);
     let m = f32::from_bits(((bits & 0x007f_ffff) | 0x3f80_0000) as u32);
     let big = m > SQRT2;
-    let m = if big { m * 0.5 } else { m };
+    let m = sel(big, m * 0.5, m);
     let ef = (e + big as i32) as f32;
     let f = m - 1.0;
     let s = f / (2.0 + f);
@@ -100,9 +102,9 @@ pub(crate) fn log(x: f32) -> f32 {
     let c = (-(z + z)).mul_add(q, f);
     let lm = (-s).mul_add(c, f);
     let r = ef.mul_add(LN2_HI, ef.mul_add(LN2_LO, lm));
-    let r = if x == f32::INFINITY { x } else { r };
-    let r = if x == 0.0 { f32::NEG_INFINITY } else { r };
-    if x < 0.0 || x.is_nan() { f32::NAN } else { r }
+    let r = sel(x == f32::INFINITY, x, r);
+    let r = sel(x == 0.0, f32::NEG_INFINITY, r);
+    sel(x < 0.0 || x.is_nan(), f32::NAN, r)
 }
 
 /// `ln(1 + x)`: `ln(u) x / (u - 1)` with `u = 1 + x` rounded (the quotient corrects the
@@ -111,8 +113,8 @@ pub(crate) fn log(x: f32) -> f32 {
 pub(crate) fn log1p(x: f32) -> f32 {
     let u = 1.0 + x;
     let r = log(u) * (x / (u - 1.0));
-    let r = if u == f32::INFINITY { u } else { r };
-    if u == 1.0 { x } else { r }
+    let r = sel(u == f32::INFINITY, u, r);
+    sel(u == 1.0, x, r)
 }
 
 /// `tanh x = sign(x) e / (e + 2)`, `e = expm1(2 |x|)`, `|x|` clamped to 10 (tanh is 1 in
@@ -120,7 +122,7 @@ pub(crate) fn log1p(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn tanh(x: f32) -> f32 {
     let a = x.abs();
-    let a = if a > 10.0 { 10.0 } else { a };
+    let a = sel(a > 10.0, 10.0, a);
     let e = expm1_pos(a + a);
     (e / (e + 2.0)).copysign(x)
 }
@@ -136,7 +138,7 @@ pub(crate) fn sigmoid(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn erf(x: f32) -> f32 {
     let a = x.abs();
-    let a = if a > 4.0 { 4.0 } else { a };
+    let a = sel(a > 4.0, 4.0, a);
     let t = a * a;
     let p = (-1.319_700_9e-8f32).mul_add(t, 4.683_694e-6);
     let p = p.mul_add(t, 3.795_702_3e-4);
@@ -151,6 +153,6 @@ pub(crate) fn erf(x: f32) -> f32 {
     let q = q.mul_add(t, 1.0);
     let r = a * p / q;
     // from 3.919206 on, erf rounds to 1 in f32
-    let r = if r > 1.0 || a >= 3.919_206 { 1.0 } else { r };
+    let r = sel(r > 1.0 || a >= 3.919_206, 1.0, r);
     r.copysign(x)
 }

@@ -2,6 +2,8 @@
 //! and `erf` (fdlibm's algorithm), all branch-free, so loops over them vectorise.
 //! The algorithms and measured bounds are in the parent module's header.
 
+use super::sel;
+
 const SHIFT: f64 = 6755399441055744.0; // 1.5 * 2^52
 const LN2_HI: f64 = std::f64::consts::LN_2;
 const LN2_LO: f64 = 2.319_046_813_846_299_6e-17; // ln 2 - LN2_HI
@@ -58,8 +60,8 @@ fn pow2(n: i64) -> f64 {
 /// `e^x`: `x` clamped to `[-746, 710]`, `2^n` applied in two halves.
 #[inline(always)]
 pub(crate) fn exp(x: f64) -> f64 {
-    let xc = if x < -746.0 { -746.0 } else { x };
-    let xc = if xc > 710.0 { 710.0 } else { xc };
+    let xc = sel(x < -746.0, -746.0, x);
+    let xc = sel(xc > 710.0, 710.0, xc);
     let (n, p) = reduce(xc);
     let n1 = n >> 1;
     let u = (1.0 + p) * pow2(n1);
@@ -80,12 +82,12 @@ pub(super) fn expm1_pos(y: f64) -> f64 {
 #[inline(always)]
 pub(crate) fn log(x: f64) -> f64 {
     let tiny = x < f64::MIN_POSITIVE;
-    let xs = if tiny { x * 18014398509481984.0 } else { x };
+    let xs = sel(tiny, x * 18014398509481984.0, x);
     let bits = xs.to_bits() as i64;
-    let e = ((bits >> 52) & 0x7ff) - if tiny { 1077 } else { 1023 };
+    let e = ((bits >> 52) & 0x7ff) - sel(tiny, 1077, 1023);
     let m = f64::from_bits(((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000) as u64);
     let big = m > SQRT2;
-    let m = if big { m * 0.5 } else { m };
+    let m = sel(big, m * 0.5, m);
     let ef = (e + big as i64) as f64;
     let f = m - 1.0;
     let s = f / (2.0 + f);
@@ -104,9 +106,9 @@ pub(crate) fn log(x: f64) -> f64 {
     let c = (-(z + z)).mul_add(q, f);
     let lm = (-s).mul_add(c, f);
     let r = ef.mul_add(LN2_HI, ef.mul_add(LN2_LO, lm));
-    let r = if x == f64::INFINITY { x } else { r };
-    let r = if x == 0.0 { f64::NEG_INFINITY } else { r };
-    if x < 0.0 || x.is_nan() { f64::NAN } else { r }
+    let r = sel(x == f64::INFINITY, x, r);
+    let r = sel(x == 0.0, f64::NEG_INFINITY, r);
+    sel(x < 0.0 || x.is_nan(), f64::NAN, r)
 }
 
 /// `ln(1 + x)`: `ln(u) x / (u - 1)` with `u = 1 + x` rounded (the quotient corrects the
@@ -115,8 +117,8 @@ pub(crate) fn log(x: f64) -> f64 {
 pub(crate) fn log1p(x: f64) -> f64 {
     let u = 1.0 + x;
     let r = log(u) * (x / (u - 1.0));
-    let r = if u == f64::INFINITY { u } else { r };
-    if u == 1.0 { x } else { r }
+    let r = sel(u == f64::INFINITY, u, r);
+    sel(u == 1.0, x, r)
 }
 
 /// `tanh x = sign(x) e / (e + 2)`, `e = expm1(2 |x|)`, `|x|` clamped to 20 (tanh is 1 in f64
@@ -124,7 +126,7 @@ pub(crate) fn log1p(x: f64) -> f64 {
 #[inline(always)]
 pub(crate) fn tanh(x: f64) -> f64 {
     let a = x.abs();
-    let a = if a > 20.0 { 20.0 } else { a };
+    let a = sel(a > 20.0, 20.0, a);
     let e = expm1_pos(a + a);
     (e / (e + 2.0)).copysign(x)
 }

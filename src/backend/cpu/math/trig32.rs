@@ -1,8 +1,8 @@
 //! The f32 trigonometric lane functions: `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `atan2`,
 //! evaluated on f64 lanes (every f32 input is exact in f64, and the f64 error of each step is far
 //! below half an f32 ulp, so the one rounding to f32 at the end dominates). Branch-free: the
-//! range reductions and polynomials are straight-line code with selects, so loops over them
-//! vectorise (the table reads of the reduction become gathers). Serves the op-speed sweep's
+//! range reductions and polynomials are straight-line code with [`sel`] selects, so loops over
+//! them vectorise (the table reads of the reduction become gathers). Serves the op-speed sweep's
 //! `sin`, `cos`, `tan`, `asin`, `acos`, `atan`, `atan2` rows.
 //!
 //! `sin`/`cos`/`tan` reduce `|x|` modulo `pi/2` exactly for every finite f32 (Payne–Hanek in
@@ -10,6 +10,7 @@
 //! exponent, read from a table built at compile time), so huge arguments are as accurate as
 //! small ones, as in PyTorch's (SLEEF's) kernels.
 
+use super::sel;
 use std::f64::consts::{FRAC_PI_2, FRAC_PI_4, PI};
 
 /// `2/pi` in 32-bit words, most significant first (bit 1 of the fraction is the top bit).
@@ -27,50 +28,54 @@ const fn bit(i: i32) -> u32 {
     (TWO_OVER_PI[k / 32] >> (31 - k % 32)) & 1
 }
 
-/// For each biased f32 exponent `E`, the 96 bits of `2/pi` from weight `2^-(q-1)` on, with
-/// `q = E - 150` the exponent of the integer significand: the bits of `x 2/pi` above them
-/// are multiples of 4 (whole turns), those below fall under `2^-62` of a quarter turn.
-const WINDOWS: [[u32; 3]; 256] = {
-    let mut t = [[0u32; 3]; 256];
+/// For each biased f32 exponent `E`, word `w` (most significant first) of the 96 bits of `2/pi`
+/// from weight `2^-(q-1)` on, with `q = E - 150` the exponent of the integer significand: the
+/// bits of `x 2/pi` above them are multiples of 4 (whole turns), those below fall under `2^-62`
+/// of a quarter turn. One table per word, so each read is a plain 32-bit gather.
+const fn window(w: usize) -> [u32; 256] {
+    let mut t = [0u32; 256];
     let mut e = 0;
     while e < 256 {
         let i0 = e as i32 - 151;
-        let mut w = 0;
-        while w < 3 {
-            let mut v = 0u32;
-            let mut j = 0;
-            while j < 32 {
-                v = (v << 1) | bit(i0 + 32 * w as i32 + j);
-                j += 1;
-            }
-            t[e][w] = v;
-            w += 1;
+        let mut v = 0u32;
+        let mut j = 0;
+        while j < 32 {
+            v = (v << 1) | bit(i0 + 32 * w as i32 + j);
+            j += 1;
         }
+        t[e] = v;
         e += 1;
     }
     t
-};
+}
+const W0: [u32; 256] = window(0);
+const W1: [u32; 256] = window(1);
+const W2: [u32; 256] = window(2);
 
 /// `(n, r)` with `|x| = n pi/2 + r` (`n` mod 4 exact, `|r| <= pi/4`), `x` finite: `|x|` itself
 /// below `pi/4`; otherwise the significand `m` times the exponent's window of `2/pi` gives
 /// `|x| 2/pi` mod 4 as a fixed-point number with 62 fraction bits (wrapping u64 arithmetic is
-/// the mod 4), rounded to the quadrant `n` and the remainder.
+/// the mod 4), rounded to the quadrant `n` and the remainder. The remainder's 62-bit integer
+/// goes to f64 as two 31-bit halves (AVX2 has no 64-bit integer conversion; `hi 2^31 - 2^61` is
+/// exact, so the one rounding is the sum's, as in a direct conversion).
 #[inline(always)]
 fn reduce(x: f32) -> (u64, f64) {
     let bits = x.to_bits() & 0x7fff_ffff;
-    let e = (bits >> 23) as usize;
+    let e = (bits >> 23) as usize & 0xff;
     let m = ((bits & 0x007f_ffff) | 0x0080_0000) as u64;
-    let w = WINDOWS[e & 0xff];
-    // m * (w0 2^64 + w1 2^32 + w2) / 2^32, mod 2^64
-    let f = ((m * w[0] as u64) << 32)
-        .wrapping_add(m * w[1] as u64)
-        .wrapping_add((m * w[2] as u64) >> 32);
-    let n = f.wrapping_add(1 << 61) >> 62;
-    let frac = f.wrapping_sub(n << 62) as i64;
-    let r = frac as f64 * (FRAC_PI_2 / 4611686018427387904.0);
+    let f = ((m * W0[e] as u64) << 32)
+        .wrapping_add(m * W1[e] as u64)
+        .wrapping_add((m * W2[e] as u64) >> 32);
+    let g = f.wrapping_add(1 << 61);
+    let n = g >> 62;
+    let u = g & ((1 << 62) - 1);
+    let hi = (u >> 31) as i32 as f64;
+    let lo = (u & 0x7fff_ffff) as i32 as f64;
+    let r = (hi.mul_add(2147483648.0, -2305843009213693952.0) + lo)
+        * (FRAC_PI_2 / 4611686018427387904.0);
     let a = f32::from_bits(bits) as f64;
     let small = a < FRAC_PI_4;
-    (if small { 0 } else { n }, if small { a } else { r })
+    (sel(small, 0, n), sel(small, a, r))
 }
 
 /// `sin r` on `[-pi/4, pi/4]` (Taylor to `r^13`, error < 3e-14).
@@ -102,13 +107,9 @@ fn cos_poly(r: f64) -> f64 {
 pub(crate) fn sin(x: f32) -> f32 {
     let (n, r) = reduce(x);
     let (s, c) = (sin_poly(r), cos_poly(r));
-    let v = if n & 1 == 0 { s } else { c };
-    let v = if (n & 2 == 0) != x.is_sign_negative() {
-        v
-    } else {
-        -v
-    };
-    if x.is_finite() { v as f32 } else { f32::NAN }
+    let v = sel(n & 1 == 0, s, c);
+    let v = sel((n & 2 == 0) != x.is_sign_negative(), v, -v);
+    sel(x.is_finite(), v as f32, f32::NAN)
 }
 
 /// `cos x` (`cos(±0) = 1`, NaN for `±inf` and NaN).
@@ -116,20 +117,20 @@ pub(crate) fn sin(x: f32) -> f32 {
 pub(crate) fn cos(x: f32) -> f32 {
     let (n, r) = reduce(x);
     let (s, c) = (sin_poly(r), cos_poly(r));
-    let v = if n & 1 == 0 { c } else { -s };
-    let v = if n & 2 == 0 { v } else { -v };
-    if x.is_finite() { v as f32 } else { f32::NAN }
+    let v = sel(n & 1 == 0, c, -s);
+    let v = sel(n & 2 == 0, v, -v);
+    sel(x.is_finite(), v as f32, f32::NAN)
 }
 
-/// `tan x`: `sin r / cos r` for an even quadrant, `-cos r / sin r` for an odd one (one f64
-/// division; `tan(±0) = ±0`, NaN for `±inf` and NaN).
+/// `tan x`: `sin r / cos r` for an even quadrant, `-cos r / sin r` for an odd one (both
+/// quotients formed, one selected; `tan(±0) = ±0`, NaN for `±inf` and NaN).
 #[inline(always)]
 pub(crate) fn tan(x: f32) -> f32 {
     let (n, r) = reduce(x);
     let (s, c) = (sin_poly(r), cos_poly(r));
-    let v = if n & 1 == 0 { s / c } else { -c / s };
-    let v = if x.is_sign_negative() { -v } else { v };
-    if x.is_finite() { v as f32 } else { f32::NAN }
+    let v = sel(n & 1 == 0, s / c, -c / s);
+    let v = sel(x.is_sign_negative(), -v, v);
+    sel(x.is_finite(), v as f32, f32::NAN)
 }
 
 /// `atan u / u = P(u^2)` on `[0, tan(pi/8)]` (least-squares fit, 7e-13 relative).
@@ -151,9 +152,9 @@ fn atan_poly(u: f64) -> f64 {
 #[inline(always)]
 fn atan01(t: f64) -> f64 {
     let big = t > 0.414_213_562_373_095_1;
-    let u = if big { (t - 1.0) / (t + 1.0) } else { t };
+    let u = sel(big, (t - 1.0) / (t + 1.0), t);
     let a = atan_poly(u);
-    if big { a + FRAC_PI_4 } else { a }
+    sel(big, a + FRAC_PI_4, a)
 }
 
 /// `atan x` (`±0` kept, `atan(±inf) = ±pi/2`): `atan |x|` from [`atan01`] of `|x|` or, above
@@ -162,9 +163,9 @@ fn atan01(t: f64) -> f64 {
 pub(crate) fn atan(x: f32) -> f32 {
     let a = (x as f64).abs();
     let inv = a > 1.0;
-    let t = if inv { 1.0 / a } else { a };
+    let t = sel(inv, 1.0 / a, a);
     let v = atan01(t);
-    let v = if inv { FRAC_PI_2 - v } else { v };
+    let v = sel(inv, FRAC_PI_2 - v, v);
     (v as f32).copysign(x)
 }
 
@@ -175,16 +176,12 @@ pub(crate) fn atan(x: f32) -> f32 {
 pub(crate) fn atan2(y: f32, x: f32) -> f32 {
     let (ay, ax) = ((y as f64).abs(), (x as f64).abs());
     let swap = ax < ay || ax.is_nan() || ay.is_nan();
-    let t = if swap { ax / ay } else { ay / ax };
-    let t = if ay == 0.0 && ax == 0.0 { 0.0 } else { t };
-    let t = if ay.is_infinite() && ax.is_infinite() {
-        1.0
-    } else {
-        t
-    };
+    let t = sel(swap, ax / ay, ay / ax);
+    let t = sel(ay == 0.0 && ax == 0.0, 0.0, t);
+    let t = sel(ay.is_infinite() && ax.is_infinite(), 1.0, t);
     let v = atan01(t);
-    let v = if swap { FRAC_PI_2 - v } else { v };
-    let v = if x.is_sign_negative() { PI - v } else { v };
+    let v = sel(swap, FRAC_PI_2 - v, v);
+    let v = sel(x.is_sign_negative(), PI - v, v);
     (v as f32).copysign(y)
 }
 
@@ -210,18 +207,18 @@ fn asin_poly(s: f64) -> f64 {
 fn asin_parts(x: f32) -> (bool, f64) {
     let a = (x as f64).abs();
     let hi = a > 0.5;
-    let s = if hi { ((1.0 - a) * 0.5).sqrt() } else { a };
+    let s = sel(hi, ((1.0 - a) * 0.5).sqrt(), a);
     let p = asin_poly(s);
-    (hi, if hi { p + p } else { p })
+    (hi, sel(hi, p + p, p))
 }
 
 /// `asin x` (`±0` kept, `asin(±1) = ±pi/2`, NaN outside `[-1, 1]`).
 #[inline(always)]
 pub(crate) fn asin(x: f32) -> f32 {
     let (hi, p) = asin_parts(x);
-    let v = if hi { FRAC_PI_2 - p } else { p };
+    let v = sel(hi, FRAC_PI_2 - p, p);
     let v = (v as f32).copysign(x);
-    if x.abs() > 1.0 { f32::NAN } else { v }
+    sel(x.abs() > 1.0, f32::NAN, v)
 }
 
 /// `acos x`: `pi/2 - asin x` near 0, `2 asin s` (`pi - 2 asin s` for negative `x`) above
@@ -230,12 +227,10 @@ pub(crate) fn asin(x: f32) -> f32 {
 pub(crate) fn acos(x: f32) -> f32 {
     let (hi, p) = asin_parts(x);
     let neg = x < 0.0;
-    let v = if hi {
-        if neg { PI - p } else { p }
-    } else if neg {
-        FRAC_PI_2 + p
-    } else {
-        FRAC_PI_2 - p
-    };
-    if x.abs() > 1.0 { f32::NAN } else { v as f32 }
+    let v = sel(
+        hi,
+        sel(neg, PI - p, p),
+        sel(neg, FRAC_PI_2 + p, FRAC_PI_2 - p),
+    );
+    sel(x.abs() > 1.0, f32::NAN, v as f32)
 }

@@ -6,16 +6,17 @@
 //! `log2`, `log10`, `sinh`, `cosh`, `elu` and `hypot` rows.
 
 use super::fp64;
+use super::sel;
 use std::f64::consts::{LOG2_E, LOG10_E};
 
 /// `e^x - 1` (`±0` kept, `-1` below -60, inf above 100): `2^n p + (2^n - 1)`.
 #[inline(always)]
 pub(crate) fn expm1(x: f32) -> f32 {
     let y = x as f64;
-    let y = if y < -60.0 { -60.0 } else { y };
-    let y = if y > 100.0 { 100.0 } else { y };
+    let y = sel(y < -60.0, -60.0, y);
+    let y = sel(y > 100.0, 100.0, y);
     let v = fp64::expm1_pos(y) as f32;
-    if x == 0.0 { x } else { v }
+    sel(x == 0.0, x, v)
 }
 
 /// `log2 x = ln x / ln 2` (`log2(±0) = -inf`, NaN below 0).
@@ -35,7 +36,7 @@ pub(crate) fn log10(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn sinh(x: f32) -> f32 {
     let a = (x as f64).abs();
-    let a = if a > 100.0 { 100.0 } else { a };
+    let a = sel(a > 100.0, 100.0, a);
     let e = fp64::expm1_pos(a);
     let v = 0.5 * (e + e / (e + 1.0));
     (v as f32).copysign(x)
@@ -45,7 +46,7 @@ pub(crate) fn sinh(x: f32) -> f32 {
 #[inline(always)]
 pub(crate) fn cosh(x: f32) -> f32 {
     let a = (x as f64).abs();
-    let a = if a > 100.0 { 100.0 } else { a };
+    let a = sel(a > 100.0, 100.0, a);
     let e = fp64::exp(a);
     (0.5 * (e + 1.0 / e)) as f32
 }
