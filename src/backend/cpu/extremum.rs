@@ -141,8 +141,18 @@ fn value_body<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
             m[l] = pick::<T, MAX>(m[l], ch[l]);
         }
     }
+    // lanes merged as a tree (halves picked against halves, vectorised: a serial fold over 64
+    // lanes took as long as the scan of a 1024-element row; per-op sweep `amax`, `amin`), then
+    // the last 8 and the tail in order; any order gives the one non-ambiguous extremum
+    let mut h = L / 2;
+    while h >= 8 {
+        for l in 0..h {
+            m[l] = pick::<T, MAX>(m[l], m[l + h]);
+        }
+        h /= 2;
+    }
     let mut bm = m[0];
-    for &v in m[1..].iter().chain(&x[chunks * L..]) {
+    for &v in m[1..2 * h].iter().chain(&x[chunks * L..]) {
         bm = pick::<T, MAX>(bm, v);
     }
     if ambiguous(bm) {
@@ -178,71 +188,94 @@ pub(crate) fn value<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
     }
 }
 
+// The column scans write each step into a second buffer instead of updating in place: LLVM
+// turns a store of `if t { v } else { *m }` back to `m` into a masked store (`vmaskmovps`),
+// which AMD cores microcode; on Zen 3 (AVX2) `amax_0` ran 5x slower so (per-op sweep `amax_0`).
+
 #[inline(always)]
-fn cols_body<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
-    for ((m, i), &v) in m.iter_mut().zip(idx.iter_mut()).zip(v) {
-        let t = take::<T, MAX>(*m, v);
-        *m = if t { v } else { *m };
-        *i = if t { j } else { *i };
+fn cols_body<T: ExtElem, const MAX: bool>(step: ColStep<'_, T>) {
+    let ColStep {
+        m_out,
+        i_out,
+        m,
+        idx,
+        v,
+        j,
+    } = step;
+    for (((mo, io), (&m, &i)), &v) in m_out.iter_mut().zip(i_out).zip(m.iter().zip(idx)).zip(v) {
+        let t = take::<T, MAX>(m, v);
+        *mo = if t { v } else { m };
+        *io = if t { j } else { i };
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn cols_avx2<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
-    cols_body::<T, MAX>(m, idx, v, j)
+fn cols_avx2<T: ExtElem, const MAX: bool>(step: ColStep<'_, T>) {
+    cols_body::<T, MAX>(step)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn cols_avx512<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
-    cols_body::<T, MAX>(m, idx, v, j)
+fn cols_avx512<T: ExtElem, const MAX: bool>(step: ColStep<'_, T>) {
+    cols_body::<T, MAX>(step)
 }
 
-/// One step of many column scans at once: column `c` (running extremum `m[c]` at index
-/// `idx[c]`) sees element `v[c]` at index `j`. The outer reduction of `amax_0`.
-pub(crate) fn cols<T: ExtElem, const MAX: bool>(m: &mut [T], idx: &mut [usize], v: &[T], j: usize) {
+/// One step of many column scans at once (the outer reduction of `argmax(0)`, `max_dim(0)`):
+/// column `c`, at running extremum `m[c]` found at index `idx[c]`, sees element `v[c]` at
+/// index `j`; the new state goes to `m_out[c]`, `i_out[c]`.
+pub(crate) struct ColStep<'a, T> {
+    pub m_out: &'a mut [T],
+    pub i_out: &'a mut [usize],
+    pub m: &'a [T],
+    pub idx: &'a [usize],
+    pub v: &'a [T],
+    pub j: usize,
+}
+
+/// Runs one [`ColStep`].
+pub(crate) fn cols<T: ExtElem, const MAX: bool>(step: ColStep<'_, T>) {
     match simd() {
         // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { cols_avx512::<T, MAX>(m, idx, v, j) },
+        Simd::Avx512 => unsafe { cols_avx512::<T, MAX>(step) },
         // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { cols_avx2::<T, MAX>(m, idx, v, j) },
-        _ => cols_body::<T, MAX>(m, idx, v, j),
+        Simd::Avx2 => unsafe { cols_avx2::<T, MAX>(step) },
+        _ => cols_body::<T, MAX>(step),
     }
 }
 
 #[inline(always)]
-fn cols_value_body<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
-    for (m, &v) in m.iter_mut().zip(v) {
-        *m = pick::<T, MAX>(*m, v);
+fn cols_value_body<T: ExtElem, const MAX: bool>(out: &mut [T], m: &[T], v: &[T]) {
+    for ((o, &m), &v) in out.iter_mut().zip(m).zip(v) {
+        *o = pick::<T, MAX>(m, v);
     }
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-fn cols_value_avx2<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
-    cols_value_body::<T, MAX>(m, v)
+fn cols_value_avx2<T: ExtElem, const MAX: bool>(out: &mut [T], m: &[T], v: &[T]) {
+    cols_value_body::<T, MAX>(out, m, v)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn cols_value_avx512<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
-    cols_value_body::<T, MAX>(m, v)
+fn cols_value_avx512<T: ExtElem, const MAX: bool>(out: &mut [T], m: &[T], v: &[T]) {
+    cols_value_body::<T, MAX>(out, m, v)
 }
 
-/// One step of many column scans without indices (`amax_0`): `m[c] = pick(m[c], v[c])`. A
+/// One step of many column scans without indices (`amax_0`): `out[c] = pick(m[c], v[c])`. A
 /// column ending NaN or zero must be rescanned with [`row`] (see [`ambiguous`]).
-pub(crate) fn cols_value<T: ExtElem, const MAX: bool>(m: &mut [T], v: &[T]) {
+pub(crate) fn cols_value<T: ExtElem, const MAX: bool>(out: &mut [T], m: &[T], v: &[T]) {
     match simd() {
         // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { cols_value_avx512::<T, MAX>(m, v) },
+        Simd::Avx512 => unsafe { cols_value_avx512::<T, MAX>(out, m, v) },
         // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { cols_value_avx2::<T, MAX>(m, v) },
-        _ => cols_value_body::<T, MAX>(m, v),
+        Simd::Avx2 => unsafe { cols_value_avx2::<T, MAX>(out, m, v) },
+        _ => cols_value_body::<T, MAX>(out, m, v),
     }
 }
 
@@ -300,13 +333,24 @@ mod tests {
                 }
                 let (mut m, mut i) = (vec![x[0]], vec![0]);
                 for (j, v) in x.iter().enumerate().skip(1) {
-                    cols::<f32, true>(&mut m, &mut i, &[*v], j);
+                    let (mut m2, mut i2) = (vec![0.0], vec![0]);
+                    cols::<f32, true>(ColStep {
+                        m_out: &mut m2,
+                        i_out: &mut i2,
+                        m: &m,
+                        idx: &i,
+                        v: &[*v],
+                        j,
+                    });
+                    (m, i) = (m2, i2);
                 }
                 let want = scan::<true>(&x);
                 assert_eq!((m[0].to_bits(), i[0]), (want.0.to_bits(), want.1), "{x:?}");
                 let mut m = vec![x[0]];
                 for v in &x[1..] {
-                    cols_value::<f32, true>(&mut m, &[*v]);
+                    let mut next = vec![0.0];
+                    cols_value::<f32, true>(&mut next, &m, &[*v]);
+                    m = next;
                 }
                 if !ambiguous(m[0]) {
                     assert_eq!(m[0].to_bits(), want.0.to_bits(), "{x:?}");

@@ -276,9 +276,19 @@ fn ext_fast<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<(T, usi
                 let p = (base + g.red[0]) as usize;
                 let mut best = x[p..p + (hi - lo)].to_vec();
                 let mut idx = vec![0usize; hi - lo];
+                let (mut best2, mut idx2) = (best.clone(), idx.clone());
                 for (j, &o) in g.red.iter().enumerate().skip(1) {
                     let p = (base + o) as usize;
-                    extremum::cols::<T, MAX>(&mut best, &mut idx, &x[p..p + (hi - lo)], j);
+                    extremum::cols::<T, MAX>(extremum::ColStep {
+                        m_out: &mut best2,
+                        i_out: &mut idx2,
+                        m: &best,
+                        idx: &idx,
+                        v: &x[p..p + (hi - lo)],
+                        j,
+                    });
+                    std::mem::swap(&mut best, &mut best2);
+                    std::mem::swap(&mut idx, &mut idx2);
                 }
                 out.extend(best.into_iter().zip(idx));
             }
@@ -329,9 +339,11 @@ fn ext_values<T: ExtElem, const MAX: bool>(x: &[T], g: &Geo) -> Option<Vec<T>> {
                 let base = g.base(gi * w) + lo as isize;
                 let p = (base + g.red[0]) as usize;
                 let mut best = x[p..p + (hi - lo)].to_vec();
+                let mut next = best.clone();
                 for &o in &g.red[1..] {
                     let p = (base + o) as usize;
-                    extremum::cols_value::<T, MAX>(&mut best, &x[p..p + (hi - lo)]);
+                    extremum::cols_value::<T, MAX>(&mut next, &best, &x[p..p + (hi - lo)]);
+                    std::mem::swap(&mut best, &mut next);
                 }
                 for (c, b) in best.iter_mut().enumerate() {
                     // (a NaN or zero extremum is the first one's: scan the column for it)
