@@ -418,19 +418,67 @@ fn view_backward_into_an_empty_overlapping_base() {
 }
 
 /// `to_sparse_coo` of an empty dense tensor with huge sizes multiplied the sizes unchecked
-/// (libFuzzer sparse finding); so did the values gradient of an empty hybrid COO.
+/// (libFuzzer sparse finding); so did the values gradient of an empty hybrid COO. What would
+/// allocate a dense block whose contiguous strides overflow is refused, as in PyTorch 2.15
+/// (checked: "Stride calculation overflowed" for `to_sparse(1)`, whose values are
+/// `[0, 2^40, 2^40]`, and for every `to_dense` here; `to_sparse(2)` and `(3)` work).
 #[test]
 fn to_sparse_of_an_empty_tensor_with_huge_sizes() {
     let big = 1i64 << 40;
-    for (shape, sd) in [([0, big, big], 1), ([0, big, big], 2), ([0, big, big], 3)] {
-        let x = Tensor::zeros(&[0], DType::F32)
-            .unwrap()
-            .view(&shape)
-            .unwrap();
+    let x = Tensor::zeros(&[0], DType::F32)
+        .unwrap()
+        .view(&[0, big, big])
+        .unwrap();
+    assert_eq!(
+        x.to_sparse_coo(1).unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    for sd in [2, 3] {
         let s = x.to_sparse_coo(sd).unwrap();
         assert_eq!((s.nnz().unwrap(), s.shape()), (0, x.shape()));
-        assert_eq!(s.to_dense().unwrap().shape(), x.shape());
+        let e = s.to_dense().unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+        assert!(e.message().contains("Stride calculation overflowed"), "{e}");
     }
+}
+
+/// `layer_norm` of an empty input whose contiguous strides overflow formed the product of its
+/// normalized sizes unchecked (libFuzzer nn_geometry finding on `d2da3aa`, a `zeros` of shape
+/// `[0, 2^40, 2^40]`). Constructors now refuse such shapes as `torch.empty` does ("Stride
+/// calculation overflowed": no elements, but a first stride of 2^80), and `layer_norm` refuses
+/// them in a view (`expand`), as PyTorch's allocation of its output does; `[3, 2^62, 0]`
+/// (strides `[2^62, 1, 1]`) stays legal.
+#[test]
+fn empty_shapes_whose_contiguous_strides_overflow() {
+    let big = 1usize << 40;
+    for shape in [vec![0, big, big], vec![0, 1 << 62, 3]] {
+        for r in [
+            Tensor::zeros(&shape, DType::F32),
+            Tensor::empty(&shape, DType::F64),
+            Tensor::ones(&shape, DType::I64),
+            Tensor::rand(&shape, DType::F32),
+            Tensor::randn(&shape, DType::F32),
+            Tensor::randint(0, 3, &shape),
+            Tensor::from_vec(Vec::<f32>::new(), &shape),
+        ] {
+            let e = r.unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+            assert!(e.message().contains("Stride calculation overflowed"), "{e}");
+        }
+    }
+    let ok = Tensor::zeros(&[3, 1 << 62, 0], DType::F32).unwrap();
+    assert_eq!(ok.strides(), vec![1 << 62, 1, 1]);
+    let x = Tensor::zeros(&[0, 1, 1], DType::F32)
+        .unwrap()
+        .expand(&[0, big as i64, big as i64])
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let e = x.layer_norm(&[big, big], None, None, 1e-5).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    // a mismatched normalized shape is still reported first, as in PyTorch
+    let e = x.layer_norm(&[big, 3], None, None, 1e-5).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::ShapeMismatch);
 }
 
 /// CSR slicing compared int32 columns with the window's bounds converted to int32: a column dim

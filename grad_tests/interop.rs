@@ -545,6 +545,37 @@ fn check_npy(t: &Tensor, want: &J, name: &str) {
     );
 }
 
+/// An array that is both C- and Fortran-contiguous (size-1 dims) is written in C order, as
+/// `numpy.save` writes it (`fortran_order = f_contiguous and not c_contiguous`): a Fortran-order
+/// `(1, 1, 2)` complex64 file loads with element strides `[1, 1, 1]` and reloads after a save
+/// with `[2, 2, 1]`, numpy's own strides both times (checked with numpy 2: `(8, 8, 8)` bytes,
+/// then `(16, 16, 8)`). The npy fuzz target's round trip found the difference in its own check.
+#[test]
+fn numpy_order_of_an_array_both_c_and_fortran_contiguous() {
+    let mut f = b"\x93NUMPY\x01\x00".to_vec();
+    let mut h = b"{'descr': '<c8', 'fortran_order': True, 'shape': (1, 1, 2), }".to_vec();
+    while !(10 + h.len() + 1).is_multiple_of(64) {
+        h.push(b' ');
+    }
+    h.push(b'\n');
+    f.extend((h.len() as u16).to_le_bytes());
+    f.extend(&h);
+    for v in [1.0f32, 2.0, 3.0, 4.0] {
+        f.extend(v.to_le_bytes());
+    }
+    let t = npy::from_bytes(&f).unwrap();
+    assert_eq!((t.shape(), t.strides()), (vec![1, 1, 2], vec![1, 1, 1]));
+    let bytes = npy::to_bytes(&t).unwrap();
+    let text = String::from_utf8_lossy(&bytes[10..70]).to_string();
+    assert!(text.contains("'fortran_order': False"), "{text}");
+    let back = npy::from_bytes(&bytes).unwrap();
+    assert_eq!(
+        (back.shape(), back.strides()),
+        (vec![1, 1, 2], vec![2, 2, 1])
+    );
+    assert_eq!(json_values(&back), json_values(&t));
+}
+
 #[test]
 fn numpy_refuses_bfloat16_and_foreign_descrs() {
     let t = Tensor::zeros(&[2], DType::BF16).unwrap();

@@ -41,12 +41,15 @@ fn factories_overflowing_usize() {
 #[test]
 fn empty_shapes_with_huge_sizes() {
     let big = BIG_I64 as usize;
-    for shape in [[1, 1, big, 0], [big, 3, 0, 1], [0, big, big, 1]] {
+    // torch 2.15: `torch.empty` of these works (strides [2^62, 2^62, 1, 1] and [3, 1, 1, 1])
+    for shape in [[1, 1, big, 0], [big, 3, 0, 1]] {
         let t = Tensor::empty(&shape, DType::F32).unwrap();
         assert_eq!((t.shape(), t.numel()), (shape.to_vec(), 0));
         assert_eq!(Tensor::zeros(&shape, DType::I64).unwrap().numel(), 0);
     }
-    for shape in [[big, big, 0, 1], [usize::MAX, 0, 1, 1]] {
+    // "Storage size calculation overflowed" (the sticky product), "Stride calculation
+    // overflowed" (`[0, 2^62, 2^62, 1]`: no elements, but a first stride of 2^124)
+    for shape in [[big, big, 0, 1], [usize::MAX, 0, 1, 1], [0, big, big, 1]] {
         assert_eq!(
             err_kind(Tensor::empty(&shape, DType::F32)),
             ErrorKind::InvalidArgument

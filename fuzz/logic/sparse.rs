@@ -98,12 +98,19 @@ fn entries(x: &Tensor) -> Entries {
     }
 }
 
-/// The dense array of a set of entries (duplicates summed), `None` if too large.
+/// The dense array of a set of entries (duplicates summed), `None` if too large or if its
+/// contiguous strides overflow i64 (an empty shape like `[0, 2^62, 3]`: PyTorch's allocation,
+/// so `to_dense`, refuses it with "Stride calculation overflowed").
 fn dense_of(e: &Entries) -> Option<Vec<f64>> {
     let numel = e.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d))?;
     if numel > MAX_DENSE {
         return None;
     }
+    e.shape
+        .iter()
+        .skip(1)
+        .try_fold(1u64, |a, &d| a.checked_mul(d.max(1) as u64))
+        .filter(|&s| s <= i64::MAX as u64)?;
     let mut out = vec![0.0; numel];
     let sd = e.coords.first().map_or(0, |c| c.len());
     for (k, c) in e.coords.iter().enumerate() {

@@ -16,7 +16,7 @@ pub use output::{dense_strides_like, iter_output_strides};
 pub use shape::{
     broadcast_shapes, compute_stride, contiguous_strides, infer_size, numel, wrap_dim,
 };
-pub(crate) use shape::{check_numel, check_numel_i64, wrap_dims};
+pub(crate) use shape::{check_contiguous_alloc, check_numel, check_numel_i64, wrap_dims};
 
 /// Sizes or strides of a layout: stored inline up to 4 dims (40 bytes), so cloning a layout
 /// (which every op does) does not allocate and the structs holding layouts (tensors, view

@@ -71,6 +71,29 @@ pub(crate) fn check_numel_i64(sizes: &[usize], op: &'static str) -> Result<usize
     }
 }
 
+/// The element count of a new contiguous tensor ([`check_numel`]), then PyTorch's stride
+/// calculation for it ("Stride calculation overflowed"): each stride, the product of the later
+/// sizes with 0 counted as 1, must fit in i64. So `[0, 2^62, 3]` is refused (first stride
+/// 3·2^62) though it has no elements, while `[3, 2^62, 0]` is accepted (strides `[2^62, 1, 1]`),
+/// as `torch.empty` does. For constructors and for ops that allocate a contiguous output of
+/// their input's shape (`layer_norm`), before any product of partial shapes is formed.
+pub(crate) fn check_contiguous_alloc(sizes: &[usize], op: &'static str) -> Result<usize> {
+    let n = check_numel(sizes, op)?;
+    let mut stride = 1u64;
+    for &s in sizes.iter().skip(1).rev() {
+        match stride.checked_mul(s.max(1) as u64) {
+            Some(v) if v <= i64::MAX as u64 => stride = v,
+            _ => bail!(
+                InvalidArgument,
+                op,
+                "Stride calculation overflowed (sizes {:?})",
+                sizes
+            ),
+        }
+    }
+    Ok(n)
+}
+
 /// Row-major contiguous strides (`stride[i] = prod(max(size[j], 1) for j > i)`), as PyTorch.
 pub fn contiguous_strides(sizes: &[usize]) -> Vec<usize> {
     let mut strides = vec![0; sizes.len()];

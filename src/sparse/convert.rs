@@ -88,6 +88,9 @@ impl Tensor {
             return Ok(self.clone());
         };
         let shape = self.shape();
+        // a contiguous dense result: PyTorch's allocation rules (an empty COO of shape
+        // `[0, 2^62, 3]` has no elements, but its dense strides overflow)
+        crate::layout::check_contiguous_alloc(&shape, "to_dense")?;
         let pos = positions(p, &shape)?;
         let out = scatter_dense(p.values(), &pos, &shape)?;
         record(
@@ -147,6 +150,13 @@ impl Tensor {
         let sparse_dim = sparse_dim as usize;
         match self.sparse_parts() {
             None => {
+                // the values, `[nnz, dense..]`, are a contiguous allocation: PyTorch refuses dense
+                // sizes whose strides overflow even with no rows (`to_sparse(1)` of an empty
+                // `[0, 2^40, 2^40]`); the row count does not enter the strides
+                let vshape: Vec<usize> = std::iter::once(0)
+                    .chain(shape[sparse_dim..].iter().copied())
+                    .collect();
+                crate::layout::check_contiguous_alloc(&vshape, "to_sparse_coo")?;
                 let x = contig(self)?;
                 // an empty tensor has no nonzero row (its leading sizes alone may overflow)
                 let n_rows: usize = if x.numel() == 0 {

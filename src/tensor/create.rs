@@ -1,7 +1,7 @@
 //! Factories: from Rust data, constant fills, ranges, identity, seeded random tensors, `*_like`.
 
 use super::Tensor;
-use crate::layout::{Layout, check_numel};
+use crate::layout::{Layout, check_contiguous_alloc, check_numel};
 use crate::random::{Generator, with_stream};
 use crate::storage::Storage;
 use crate::{DType, Element, Result, Scalar, bail};
@@ -41,7 +41,7 @@ impl Tensor {
     pub fn from_slice<T: Element>(data: &[T], shape: impl crate::IntoShape) -> Result<Tensor> {
         let shape = crate::tensor::dims::sizes(shape, "from_slice")?;
         let shape = &shape[..];
-        let n = check_numel(shape, "from_vec")?;
+        let n = check_contiguous_alloc(shape, "from_vec")?;
         if n != data.len() {
             bail!(
                 ShapeMismatch,
@@ -86,7 +86,7 @@ impl Tensor {
     /// A contiguous tensor of `value` (cast to `dtype`): a recycled block, every element
     /// written by the backend's fill.
     fn filled(shape: &[usize], value: Scalar, dtype: DType, op: &'static str) -> Result<Tensor> {
-        let n = check_numel(shape, op)?;
+        let n = check_contiguous_alloc(shape, op)?;
         let nbytes = n
             .checked_mul(dtype.size())
             .ok_or_else(|| crate::err!(InvalidArgument, op, "size overflow"))?;
@@ -350,7 +350,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let shape = crate::tensor::dims::sizes(shape, "rand")?;
         let shape = &shape[..];
-        let n = check_numel(shape, "rand")?;
+        let n = check_contiguous_alloc(shape, "rand")?;
         let v: Vec<f64> = with_stream(generator, |r| (0..n).map(|_| r.uniform()).collect());
         Tensor::from_vec(v, shape)?.to_dtype(dtype)
     }
@@ -377,7 +377,7 @@ impl Tensor {
     ) -> Result<Tensor> {
         let shape = crate::tensor::dims::sizes(shape, "randn")?;
         let shape = &shape[..];
-        let n = check_numel(shape, "randn")?;
+        let n = check_contiguous_alloc(shape, "randn")?;
         let v: Vec<f64> = with_stream(generator, |r| (0..n).map(|_| r.normal()).collect());
         Tensor::from_vec(v, shape)?.to_dtype(dtype)
     }
@@ -414,7 +414,7 @@ impl Tensor {
                 high
             );
         }
-        let n = check_numel(shape, "randint")?;
+        let n = check_contiguous_alloc(shape, "randint")?;
         let v: Vec<i64> = with_stream(generator, |r| (0..n).map(|_| r.int_in(low, high)).collect());
         Tensor::from_vec(v, shape)
     }

@@ -101,6 +101,10 @@ impl Tensor {
                 );
             }
         }
+        // the output is a contiguous tensor of the input's shape: an empty view whose
+        // contiguous strides overflow (`[0, 2^40, 2^40]`) is refused as PyTorch's allocation
+        // refuses it, before the row and row-length products below are formed
+        crate::layout::check_contiguous_alloc(&sh, op)?;
         let fused = [weight, bias]
             .into_iter()
             .flatten()
