@@ -466,7 +466,7 @@ fn empty_shapes_whose_contiguous_strides_overflow() {
             assert!(e.message().contains("Stride calculation overflowed"), "{e}");
         }
     }
-    let ok = Tensor::zeros(&[3, 1 << 62, 0], DType::F32).unwrap();
+    let ok = Tensor::zeros(&[3usize, 1 << 62, 0], DType::F32).unwrap();
     assert_eq!(ok.strides(), vec![1 << 62, 1, 1]);
     let x = Tensor::zeros(&[0, 1, 1], DType::F32)
         .unwrap()
