@@ -41,6 +41,8 @@ fn same_array(a: &tapegrad::Tensor, b: &tapegrad::Tensor) {
             }
         }
     }
-    let c = |t: &tapegrad::Tensor| Value::from(&t.contiguous().expect("a loaded array copies"));
-    same(&c(a), &c(b));
+    // values in logical order: both flattened ([n], stride 1, offset 0 — a copy where the
+    // array is Fortran-ordered)
+    let flat = |t: &tapegrad::Tensor| Value::from(&t.reshape(&[-1i64]).expect("a loaded array flattens"));
+    same(&flat(a), &flat(b));
 }

@@ -144,6 +144,19 @@ fn numel_ok(shape: &[usize]) -> bool {
     !overflow && n <= isize::MAX as u64 / 16
 }
 
+/// The dense constructors' rule: [`numel_ok`], and every contiguous stride (a product of the
+/// later sizes, 0 counted as 1) within i64 ("Stride calculation overflowed" in PyTorch:
+/// `[0, 2^62, 3]` is refused though it has no elements). Sparse constructors check only the
+/// element count.
+fn dense_alloc_ok(shape: &[usize]) -> bool {
+    numel_ok(shape)
+        && shape
+            .iter()
+            .skip(1)
+            .try_fold(1u64, |a, &d| a.checked_mul(d.max(1) as u64))
+            .is_some_and(|s| s <= i64::MAX as u64)
+}
+
 /// Compares `x.to_dense()` with the reference (when small enough).
 fn check_dense(x: &Tensor, want: &Option<Vec<f64>>, ctx: &str) {
     let Some(want) = want else { return };
@@ -299,7 +312,7 @@ fn build_coo(inp: &mut Input) -> Option<Tensor> {
         Ok(v) => v,
         Err(e) => {
             // only shapes outside the constructors' size rule (with numel 0) are refused
-            assert!(!numel_ok(&vshape), "from_vec refused {vshape:?}: {e}");
+            assert!(!dense_alloc_ok(&vshape), "from_vec refused {vshape:?}: {e}");
             return None;
         }
     };
@@ -772,7 +785,7 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
         Err(e) => {
             // only shapes outside the constructors' size rule (with numel 0) are refused; such a
             // shape has no dense reference
-            assert!(!numel_ok(&bshape), "from_vec refused {bshape:?}: {e}");
+            assert!(!dense_alloc_ok(&bshape), "from_vec refused {bshape:?}: {e}");
             return;
         }
     };
@@ -839,7 +852,14 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
         return;
     }
     let w: Vec<f64> = (0..on).map(|i| (i % 5) as f64 - 2.0).collect();
-    let wt = Tensor::from_vec(w.clone(), &out.shape()).unwrap();
+    let wt = match Tensor::from_vec(w.clone(), &out.shape()) {
+        Ok(wt) => wt,
+        Err(e) => {
+            // an empty product whose dense strides overflow: no weight tensor can be built
+            assert!(!dense_alloc_ok(&out.shape()), "from_vec refused {:?}: {e}", out.shape());
+            return;
+        }
+    };
     let loss = out.mul(&wt).unwrap().sum().unwrap();
     let mut inputs = vec![b.clone()];
     if x.requires_grad() {
