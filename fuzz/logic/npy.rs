@@ -43,6 +43,7 @@ fn same_array(a: &tapegrad::Tensor, b: &tapegrad::Tensor) {
     }
     // values in logical order: both flattened ([n], stride 1, offset 0 — a copy where the
     // array is Fortran-ordered)
-    let flat = |t: &tapegrad::Tensor| Value::from(&t.reshape(&[-1i64]).expect("a loaded array flattens"));
+    let flat =
+        |t: &tapegrad::Tensor| Value::from(&t.reshape(&[-1i64]).expect("a loaded array flattens"));
     same(&flat(a), &flat(b));
 }

@@ -856,7 +856,11 @@ fn do_matmul(inp: &mut Input, x: &Tensor) {
         Ok(wt) => wt,
         Err(e) => {
             // an empty product whose dense strides overflow: no weight tensor can be built
-            assert!(!dense_alloc_ok(&out.shape()), "from_vec refused {:?}: {e}", out.shape());
+            assert!(
+                !dense_alloc_ok(&out.shape()),
+                "from_vec refused {:?}: {e}",
+                out.shape()
+            );
             return;
         }
     };
