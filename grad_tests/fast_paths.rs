@@ -355,3 +355,73 @@ fn index_put_row_path_errors_leave_self_unchanged() -> R {
     assert_eq!(y.to_vec::<f32>()?, vec![1.0, 2.0, 0.0, 0.0, 2.0, 4.0]);
     Ok(())
 }
+
+/// The transposing copy (`contiguous` of a transposed or permuted view) against a plain index
+/// loop, for the sizes around its 16x16 micro-tiles and 8x8 register blocks (full tiles, ragged
+/// edges, planes below one tile), 4-byte dtypes (the register path) and others, a batch dim,
+/// and bit patterns a float copy must keep (NaN payloads, -0.0).
+#[test]
+fn transposing_copy_matches_index_loop() -> R {
+    let mut rng = StdRng::seed_from_u64(9);
+    for (r, c) in [
+        (16, 16),
+        (37, 45),
+        (64, 48),
+        (8, 200),
+        (129, 17),
+        (300, 257),
+    ] {
+        let bits: Vec<u32> = (0..r * c)
+            .map(|k| match k % 97 {
+                0 => 0x7fc0_0001, // a NaN with a payload
+                1 => 0x8000_0000, // -0.0
+                _ => rng.r#gen::<u32>(),
+            })
+            .collect();
+        let want = |v: &[u32]| -> Vec<u32> {
+            (0..c)
+                .flat_map(|j| (0..r).map(move |i| v[i * c + j]))
+                .collect()
+        };
+        let f = Tensor::from_vec(bits.iter().map(|&b| f32::from_bits(b)).collect(), &[r, c])?;
+        let got: Vec<u32> = f
+            .t()?
+            .contiguous()?
+            .to_vec::<f32>()?
+            .iter()
+            .map(|x| x.to_bits())
+            .collect();
+        assert_eq!(got, want(&bits), "f32 {r}x{c}");
+        let i = Tensor::from_vec(bits.iter().map(|&b| b as i32).collect(), &[r, c])?;
+        let got: Vec<u32> = i
+            .t()?
+            .contiguous()?
+            .to_vec::<i32>()?
+            .iter()
+            .map(|&x| x as u32)
+            .collect();
+        assert_eq!(got, want(&bits), "i32 {r}x{c}");
+        let d = f.to_dtype(DType::F64)?;
+        let got: Vec<f64> = d.t()?.contiguous()?.to_vec::<f64>()?;
+        let dv = d.to_vec::<f64>()?;
+        let dw: Vec<f64> = (0..c)
+            .flat_map(|j| (0..r).map(move |i| (i, j)))
+            .map(|(i, j)| dv[i * c + j])
+            .collect();
+        assert!(
+            got.iter().zip(&dw).all(|(a, b)| a.to_bits() == b.to_bits()),
+            "f64 {r}x{c}"
+        );
+    }
+    // a batch of planes: [b, r, c] permuted to [b, c, r]
+    let (b, r, c) = (3, 33, 40);
+    let v: Vec<f32> = (0..b * r * c).map(|k| k as f32).collect();
+    let x = Tensor::from_vec(v.clone(), &[b, r, c])?;
+    let got = x.permute(&[0, 2, 1])?.contiguous()?.to_vec::<f32>()?;
+    let want: Vec<f32> = (0..b)
+        .flat_map(|p| (0..c).flat_map(move |j| (0..r).map(move |i| (p, i, j))))
+        .map(|(p, i, j)| v[(p * r + i) * c + j])
+        .collect();
+    assert_eq!(got, want);
+    Ok(())
+}
