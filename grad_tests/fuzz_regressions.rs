@@ -1161,3 +1161,22 @@ fn pt_record_of_an_integer_tensor_requiring_grad_is_malformed() {
     assert!(e.to_string().contains("requires_grad"), "{e}");
     assert!(e.to_string().contains("I64"), "{e}");
 }
+
+/// `mean` (and `var`) multiplied the reduced sizes of an empty input as integers: reducing dims
+/// 0 and 2 of an expanded `[2^40, 0, 2^40]` overflowed (libFuzzer nn_geometry finding on
+/// `6a0138d`, in a batch-norm backward). The count is the f64 divisor now. torch 2.15 gives
+/// shape `[0]` for both and a `[1, 0, 1]` gradient (checked).
+#[test]
+fn mean_of_an_empty_expand_with_huge_reduced_dims() {
+    let big = 1i64 << 40;
+    let x = Tensor::zeros(&[1, 0, 1], DType::F32)
+        .unwrap()
+        .requires_grad_(true)
+        .unwrap();
+    let y = x.expand(&[big, 0, big]).unwrap();
+    let m = y.mean(&[0, 2], false, None).unwrap();
+    assert_eq!(m.shape(), vec![0]);
+    m.sum().unwrap().backward().unwrap();
+    assert_eq!(x.grad().unwrap().shape(), vec![1, 0, 1]);
+    assert_eq!(y.var(&[0, 2], 1.0, false).unwrap().shape(), vec![0]);
+}

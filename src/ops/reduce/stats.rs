@@ -139,13 +139,14 @@ struct MeanBackward {
     dims: Vec<usize>,
     keepdim: bool,
     shape: Vec<usize>,
-    n: usize,
+    /// The count of reduced elements, as the divisor (see [`Tensor::mean`]).
+    n: f64,
 }
 
 backward!(MeanBackward, self.name, |self, _, g: Tensor| {
     let g = unsqueeze_dims(&g, &self.dims, self.keepdim)?;
     let shape: Vec<i64> = self.shape.iter().map(|&s| s as i64).collect();
-    input_grad(g.expand(&shape)?.div(self.n as f64)?)
+    input_grad(g.expand(&shape)?.div(self.n)?)
 });
 
 impl Tensor {
@@ -178,7 +179,11 @@ impl Tensor {
             );
         }
         let ds = norm_dims(Some(dims), self.dim(), "mean")?;
-        let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
+        // the count as the f64 divisor it becomes: an empty input may have reduced sizes whose
+        // integer product overflows (`[2^40, 0, 2^40]` over dims 0 and 2; libFuzzer
+        // nn_geometry finding in a batch-norm backward); exact below 2^53, and 0 (a NaN mean,
+        // as PyTorch's 0/0) whenever a reduced size is 0
+        let n: f64 = ds.iter().map(|&d| self.shape()[d] as f64).product();
         let acc = dt.accumulate_dtype();
         let x = if self.dtype() != acc {
             self.to_dtype(acc)?
@@ -196,7 +201,7 @@ impl Tensor {
             } else {
                 x.sum_dims(&dl, keepdim)?
             };
-            let m = s.div(n as f64)?;
+            let m = s.div(n)?;
             if m.dtype() != dt { m.to_dtype(dt)? } else { m }
         };
         if dt.is_differentiable() {
@@ -235,9 +240,10 @@ impl Tensor {
         let dims = &dims[..];
         float_or_complex(self, "var")?;
         let ds = norm_dims(Some(dims), self.dim(), "var")?;
-        let n: usize = ds.iter().map(|&d| self.shape()[d]).product();
+        // the count in f64, as in `mean` (its integer product may overflow for an empty input)
+        let n: f64 = ds.iter().map(|&d| self.shape()[d] as f64).product();
         let dl: Vec<i64> = ds.iter().map(|&d| d as i64).collect();
-        let dof = (n as f64 - correction).max(0.0);
+        let dof = (n - correction).max(0.0);
         let out = {
             let _g = crate::autograd::no_grad();
             let d = self.sub(&self.mean(&dl, true, None)?)?;
