@@ -106,11 +106,9 @@ fn dense_of(e: &Entries) -> Option<Vec<f64>> {
     if numel > MAX_DENSE {
         return None;
     }
-    e.shape
-        .iter()
-        .skip(1)
-        .try_fold(1u64, |a, &d| a.checked_mul(d.max(1) as u64))
-        .filter(|&s| s <= i64::MAX as u64)?;
+    if !strides_fit(&e.shape) {
+        return None;
+    }
     let mut out = vec![0.0; numel];
     let sd = e.coords.first().map_or(0, |c| c.len());
     for (k, c) in e.coords.iter().enumerate() {
@@ -149,12 +147,16 @@ fn numel_ok(shape: &[usize]) -> bool {
 /// `[0, 2^62, 3]` is refused though it has no elements). Sparse constructors check only the
 /// element count.
 fn dense_alloc_ok(shape: &[usize]) -> bool {
-    numel_ok(shape)
-        && shape
-            .iter()
-            .skip(1)
-            .try_fold(1u64, |a, &d| a.checked_mul(d.max(1) as u64))
-            .is_some_and(|s| s <= i64::MAX as u64)
+    numel_ok(shape) && strides_fit(shape)
+}
+
+/// Every contiguous stride of `shape` (a product of the later sizes, 0 counted as 1) fits in i64.
+fn strides_fit(shape: &[usize]) -> bool {
+    shape
+        .iter()
+        .skip(1)
+        .try_fold(1u64, |a, &d| a.checked_mul(d.max(1) as u64))
+        .is_some_and(|s| s <= i64::MAX as u64)
 }
 
 /// Compares `x.to_dense()` with the reference (when small enough).
