@@ -1180,3 +1180,26 @@ fn mean_of_an_empty_expand_with_huge_reduced_dims() {
     assert_eq!(x.grad().unwrap().shape(), vec![1, 0, 1]);
     assert_eq!(y.var(&[0, 2], 1.0, false).unwrap().shape(), vec![0]);
 }
+
+/// libFuzzer nn_geometry (campaign of session 21): `layer_norm` over an empty normalized shape
+/// of an input whose outer sizes are huge multiplied the row count into its statistics'
+/// byte size with overflow. PyTorch refuses those statistics ("Storage size calculation
+/// overflowed" for `[2^62, 0]`, out of memory for `[2^40, 2^20, 0]`); tapegrad refuses them
+/// before any size product, and the input is unchanged.
+#[test]
+fn layer_norm_of_an_empty_input_with_huge_outer_sizes() {
+    for sh in [vec![1usize << 62, 0], vec![1 << 40, 1 << 20, 0]] {
+        let x = Tensor::zeros(&sh, DType::F32)
+            .unwrap()
+            .requires_grad_(true)
+            .unwrap();
+        let v = x.version();
+        let e = x.layer_norm(&[0], None, None, 1e-5).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{sh:?}: {e}");
+        assert!(e.to_string().contains("layer_norm"), "{e}");
+        assert_eq!((x.shape(), x.version()), (sh.clone(), v));
+    }
+    // a small empty-rowed input still normalizes: shape kept, no statistics to speak of
+    let x = Tensor::zeros(&[3, 0], DType::F32).unwrap();
+    assert_eq!(x.layer_norm(&[0], None, None, 1e-5).unwrap().shape(), vec![3, 0]);
+}

@@ -105,6 +105,10 @@ impl Tensor {
         // contiguous strides overflow (`[0, 2^40, 2^40]`) is refused as PyTorch's allocation
         // refuses it, before the row and row-length products below are formed
         crate::layout::check_contiguous_alloc(&sh, op)?;
+        // so are the statistics, a mean and an rstd per row of the outer sizes: with an empty
+        // normalized shape those may be huge (`[2^62, 0]`), and PyTorch refuses that
+        // allocation too ("Storage size calculation overflowed")
+        crate::layout::check_numel(&sh[..sh.len() - k], op)?;
         let fused = [weight, bias]
             .into_iter()
             .flatten()
