@@ -1201,5 +1201,8 @@ fn layer_norm_of_an_empty_input_with_huge_outer_sizes() {
     }
     // a small empty-rowed input still normalizes: shape kept, no statistics to speak of
     let x = Tensor::zeros(&[3, 0], DType::F32).unwrap();
-    assert_eq!(x.layer_norm(&[0], None, None, 1e-5).unwrap().shape(), vec![3, 0]);
+    assert_eq!(
+        x.layer_norm(&[0], None, None, 1e-5).unwrap().shape(),
+        vec![3, 0]
+    );
 }
