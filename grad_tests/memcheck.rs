@@ -189,7 +189,8 @@ mod subset {
     /// The packed GEMM (`gemm_x86.rs`, AVX2/AVX-512 microkernels, edge tiles of every size)
     /// over contiguous, transposed and reversed operands, f32 and f64; then the
     /// kernel team (`team.rs`) with 2 threads: a GEMM big enough to split, elementwise ranges,
-    /// full sums (`sum.rs`), tiled transposed copies and fills (`copy.rs`).
+    /// full sums (`sum.rs`), tiled transposed copies (f64, and f32 through the AVX2 register
+    /// blocks) and fills (`copy.rs`).
     #[test]
     fn gemm_and_team_kernels() {
         for (m, k, n) in [
@@ -261,6 +262,14 @@ mod subset {
         let sq = x.view(&[512, 256]).unwrap();
         let tt = sq.t().unwrap().contiguous().unwrap();
         assert_eq!(f64s(&tt.t().unwrap().contiguous().unwrap()), ints(len, 3));
+        // 4-byte elements: the full 16x16 tiles move as AVX2 8x8 register blocks
+        // (`transpose8x8_avx2`), the 7-wide and 3-tall edges through the stack buffer
+        let s32 = x.to_dtype(DType::F32).unwrap().view(&[512, 256]).unwrap();
+        let t32 = s32.t().unwrap().contiguous().unwrap();
+        assert_eq!(f64s(&t32.t().unwrap().contiguous().unwrap()), ints(len, 3));
+        let odd = s32.narrow(0, 3, 505).unwrap().narrow(1, 0, 247).unwrap();
+        let ot = odd.t().unwrap().contiguous().unwrap();
+        assert_eq!(f64s(&ot.t().unwrap()), f64s(&odd));
         let f = Tensor::zeros(&[len + 3], DType::F32).unwrap();
         f.narrow(0, 1, len).unwrap().fill_(2.5).unwrap();
         let fv = f64s(&f);
