@@ -11,7 +11,7 @@
 #   JOBS      targets fuzzed at once, one process each [2]
 #   OUT       campaign directory [fuzz/campaign-<UTC time>]
 #   KEEP      minimised corpus files copied back to fuzz/corpus/<target>/ [40]
-#   SANITIZER cargo fuzz -s [leak]: LeakSanitizer alone, near -s none speed, reports leaks;
+#   SANITIZER cargo fuzz -s [leak]: LeakSanitizer alone reports leaks (interp ~1/3 slower);
 #             `address` adds AddressSanitizer (~3x slower); `none` drops leak detection
 #   RSS_MB    libFuzzer -rss_limit_mb (an out-of-memory report above it) [2048]
 #   NICE      nice level of the fuzzers [10]
