@@ -276,34 +276,15 @@ unsafe fn micro_tile<S: Element, D: Element>(
 #[target_feature(enable = "avx2")]
 unsafe fn transpose8x8_avx2(d: *mut f32, dr: isize, s: *const f32, sc: isize) {
     use std::arch::x86_64::*;
-    // SAFETY: the caller's contract covers every row read and written here.
+    // SAFETY: the caller's contract covers every row read and written here; AVX2 is
+    // enabled for this function, as `transpose8` requires.
     unsafe {
-        let r = |j: isize| _mm256_loadu_ps(s.offset(j * sc));
-        let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
-        let (r4, r5, r6, r7) = (r(4), r(5), r(6), r(7));
-        // pairs of rows interleaved, then quadruples: lane half h of u_k holds column
-        // 4h + k of rows 0..4 (u0..u3) and 4..8 (u4..u7)
-        let (t0, t1) = (_mm256_unpacklo_ps(r0, r1), _mm256_unpackhi_ps(r0, r1));
-        let (t2, t3) = (_mm256_unpacklo_ps(r2, r3), _mm256_unpackhi_ps(r2, r3));
-        let (t4, t5) = (_mm256_unpacklo_ps(r4, r5), _mm256_unpackhi_ps(r4, r5));
-        let (t6, t7) = (_mm256_unpacklo_ps(r6, r7), _mm256_unpackhi_ps(r6, r7));
-        let u0 = _mm256_shuffle_ps::<0x44>(t0, t2);
-        let u1 = _mm256_shuffle_ps::<0xEE>(t0, t2);
-        let u2 = _mm256_shuffle_ps::<0x44>(t1, t3);
-        let u3 = _mm256_shuffle_ps::<0xEE>(t1, t3);
-        let u4 = _mm256_shuffle_ps::<0x44>(t4, t6);
-        let u5 = _mm256_shuffle_ps::<0xEE>(t4, t6);
-        let u6 = _mm256_shuffle_ps::<0x44>(t5, t7);
-        let u7 = _mm256_shuffle_ps::<0xEE>(t5, t7);
-        let w = |k: isize, v: __m256| _mm256_storeu_ps(d.offset(k * dr), v);
-        w(0, _mm256_permute2f128_ps::<0x20>(u0, u4));
-        w(1, _mm256_permute2f128_ps::<0x20>(u1, u5));
-        w(2, _mm256_permute2f128_ps::<0x20>(u2, u6));
-        w(3, _mm256_permute2f128_ps::<0x20>(u3, u7));
-        w(4, _mm256_permute2f128_ps::<0x31>(u0, u4));
-        w(5, _mm256_permute2f128_ps::<0x31>(u1, u5));
-        w(6, _mm256_permute2f128_ps::<0x31>(u2, u6));
-        w(7, _mm256_permute2f128_ps::<0x31>(u3, u7));
+        let mut r: [__m256; 8] =
+            std::array::from_fn(|j| _mm256_loadu_ps(s.offset(j as isize * sc)));
+        super::gemm_x86::transpose8(&mut r);
+        for (k, v) in r.into_iter().enumerate() {
+            _mm256_storeu_ps(d.offset(k as isize * dr), v);
+        }
     }
 }
 

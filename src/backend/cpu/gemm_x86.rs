@@ -64,9 +64,10 @@ pub(crate) trait Kernel: Copy + Send + Sync + 'static {
 }
 
 /// Transposes the 8x8 f32 block held in `r` (row `i` in `r[i]`): afterwards `r[q]` holds
-/// element `q` of every former row.
+/// element `q` of every former row. Shuffles only, so any 4-byte pattern moves bit for bit
+/// (the transposing copy uses it too).
 #[target_feature(enable = "avx2")]
-fn transpose8(r: &mut [__m256; 8]) {
+pub(crate) fn transpose8(r: &mut [__m256; 8]) {
     let t0 = _mm256_unpacklo_ps(r[0], r[1]);
     let t1 = _mm256_unpackhi_ps(r[0], r[1]);
     let t2 = _mm256_unpacklo_ps(r[2], r[3]);
