@@ -1,6 +1,6 @@
 //! The CPU backend: [`Cpu`] implements [`Backend`] over [`CpuBuffer`]s: [`Device`] here, each
 //! kernel family trait in the file of its kernels (`impl CopyKernels for Cpu` in `copy.rs`,
-//! `ElementwiseKernels` in `map.rs`, `ReduceKernels` in `reduce.rs`, `MovementKernels` in
+//! `ElementwiseKernels` in `map.rs`, `ReduceKernels` in `reduce/`, `MovementKernels` in
 //! `movement.rs`, `LinalgKernels` in `matmul.rs`, `NnKernels` in `rowwise.rs`, `ConvKernels` in
 //! `conv/`, `AttentionKernels`, `NormKernels`, `PoolKernels`, `ResampleKernels`, `OptimKernels`
 //! in the files of those names, `SparseKernels` in `sparse/`). The strided kernels
