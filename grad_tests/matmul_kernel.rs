@@ -322,3 +322,27 @@ fn gradcheck_mm_with_column_major_inputs() -> R {
         GradcheckOptions::default(),
     )
 }
+
+#[test]
+fn bmm_split_over_the_team_by_matrices_matches_each_product() -> R {
+    // 16 products of 64^3 (split over the team by matrices) and 3 of them (each product
+    // parallel on its own): every matrix bit for bit equal to its own `mm`
+    for dt in [DType::F32, DType::F64] {
+        for bs in [16usize, 3] {
+            let a = Tensor::randn(&[bs, 64, 64], dt)?;
+            // a strided batch: the batch dim innermost in memory
+            let b = Tensor::randn(&[64, 64, bs], dt)?.permute(&[2, 0, 1])?;
+            let c = a.bmm(&b)?;
+            for i in 0..bs as i64 {
+                let want = a.select(0, i)?.mm(&b.select(0, i)?)?;
+                let (got, want) = (c.select(0, i)?, want);
+                assert_eq!(
+                    got.to_dtype(DType::F64)?.to_vec::<f64>()?,
+                    want.to_dtype(DType::F64)?.to_vec::<f64>()?,
+                    "{dt:?} batch {bs} matrix {i}"
+                );
+            }
+        }
+    }
+    Ok(())
+}

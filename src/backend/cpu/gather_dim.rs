@@ -29,15 +29,28 @@ struct Steps {
     tst: Vec<usize>,
 }
 
+/// One innermost row of a walk: `n` positions from offsets `io` (index), `po` (position side),
+/// `tb` (target base), stepping by `is`, `ps`, `ts`.
+#[derive(Clone, Copy)]
+struct Row {
+    io: usize,
+    po: usize,
+    tb: usize,
+    n: usize,
+    is: usize,
+    ps: usize,
+    ts: usize,
+}
+
 /// Walks the positions `p` of the index box `lo..hi` along dim `s` (all of every other dim) in
-/// row-major order, calling `f(index offset, position offset, target base offset)`; stops at
-/// the first `Err` and returns that position's multi-index.
+/// row-major order, handing each innermost row to `f`; stops at the first row that fails (at
+/// its position `j`) and returns that position's multi-index.
 fn walk_box(
     st: &Steps,
     offs: (usize, usize, usize),
     s: usize,
     (lo, hi): (usize, usize),
-    mut f: impl FnMut(usize, usize, usize) -> std::result::Result<(), ()>,
+    mut f: impl FnMut(Row) -> std::result::Result<(), usize>,
 ) -> std::result::Result<(), Vec<usize>> {
     let nd = st.sizes.len();
     let mut sizes = st.sizes.clone();
@@ -57,21 +70,32 @@ fn walk_box(
         to += start(k) * st.tst[k];
     }
     if nd == 0 {
-        return f(io, po, to).map_err(|_| Vec::new());
+        let row = Row {
+            io,
+            po,
+            tb: to,
+            n: 1,
+            is: 0,
+            ps: 0,
+            ts: 0,
+        };
+        return f(row).map_err(|_| Vec::new());
     }
     let last = nd - 1;
     let (n, is, ps, ts) = (sizes[last], st.ist[last], st.pst[last], st.tst[last]);
     loop {
-        let (mut a, mut b, mut c) = (io, po, to);
-        for j in 0..n {
-            if f(a, b, c).is_err() {
-                let mut p: Vec<usize> = (0..nd).map(|k| pos[k] + start(k)).collect();
-                p[last] = j + start(last);
-                return Err(p);
-            }
-            a += is;
-            b += ps;
-            c += ts;
+        if let Err(j) = f(Row {
+            io,
+            po,
+            tb: to,
+            n,
+            is,
+            ps,
+            ts,
+        }) {
+            let mut p: Vec<usize> = (0..nd).map(|k| pos[k] + start(k)).collect();
+            p[last] = j + start(last);
+            return Err(p);
         }
         // odometer over the outer dims
         let mut k = last;
@@ -95,12 +119,37 @@ fn walk_box(
     }
 }
 
-/// Runs one walk of `w` (split over the team when large): `f(index value offset, position
-/// offset, target offset)` for every position, after checking its index value. Returns the
-/// first bad index in row-major order, if any (the walk may have written elsewhere).
-fn run<F: Fn(usize, usize) + Sync>(
+/// The target offsets of one row's positions, in order: `Ok(offset)`, or `Err((j, value))` at
+/// the first index value `j` outside `[-size, size)` (negatives wrap). Written for the row
+/// loops of [`gather`] and [`scatter`], which keep their own pointers in registers (a
+/// per-element callback reloaded them from its captures after every store: per-op sweep rows
+/// `gather`, `scatter`, `scatter_add`).
+#[inline(always)]
+fn targets<'a>(
+    idx: &'a [i64],
+    r: Row,
+    size: i64,
+    tdim: i64,
+) -> impl Iterator<Item = std::result::Result<(usize, usize), (usize, i64)>> + 'a {
+    (0..r.n).map(move |j| {
+        let i = idx[r.io + j * r.is];
+        if i < -size || i >= size {
+            return Err((j, i));
+        }
+        let i = if i < 0 { i + size } else { i };
+        Ok((
+            r.po + j * r.ps,
+            ((r.tb + j * r.ts) as i64 + i * tdim) as usize,
+        ))
+    })
+}
+
+/// Runs one walk of `w` (split over the team when large): `f(row, size, target stride of dim)`
+/// for every innermost row, which moves the row's elements by [`targets`] and returns the
+/// first bad index value it meets (with its position in the row). Returns the first bad index
+/// in row-major order, if any (the walk may have written elsewhere).
+fn run<F: Fn(Row, i64, i64) -> std::result::Result<(), (usize, i64)> + Sync>(
     w: &DimWalk<'_>,
-    idx: &[i64],
     pl: &Layout,
     tl: &Layout,
     f: &F,
@@ -138,15 +187,11 @@ fn run<F: Fn(usize, usize) + Sync>(
     let part = |c: usize| -> Bad {
         let (lo, hi) = (c * len / parts, (c + 1) * len / parts);
         let mut bad = None;
-        walk_box(&st, offs, s, (lo, hi), |io, po, tb| {
-            let i = idx[io];
-            if i < -size || i >= size {
+        walk_box(&st, offs, s, (lo, hi), |r| {
+            f(r, size, tdim).map_err(|(j, i)| {
                 bad = Some(i);
-                return Err(());
-            }
-            let i = if i < 0 { i + size } else { i };
-            f(po, (tb as i64 + i * tdim) as usize);
-            Ok(())
+                j
+            })
         })
         .err()
         .map(|p| (linear(&p), bad.expect("a bad index")))
@@ -222,13 +267,17 @@ pub(crate) fn gather<T: Element>(
     let d = elems_mut::<T>(dst);
     check_geometry(w, idx.len(), dl, d.len(), sl, s.len())?;
     let out = SharedOut(d.as_mut_ptr());
-    let f = move |po: usize, to: usize| {
-        let out = out.ptr();
-        // SAFETY: `po` lies in `dst` (checked above) and is written by this position only
-        // (distinct positions of the fresh output's geometry are distinct elements).
-        unsafe { *out.add(po) = s[to] };
+    let f = move |r: Row, size: i64, tdim: i64| {
+        let (out, s, idx) = (out.ptr(), s, idx);
+        for t in targets(idx, r, size, tdim) {
+            let (po, to) = t?;
+            // SAFETY: `po` lies in `dst` (checked above) and is written by this position only
+            // (distinct positions of the fresh output's geometry are distinct elements).
+            unsafe { *out.add(po) = s[to] };
+        }
+        Ok(())
     };
-    match run(w, idx, dl, sl, &f) {
+    match run(w, dl, sl, &f) {
         Some((_, i)) => Err(out_of_bounds(w, i)),
         None => Ok(()),
     }
@@ -248,16 +297,20 @@ pub(crate) fn scatter<T: Element>(
     let d = elems_mut::<T>(dst);
     check_geometry(w, idx.len(), sl, s.len(), dl, d.len())?;
     let out = SharedOut(d.as_mut_ptr());
-    let f = move |po: usize, to: usize| {
-        let out = out.ptr();
-        // SAFETY: `to` lies in `dst` (checked above; the index value is in range); parts of
-        // the walk write disjoint targets (module docs) and one part writes serially.
-        unsafe {
-            let t = out.add(to);
-            *t = if accumulate { (*t).add(s[po]) } else { s[po] };
+    let f = move |r: Row, size: i64, tdim: i64| {
+        let (out, s, idx) = (out.ptr(), s, idx);
+        for t in targets(idx, r, size, tdim) {
+            let (po, to) = t?;
+            // SAFETY: `to` lies in `dst` (checked above; the index value is in range); parts
+            // of the walk write disjoint targets (module docs) and one part writes serially.
+            unsafe {
+                let t = out.add(to);
+                *t = if accumulate { (*t).add(s[po]) } else { s[po] };
+            }
         }
+        Ok(())
     };
-    match run(w, idx, sl, dl, &f) {
+    match run(w, sl, dl, &f) {
         Some((_, i)) => Err(out_of_bounds(w, i)),
         None => Ok(()),
     }

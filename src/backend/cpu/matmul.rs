@@ -6,6 +6,7 @@
 //! first).
 
 use super::Cpu;
+use super::team::SharedOut;
 use crate::DType;
 use crate::Element;
 use crate::backend::LinalgKernels;
@@ -259,8 +260,11 @@ unsafe fn complex_rounded<T: Element>(
     }
 }
 
-/// See [`LinalgKernels::bmm`]: [`matmul`] over each matrix of the
-/// leading dim.
+/// See [`LinalgKernels::bmm`]: [`matmul`] over each matrix of the leading dim. A batch that
+/// fills the team evenly (at least two matrices per thread, or a multiple of the thread count)
+/// is split over the team by matrices, each product on one thread: per-matrix parallelism
+/// synchronised the team once per product (per-op sweep row `bmm_16x64`, 16 products of
+/// 64x64x64 at 0.57x PyTorch). Every product is computed the same way either way.
 ///
 /// # Safety
 /// As [`LinalgKernels::bmm`].
@@ -276,25 +280,45 @@ pub(super) unsafe fn bmm(
     let (bs, m, n) = (ol.sizes()[0], ol.sizes()[1], ol.sizes()[2]);
     let k = al.sizes()[2];
     let (os, ast, bst) = (ol.strides(), al.strides(), bl.strides());
+    let threads = super::team::size();
+    let by_matrix = threads > 1
+        && bs >= 2
+        && bs.saturating_mul(m * n * k) >= PAR_BATCH_MIN
+        && (bs >= 2 * threads || bs % threads == 0);
     crate::dispatch!(dt, T => {
-        let po = (out.as_mut_ptr() as *mut T).wrapping_add(ol.offset());
-        let pa = (a.as_ptr() as *const T).wrapping_add(al.offset());
-        let pb = (b.as_ptr() as *const T).wrapping_add(bl.offset());
-        for i in 0..bs {
+        let po = SharedOut((out.as_mut_ptr() as *mut T).wrapping_add(ol.offset()));
+        let pa = SharedOut((a.as_ptr() as *mut T).wrapping_add(al.offset()));
+        let pb = SharedOut((b.as_ptr() as *mut T).wrapping_add(bl.offset()));
+        let one = |i: usize, parallel: bool| {
+            let (po, pa, pb) = (po.ptr(), pa.ptr() as *const T, pb.ptr() as *const T);
             // SAFETY: the geometries lie inside their buffers and `out` is distinct from the
             // operands without internal overlap (this function's contract), so each matrix
-            // `i` addresses valid elements.
+            // `i` addresses valid elements, and distinct matrices of `out` are disjoint (the
+            // parts of the team write only their own).
             unsafe {
-                matmul::<T>(
+                matmul_on::<T>(
                     m, n, k,
                     Mat { ptr: po.wrapping_add(i * os[0]), rs: os[1] as isize, cs: os[2] as isize },
                     Mat { ptr: pa.wrapping_add(i * ast[0]), rs: ast[1] as isize, cs: ast[2] as isize },
                     Mat { ptr: pb.wrapping_add(i * bst[0]), rs: bst[1] as isize, cs: bst[2] as isize },
+                    parallel,
                 );
             }
+        };
+        if by_matrix {
+            super::team::run(bs, &|i| one(i, false));
+        } else {
+            (0..bs).for_each(|i| one(i, true));
         }
     })
 }
+
+/// Work (batch x m x n x k) from which [`bmm`] splits a batch over the team by matrices: the
+/// threshold of one parallel product.
+#[cfg(target_arch = "x86_64")]
+const PAR_BATCH_MIN: usize = PACKED_PAR_THRESHOLD;
+#[cfg(not(target_arch = "x86_64"))]
+const PAR_BATCH_MIN: usize = PAR_THRESHOLD;
 
 impl LinalgKernels for Cpu {
     unsafe fn bmm(

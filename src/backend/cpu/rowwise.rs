@@ -586,9 +586,9 @@ pub(super) fn read_at<T: Element>(
     let (sizes, strides) = (l.sizes(), l.strides());
     dispatch!(dt, S => {
         let all = elems::<S>(buf, 0, if l.numel() == 0 { 0 } else { l.storage_span() });
-        let contiguous = l.is_contiguous();
+        let (contiguous, numel) = (l.is_contiguous(), l.numel());
         for &p in at {
-            assert!(p < l.numel(), "internal: read_at position out of range");
+            assert!(p < numel, "internal: read_at position out of range");
             if contiguous {
                 // positions are offsets: no division per dim (`nll_loss`'s picks)
                 out.push(cast::<S, T>(all[l.offset() + p]));

@@ -12,6 +12,7 @@ use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::can_cast;
 use crate::ops::elementwise::binary::operand_tensor;
+use crate::ops::elementwise::unary::unary_map;
 use crate::ops::grad::{backward, input_grad};
 use crate::ops::util::write_back;
 use crate::{Result, Scalar, Tensor, bail};
@@ -42,24 +43,41 @@ pub(crate) fn clamp_result(
         ($T:ty) => {{
             let l: Option<$T> = lo.map(|s| s.to::<$T>());
             let h: Option<$T> = hi.map(|s| s.to::<$T>());
-            crate::ops::elementwise::unary::unary_map::<$T, $T>(&ta, move |x| {
-                #[allow(clippy::eq_op)]
-                if x != x {
-                    return x;
+            #[allow(clippy::eq_op)]
+            match (l, h) {
+                // per-op sweep row `clamp`: bounds that are numbers give two compares and
+                // selects, which the backend's loops vectorise (the general closure below,
+                // with its `Option`s and NaN tests, did not). A NaN `x` fails both compares
+                // and passes through; `min > max` gives `max`, as below.
+                (Some(l), Some(h)) if l == l && h == h => unary_map::<$T, $T>(&ta, move |x| {
+                    let v = if x < l { l } else { x };
+                    if v > h { h } else { v }
+                }),
+                (Some(l), None) if l == l => {
+                    unary_map::<$T, $T>(&ta, move |x| if x < l { l } else { x })
                 }
-                let mut v = x;
-                if let Some(l) = l {
-                    if v < l || l != l {
-                        v = l;
+                (None, Some(h)) if h == h => {
+                    unary_map::<$T, $T>(&ta, move |x| if x > h { h } else { x })
+                }
+                // a NaN bound: every result is NaN except a NaN `x`'s own
+                _ => unary_map::<$T, $T>(&ta, move |x| {
+                    if x != x {
+                        return x;
                     }
-                }
-                if let Some(h) = h {
-                    if v > h || h != h {
-                        v = h;
+                    let mut v = x;
+                    if let Some(l) = l {
+                        if v < l || l != l {
+                            v = l;
+                        }
                     }
-                }
-                v
-            })
+                    if let Some(h) = h {
+                        if v > h || h != h {
+                            v = h;
+                        }
+                    }
+                    v
+                }),
+            }
         }};
     }
     crate::match_dtype!(dt, real, T => go!(T), else bail!(Unsupported, name, "clamp is not supported for complex types"))

@@ -108,8 +108,11 @@ fn class_picks(
 
 struct NllLossBackward {
     idx: Arc<Vec<usize>>,
-    /// `-w` (`-w / Σw` for the mean) per target, made a tensor of `tshape` only in backward.
-    coef: Vec<f64>,
+    /// the class weight of each target (0 where ignored); the gradient at a picked position is
+    /// `-w` (`-w / Σw` for the mean: `mean_of` is `Some(Σw)`), made a tensor of `tshape` only
+    /// in backward
+    w: Vec<f64>,
+    mean_of: Option<f64>,
     tshape: Vec<usize>,
     in_shape: Vec<usize>,
 }
@@ -119,7 +122,11 @@ backward!(
     NllLossBackward,
     "NllLossBackward0",
     |self, ctx, g: Tensor| {
-        let coef = from_f64(self.coef.clone(), &self.tshape, g.dtype())?;
+        let coef: Vec<f64> = match self.mean_of {
+            Some(wsum) => self.w.iter().map(|w| -w / wsum).collect(),
+            None => self.w.iter().map(|w| -w).collect(),
+        };
+        let coef = from_f64(coef, &self.tshape, g.dtype())?;
         let gi = g.mul(&coef)?;
         let gi = put_add(&gi, self.idx.clone(), &self.in_shape)?;
         let name = "NllLossBackwardBackward0";
@@ -130,30 +137,28 @@ backward!(
 fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
     // only the picked entries are read (a positional read kernel, not a copy of the input)
     input.check_strided("nll_loss")?;
-    let at: Vec<usize> = p.idx.iter().copied().filter(|&i| i != SKIP).collect();
-    let mut xv = crate::backend::read_at::<f64>(&input.data(), input.dtype(), &at)?.into_iter();
-    let vals: Vec<f64> = p
-        .idx
-        .iter()
-        .zip(&p.w)
-        .map(|(&i, &w)| {
-            if i == SKIP {
-                0.0
-            } else {
-                -w * xv.next().unwrap_or(0.0)
-            }
-        })
-        .collect();
+    let skipped: Vec<usize>;
+    let at: &[usize] = if p.idx.contains(&SKIP) {
+        skipped = p.idx.iter().copied().filter(|&i| i != SKIP).collect();
+        &skipped
+    } else {
+        &p.idx
+    };
+    let xv = crate::backend::read_at::<f64>(&input.data(), input.dtype(), at)?;
+    let mut xv = xv.into_iter();
+    let vals = p.idx.iter().zip(&p.w).map(|(&i, &w)| {
+        if i == SKIP {
+            0.0
+        } else {
+            -w * xv.next().unwrap_or(0.0)
+        }
+    });
     let wsum: f64 = p.w.iter().sum();
     let dt = input.dtype();
     let out = match reduction {
-        Reduction::None => from_f64(vals, &p.tshape, dt)?,
-        Reduction::Sum => from_f64(vec![vals.iter().sum()], &[], dt)?,
-        Reduction::Mean => from_f64(vec![vals.iter().sum::<f64>() / wsum], &[], dt)?,
-    };
-    let coef = match reduction {
-        Reduction::None | Reduction::Sum => p.w.iter().map(|w| -w).collect(),
-        Reduction::Mean => p.w.iter().map(|w| -w / wsum).collect(),
+        Reduction::None => from_f64(vals.collect(), &p.tshape, dt)?,
+        Reduction::Sum => from_f64(vec![vals.sum()], &[], dt)?,
+        Reduction::Mean => from_f64(vec![vals.sum::<f64>() / wsum], &[], dt)?,
     };
     record(
         &[&out],
@@ -161,7 +166,8 @@ fn nll_impl(input: &Tensor, p: Picks, reduction: Reduction) -> Result<Tensor> {
         || vec![SavedTensor::input(input)],
         NllLossBackward {
             idx: Arc::new(p.idx),
-            coef,
+            w: p.w,
+            mean_of: (reduction == Reduction::Mean).then_some(wsum),
             tshape: p.tshape,
             in_shape: input.shape(),
         },
