@@ -1,8 +1,9 @@
 //! Row reductions over a strided source, in place (`sum`'s kernels are in [`super::sum`]):
-//! `ReduceKernels::reduce` (the `impl` at the end) picks a kernel per op, dtype and geometry and writes the row results. The source is
-//! seen as rows of the reduced dims ([`rows`]: its geometry, and how rows are split over the
-//! team); extremum reductions are in [`ext`], the nansum kernels in [`nansum`], the other
-//! sequential folds in [`folds`]. Fast paths name the per-op sweep row they serve.
+//! `ReduceKernels::reduce` (the `impl` at the end) picks a kernel per op, dtype and geometry
+//! and writes the row results. The source is seen as rows of the reduced dims ([`rows`]: its
+//! geometry, and how rows are split over the team); extremum reductions are in [`ext`], the
+//! nansum kernels in [`nansum`], the other sequential folds in [`folds`]. Fast paths name the
+//! per-op sweep row they serve.
 
 mod ext;
 mod folds;
