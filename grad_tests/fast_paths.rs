@@ -425,3 +425,56 @@ fn transposing_copy_matches_index_loop() -> R {
     assert_eq!(got, want);
     Ok(())
 }
+
+#[test]
+fn outer_sums_add_rows_in_order_on_column_strips() -> R {
+    // sums over leading dims whose last dim is kept (the column-strip path, split over the team
+    // from 2^16 elements): every column adds its rows in order, as a plain loop does
+    let mut rng = StdRng::seed_from_u64(11);
+    for (rows, cols) in [(3usize, 5usize), (300, 517), (1024, 1024)] {
+        let v: Vec<f64> = (0..rows * (cols + 9))
+            .map(|_| rng.gen_range(-1.0..1.0))
+            .collect();
+        // a view of `cols` columns from column 4 of a wider tensor: strided rows, an offset
+        let x = Tensor::from_vec(v.clone(), &[rows, cols + 9])?.narrow(1, 4, cols)?;
+        let mut want = vec![0.0f64; cols];
+        for r in 0..rows {
+            for (c, w) in want.iter_mut().enumerate() {
+                *w += v[r * (cols + 9) + 4 + c];
+            }
+        }
+        assert_eq!(
+            x.sum_dims(&[0], false)?.to_vec::<f64>()?,
+            want,
+            "{rows}x{cols}"
+        );
+        let x32 = x.to_dtype(DType::F32)?;
+        let v32 = x32.to_vec::<f32>()?;
+        let mut want32 = vec![0.0f32; cols];
+        for r in 0..rows {
+            for (c, w) in want32.iter_mut().enumerate() {
+                *w += v32[r * cols + c];
+            }
+        }
+        assert_eq!(x32.sum_dims(&[0], true)?.to_vec::<f32>()?, want32);
+    }
+    // two reduced dims before the kept one, and a kept dim before them
+    let x = Tensor::from_vec(
+        (0..2 * 40 * 30 * 600)
+            .map(|i| (i % 13) as f64 * 0.1)
+            .collect(),
+        &[2, 40, 30, 600],
+    )?;
+    let got = x.sum_dims(&[1, 2], false)?.to_vec::<f64>()?;
+    let xv = x.to_vec::<f64>()?;
+    for a in 0..2 {
+        for c in 0..600 {
+            let mut w = 0.0;
+            for r in 0..40 * 30 {
+                w += xv[(a * 1200 + r) * 600 + c];
+            }
+            assert_eq!(got[a * 600 + c], w);
+        }
+    }
+    Ok(())
+}

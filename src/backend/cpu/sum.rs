@@ -500,6 +500,44 @@ pub(crate) unsafe fn sum_into<T: Element>(
         );
         return;
     }
+    if !full && n > 0 && d >= 2 && ss[d - 1] == 1 && ds[d - 1] == 1 {
+        // fast path (per-op sweep row `sum_0`): the last dim is kept and contiguous in both,
+        // so every source row adds into one output row. Column strips on the team, each adding
+        // whole row slices (vectorised) in the order of the walk below: the same bits.
+        let c = sl.sizes()[d - 1];
+        let strips = if n < 2 * crate::layout::PAR_MIN_ELEMS {
+            1
+        } else {
+            super::team::size().min(c / 64).max(1)
+        };
+        let (po, px) = (po as usize, px as usize);
+        super::team::run(strips, &|k| {
+            let (c0, c1) = (k * c / strips, (k + 1) * c / strips);
+            let (po, px) = (po as *mut T, px as *const T);
+            for_each_run(
+                &sl.sizes()[..d - 1],
+                [&ds[..d - 1], &ss[..d - 1]],
+                [(dl.offset() + c0) as isize, (sl.offset() + c0) as isize],
+                |[oo, ox], len, [so, sx]| {
+                    for i in 0..len as isize {
+                        // SAFETY: every offset the walk yields lies inside its buffer (caller
+                        // contract) with its row's `c` elements, so the strip `c0..c1` does too;
+                        // the buffers are distinct and strips write disjoint columns.
+                        let (o, x) = unsafe {
+                            (
+                                std::slice::from_raw_parts_mut(po.offset(oo + i * so), c1 - c0),
+                                std::slice::from_raw_parts(px.offset(ox + i * sx), c1 - c0),
+                            )
+                        };
+                        for (o, &v) in o.iter_mut().zip(x) {
+                            *o = o.add(v);
+                        }
+                    }
+                },
+            );
+        });
+        return;
+    }
     for_each_run(
         sl.sizes(),
         [&ds, &ss],
