@@ -436,6 +436,106 @@ fn fmod_vector_prefix_is_sleefs() -> R {
     Ok(())
 }
 
+/// f32 `fmod`/`remainder`/`floor_divide` on a dense run of 24 (a 16-lane prefix and a tail of
+/// 8, the same 12 pairs in each): signs, zeros, a ratio past the vectorised fast path's domain
+/// (`1e30 / 3`), a zero and an infinite divisor, an infinite dividend, a subnormal dividend.
+/// Values from PyTorch 2.15.
+#[test]
+fn fmod_family_f32_matches_pytorch() -> R {
+    let x0 = [
+        5.5f32,
+        -5.5,
+        5.5,
+        -5.5,
+        0.0,
+        -0.0,
+        1e30,
+        7.0,
+        f32::INFINITY,
+        3.0,
+        1.0,
+        -1e-45,
+    ];
+    let y0 = [
+        2.0f32,
+        2.0,
+        -2.0,
+        -2.0,
+        3.0,
+        3.0,
+        3.0,
+        0.0,
+        2.0,
+        f32::INFINITY,
+        0.1,
+        0.3,
+    ];
+    let x = Tensor::from_vec([x0, x0].concat(), &[24])?;
+    let y = Tensor::from_vec([y0, y0].concat(), &[24])?;
+    let bits = |t: Tensor| -> tapegrad::Result<Vec<u32>> {
+        Ok(t.to_vec::<f32>()?.iter().map(|v| v.to_bits()).collect())
+    };
+    let want = |v: [f64; 12]| -> Vec<u32> {
+        [v, v]
+            .concat()
+            .iter()
+            .map(|&v| (v as f32).to_bits())
+            .collect()
+    };
+    let nan = f64::NAN;
+    let (r1, sub) = (0.09999998658895493, -1.401298464324817e-45);
+    // (bit for bit, signed zeros included; any NaN counts as NaN)
+    let fix_nan = |mut v: Vec<u32>| {
+        for b in &mut v {
+            if f32::from_bits(*b).is_nan() {
+                *b = f32::NAN.to_bits();
+            }
+        }
+        v
+    };
+    assert_eq!(
+        fix_nan(bits(x.fmod(&y)?)?),
+        fix_nan(want([
+            1.5, -1.5, 1.5, -1.5, 0.0, -0.0, 0.0, nan, nan, 3.0, r1, sub
+        ]))
+    );
+    assert_eq!(
+        fix_nan(bits(x.remainder(&y)?)?),
+        fix_nan(want([
+            1.5,
+            0.5,
+            -0.5,
+            -1.5,
+            0.0,
+            -0.0,
+            0.0,
+            nan,
+            nan,
+            3.0,
+            r1,
+            0.30000001192092896
+        ]))
+    );
+    assert_eq!(
+        fix_nan(bits(x.floor_divide(&y)?)?),
+        fix_nan(want([
+            2.0,
+            -3.0,
+            -3.0,
+            2.0,
+            0.0,
+            -0.0,
+            3.333333383491554e29,
+            f64::INFINITY,
+            nan,
+            0.0,
+            9.0,
+            -1.0
+        ]))
+    );
+    Ok(())
+}
+
 #[test]
 fn division_family() -> R {
     let a = Tensor::from_vec(vec![7i64, -7, 7, -7, 0], &[5])?;

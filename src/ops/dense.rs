@@ -113,6 +113,34 @@ pub(crate) fn binary_split<T: Element, U: Element>(
     head: &(impl Fn(T, T) -> U + Sync),
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
+    binary_fresh::<U>(a, b, lanes, |n, m, ia, ib| {
+        backend::flat_fresh2_split::<T, U>(n, m, ia, ib, head, f)
+    })
+}
+
+/// As [`binary_split`], where `head` and `f` are the exact slow forms of a fast path: each
+/// element is `fast`'s value unless `fast` flags it (see `backend::flat_fresh2_fallback`).
+pub(crate) fn binary_split_fallback<T: Element, U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    lanes: usize,
+    fast: &(impl Fn(T, T) -> (U, bool) + Sync),
+    head: &(impl Fn(T, T) -> U + Sync),
+    f: &(impl Fn(T, T) -> U + Sync),
+) -> Option<Result<Tensor>> {
+    binary_fresh::<U>(a, b, lanes, |n, m, ia, ib| {
+        backend::flat_fresh2_fallback::<T, U>(n, m, ia, ib, fast, head, f)
+    })
+}
+
+/// The geometry of [`binary_split`]: `run(n, m, a, b)` fills a fresh storage of `n` elements
+/// (`m` the vector-width prefix), wrapped with the output layout.
+fn binary_fresh<U: Element>(
+    a: &Tensor,
+    b: &Tensor,
+    lanes: usize,
+    run: impl FnOnce(usize, usize, FlatArg<'_>, FlatArg<'_>) -> Result<Storage>,
+) -> Option<Result<Tensor>> {
     let (ia, ib, sizes, strides, n) = {
         // recursive read locks: `a` and `b` may be the same tensor
         let (da, db) = (a.0.data.read_recursive(), b.0.data.read_recursive());
@@ -136,7 +164,7 @@ pub(crate) fn binary_split<T: Element, U: Element>(
     };
     let m = if lanes > 0 { n - n % lanes } else { 0 };
     // (a dense layout starts at its offset: strides are non-negative)
-    let storage = match backend::flat_fresh2_split::<T, U>(n, m, ia.arg(), ib.arg(), head, f) {
+    let storage = match run(n, m, ia.arg(), ib.arg()) {
         Ok(s) => s,
         Err(e) => return Some(Err(e)),
     };

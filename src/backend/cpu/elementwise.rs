@@ -107,6 +107,44 @@ macro_rules! kernel {
             *v = $f(*v, y);
         }
     };
+    (@body map2_fallback, $out:ident, $a:ident, $b:ident, $fast:ident, $slow:ident) => {
+        for ((o, a), b) in $out
+            .chunks_mut(FALLBACK_CHUNK)
+            .zip($a.chunks(FALLBACK_CHUNK))
+            .zip($b.chunks(FALLBACK_CHUNK))
+        {
+            let mut any = false;
+            for ((o, &x), &y) in o.iter_mut().zip(a).zip(b) {
+                let (v, s) = $fast(x, y);
+                *o = v;
+                any |= s;
+            }
+            if any {
+                for ((o, &x), &y) in o.iter_mut().zip(a).zip(b) {
+                    if $fast(x, y).1 {
+                        *o = $slow(x, y);
+                    }
+                }
+            }
+        }
+    };
+    (@body map1_fallback, $out:ident, $a:ident, $fast:ident, $slow:ident) => {
+        for (o, a) in $out.chunks_mut(FALLBACK_CHUNK).zip($a.chunks(FALLBACK_CHUNK)) {
+            let mut any = false;
+            for (o, &x) in o.iter_mut().zip(a) {
+                let (v, s) = $fast(x);
+                *o = v;
+                any |= s;
+            }
+            if any {
+                for (o, &x) in o.iter_mut().zip(a) {
+                    if $fast(x).1 {
+                        *o = $slow(x);
+                    }
+                }
+            }
+        }
+    };
     (@body add_rows, $dst:ident, $row_stride:ident, $vals:ident, $rows:ident) => {{
         let r = $vals.len() / $rows.len().max(1);
         for (&k, v) in $rows.iter().zip($vals.chunks_exact(r.max(1))) {
@@ -142,6 +180,30 @@ kernel! {
 kernel! {
     /// `x[i] = f(x[i], b[i])` over the common length.
     fn update2<T, F>(x: &mut [T], b: &[T], f: &F) where T: Copy, F: Fn(T, T) -> T
+}
+
+/// The chunk of [`map2_fallback`] / [`map1_fallback`]: one "needs the slow path" flag per this
+/// many elements.
+const FALLBACK_CHUNK: usize = 64;
+
+kernel! {
+    /// `out[i] = f(a[i], b[i])` over the common length for an `f` that is `fast` where it is
+    /// branch-free and exact and `slow` (an exact scalar function, typically a libm call) on
+    /// the rest: `fast` returns its value and whether the element needs `slow`. Each chunk of
+    /// [`FALLBACK_CHUNK`] elements runs `fast` in the vectorised loop (writing its values and
+    /// OR-ing the flags), then, only if a flag is set, a scalar pass recomputes the flagged
+    /// elements with `slow` — so the call stays out of the vector loop, and each element's value
+    /// depends on that element alone. Serves the per-op speed sweep rows `fmod`, `remainder`
+    /// and `floor_divide` (f32; `math::fmod::fmod32_fast`), whose scalar `fmodf` call kept the
+    /// whole loop scalar.
+    fn map2_fallback<T, U, F, G>(out: &mut [U], a: &[T], b: &[T], fast: &F, slow: &G)
+    where T: Copy, F: Fn(T, T) -> (U, bool), G: Fn(T, T) -> U
+}
+
+kernel! {
+    /// [`map2_fallback`] with one input (the other operand a broadcast value the closures hold).
+    fn map1_fallback<T, U, F, G>(out: &mut [U], a: &[T], fast: &F, slow: &G)
+    where T: Copy, F: Fn(T) -> (U, bool), G: Fn(T) -> U
 }
 
 kernel! {

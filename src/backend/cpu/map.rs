@@ -6,7 +6,9 @@
 //! `elementwise` (the strided unary walk too: a strided run goes through a stack block).
 
 use super::Cpu;
-use super::elementwise::{map1 as vmap1, map2 as vmap2, map3 as vmap3, update1, update2};
+use super::elementwise::{
+    map1 as vmap1, map1_fallback, map2 as vmap2, map2_fallback, map3 as vmap3, update1, update2,
+};
 use super::{istrides, scalar};
 use crate::DType;
 use crate::Scalar;
@@ -147,6 +149,70 @@ pub(super) fn flat_map2<T: Element, U: Element>(
                 (In::Range(pa), In::Value(bv)) => vmap1(out, range(pa), &|u| f(u, bv)),
                 (In::Value(av), In::Range(pb)) => vmap1(out, range(pb), &|v| f(av, v)),
                 (In::Value(av), In::Value(bv)) => out.fill(f(av, bv)),
+                _ => unreachable!("internal: no input is the output"),
+            }
+        }
+    });
+}
+
+/// See `Backend::flat_map2_fallback`: the chunked kernels of `elementwise`
+/// ([`map2_fallback`]) for fresh outputs; an in-place update takes [`flat_map2`] with the
+/// combined closure (the fast path's callers write fresh outputs).
+#[inline]
+pub(super) fn flat_map2_fallback<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    o: usize,
+    n: usize,
+    a: Flat<'_, CpuBuffer>,
+    b: Flat<'_, CpuBuffer>,
+    fast: &(impl Fn(T, T) -> (U, bool) + Sync),
+    slow: &(impl Fn(T, T) -> U + Sync),
+) {
+    if n == 0 {
+        return;
+    }
+    let len = out.len();
+    let osz = std::mem::size_of::<U>();
+    assert!(
+        fits(o, n, osz, len),
+        "internal: a flat output outside its buffer"
+    );
+    let base = out.as_mut_ptr();
+    let (ra, rb) = (
+        resolve::<T>(&a, base, len, o, osz, n),
+        resolve::<T>(&b, base, len, o, osz, n),
+    );
+    if matches!(ra, In::Out) || matches!(rb, In::Out) {
+        let f = |x: T, y: T| {
+            let (v, s) = fast(x, y);
+            if s { slow(x, y) } else { v }
+        };
+        return flat_map2(out, o, n, a, b, &f);
+    }
+    let po = base as usize + o * osz;
+    par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
+        let len = hi - lo;
+        // SAFETY: [lo, hi) lies inside the output and every range input (asserted by
+        // `resolve` and above); concurrent calls get disjoint ranges; no input is the output
+        // (checked above) and same-buffer inputs are disjoint from it (asserted); the caller
+        // borrows `out` exclusively and the inputs shared.
+        unsafe {
+            let range = |p: usize| std::slice::from_raw_parts((p as *const T).add(lo), len);
+            let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
+            match (ra, rb) {
+                (In::Range(pa), In::Range(pb)) => {
+                    map2_fallback(out, range(pa), range(pb), fast, slow)
+                }
+                (In::Range(pa), In::Value(bv)) => {
+                    map1_fallback(out, range(pa), &|u| fast(u, bv), &|u| slow(u, bv))
+                }
+                (In::Value(av), In::Range(pb)) => {
+                    map1_fallback(out, range(pb), &|v| fast(av, v), &|v| slow(av, v))
+                }
+                (In::Value(av), In::Value(bv)) => {
+                    let (v, s) = fast(av, bv);
+                    out.fill(if s { slow(av, bv) } else { v })
+                }
                 _ => unreachable!("internal: no input is the output"),
             }
         }
@@ -506,6 +572,24 @@ impl ElementwiseKernels for Cpu {
         f: &F,
     ) {
         flat_map2(out, o, n, a, b, f)
+    }
+
+    #[inline]
+    fn flat_map2_fallback<T, U, F, G>(
+        out: &mut CpuBuffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, CpuBuffer>,
+        b: Flat<'_, CpuBuffer>,
+        fast: &F,
+        slow: &G,
+    ) where
+        T: Element,
+        U: Element,
+        F: Fn(T, T) -> (U, bool) + Sync,
+        G: Fn(T, T) -> U + Sync,
+    {
+        flat_map2_fallback(out, o, n, a, b, fast, slow)
     }
 
     #[inline]

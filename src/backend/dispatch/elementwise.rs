@@ -127,6 +127,44 @@ pub(crate) fn flat_fresh2_split<T: Element, U: Element>(
     Ok(out)
 }
 
+/// [`flat_fresh2_split`] where `head` and `f` are the slow functions of a fast path: element
+/// `i` is `fast(a[i], b[i])`'s value unless its flag asks for the slow function (`head` before
+/// `m`, `f` from it on); see
+/// [`ElementwiseKernels::flat_map2_fallback`](crate::backend::ElementwiseKernels::flat_map2_fallback).
+#[inline]
+pub(crate) fn flat_fresh2_fallback<T: Element, U: Element>(
+    n: usize,
+    m: usize,
+    a: FlatArg<'_>,
+    b: FlatArg<'_>,
+    fast: &(impl Fn(T, T) -> (U, bool) + Sync),
+    head: &(impl Fn(T, T) -> U + Sync),
+    f: &(impl Fn(T, T) -> U + Sync),
+) -> Result<Storage> {
+    debug_assert!(m <= n, "internal: prefix longer than the run");
+    let (_, reads) = lock(None, &[a.storage, b.storage]);
+    let (ra, rb) = (find(&reads, a.storage), find(&reads, b.storage));
+    let mut out = on_device!(ra, |B, _b| B::storage_for_output(
+        n * std::mem::size_of::<U>()
+    ))?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, ra, |B, d, ba| {
+        let bb = B::buffer(rb);
+        let at = |x: &FlatArg<'_>, buf, skip: usize| Flat {
+            src: Source::Other(buf),
+            offset: if x.scalar { x.offset } else { x.offset + skip },
+            scalar: x.scalar,
+        };
+        if m > 0 {
+            B::flat_map2_fallback::<T, U, _, _>(d, 0, m, at(&a, ba, 0), at(&b, bb, 0), fast, head);
+        }
+        B::flat_map2_fallback::<T, U, _, _>(d, m, n - m, at(&a, ba, m), at(&b, bb, m), fast, f)
+    });
+    Ok(out)
+}
+
 /// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see
 /// [`ElementwiseKernels::flat_map1`](crate::backend::ElementwiseKernels::flat_map1) (an input in
 /// `out`'s storage starts at `o` or is disjoint from the output).

@@ -49,6 +49,31 @@ pub(crate) trait ElementwiseKernels: Device {
         f: &F,
     );
 
+    /// [`Self::flat_map2`] of `f(x, y) = if s { slow(x, y) } else { v }` with
+    /// `(v, s) = fast(x, y)`: `fast` is a branch-free form of `slow` on part of its domain and
+    /// says where it is not (see the CPU's chunked kernel, `cpu::elementwise::map2_fallback`).
+    /// The default runs the combined closure through `flat_map2`.
+    fn flat_map2_fallback<T, U, F, G>(
+        out: &mut Self::Buffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, Self::Buffer>,
+        b: Flat<'_, Self::Buffer>,
+        fast: &F,
+        slow: &G,
+    ) where
+        T: Element,
+        U: Element,
+        F: Fn(T, T) -> (U, bool) + Sync,
+        G: Fn(T, T) -> U + Sync,
+    {
+        let f = |x: T, y: T| {
+            let (v, s) = fast(x, y);
+            if s { slow(x, y) } else { v }
+        };
+        Self::flat_map2(out, o, n, a, b, &f)
+    }
+
     /// `x = f(x)` over the elements of `region` in a buffer borrowed exclusively; `region` is
     /// non-empty and names each element once (the callers' checks), and with `dense` it is
     /// non-overlapping and dense (a flat range). Panics (an internal invariant) if it lies

@@ -144,26 +144,39 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
             let (to, from) = (|x: $T| -> $R { x.widen() }, <$T as FloatCompute>::narrow);
             match op {
                 Bin::Maximum | Bin::Minimum | Bin::Fmax | Bin::Fmin => nanmax!($T),
-                Bin::FloorDivide => binary_map::<$T, $T>(&ta, &tb, name, move |x, y| {
-                    let (a, b): ($R, $R) = (to(x), to(y));
-                    if b == 0.0 {
-                        return from(a / b);
-                    }
-                    let m = a % b;
-                    let mut d = (a - m) / b;
-                    if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
-                        d -= 1.0;
-                    }
-                    let mut f = d.floor();
-                    if d - f > 0.5 {
-                        f += 1.0;
-                    }
-                    from(if d == 0.0 {
-                        (0.0 as $R).copysign(a / b)
-                    } else {
-                        f
-                    })
-                }),
+                Bin::FloorDivide => {
+                    // PyTorch's `div_floor` given `m = fmod(a, b)`, `b != 0`
+                    let div_floor = |a: $R, b: $R, m: $R| -> $R {
+                        let mut d = (a - m) / b;
+                        if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+                            d -= 1.0;
+                        }
+                        let mut f = d.floor();
+                        if d - f > 0.5 {
+                            f += 1.0;
+                        }
+                        if d == 0.0 {
+                            (0.0 as $R).copysign(a / b)
+                        } else {
+                            f
+                        }
+                    };
+                    let f = move |x: $T, y: $T| {
+                        let (a, b): ($R, $R) = (to(x), to(y));
+                        from(if b == 0.0 {
+                            a / b
+                        } else {
+                            div_floor(a, b, a % b)
+                        })
+                    };
+                    // (`b = 0` is off the fast domain)
+                    let fast = move |x: $T, y: $T| {
+                        let (a, b): ($R, $R) = (to(x), to(y));
+                        let (m, slow) = a.vfmod_fast(b);
+                        (from(div_floor(a, b, m)), slow)
+                    };
+                    fmod_map::<$T>(&ta, &tb, name, false, fast, f, f)
+                }
                 Bin::Remainder => {
                     // Python's remainder: the fmod moved into the divisor's sign
                     let rem = |m: $R, b: $R| -> $R {
@@ -177,6 +190,11 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                         &ta,
                         &tb,
                         name,
+                        true,
+                        move |x, y| {
+                            let (m, slow) = to(x).vfmod_fast(to(y));
+                            (from(rem(m, to(y))), slow)
+                        },
                         move |x, y| from(rem(to(x).vfmod(to(y)), to(y))),
                         move |x, y| from(rem(to(x) % to(y), to(y))),
                     )
@@ -185,6 +203,11 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
                     &ta,
                     &tb,
                     name,
+                    true,
+                    move |x, y| {
+                        let (m, slow) = to(x).vfmod_fast(to(y));
+                        (from(m), slow)
+                    },
                     move |x, y| from(to(x).vfmod(to(y))),
                     move |x, y| from(to(x) % to(y)),
                 ),
@@ -242,25 +265,40 @@ fn bin_result(a: &Operand, b: &Operand, op: Bin) -> Result<Tensor> {
 /// A float `fmod`/`remainder` (`f`) as PyTorch's CPU kernel computes it: its vector code
 /// (SLEEF's `fmod`, `head`, see `backend/cpu/math/fmod.rs`) runs on the first `n - n % lanes`
 /// elements of a dense run (lanes with AVX-512: 8 f64, 16 f32, 32 f16/bf16, which compute in
-/// f32) and exact `fmod` on the rest. The prefix applies where the whole op is one dense run in
-/// memory order (every operand of the result's layout, or 0-dim: the dense fast path); other
-/// layouts keep the exact values (PyTorch also vectorises a one-element `[1]` operand and
-/// operands that differ only by leading size-1 dims; those keep exact values here).
+/// f32; without `prefix` there is none: `floor_divide`) and exact `fmod`
+/// on the rest. The prefix applies where the whole op is one dense run in memory order (every
+/// operand of the result's layout, or 0-dim: the dense fast path); other layouts keep the exact
+/// values (PyTorch also vectorises a one-element `[1]` operand and operands that differ only by
+/// leading size-1 dims; those keep exact values here).
+///
+/// For f32 the dense run takes `fast` (`Transcendental::vfmod_fast`: exact and branch-free where
+/// `|x| < |y| 2^52`, values finite, `y != 0`), and `head`/`f` only on the elements it flags, in
+/// the backend's chunked kernel (per-op speed sweep rows `fmod`, `remainder`, `floor_divide`).
+/// f64 keeps the scalar path (its `fmod64_fast` is exact too, but unmeasured here), and
+/// f16/bf16 theirs.
 fn fmod_map<T: Element>(
     a: &Tensor,
     b: &Tensor,
     name: &'static str,
+    prefix: bool,
+    fast: impl Fn(T, T) -> (T, bool) + Sync,
     head: impl Fn(T, T) -> T + Sync,
     f: impl Fn(T, T) -> T + Sync,
 ) -> Result<Tensor> {
-    let lanes = match T::DTYPE {
-        DType::F64 => 8,
-        DType::F32 => 16,
+    let lanes = match (prefix, T::DTYPE) {
+        (false, _) => 0,
+        (_, DType::F64) => 8,
+        (_, DType::F32) => 16,
         _ => 32,
     };
     a.check_strided(name)?;
     b.check_strided(name)?;
-    if let Some(r) = crate::ops::dense::binary_split::<T, T>(a, b, lanes, &head, &f) {
+    let r = if T::DTYPE == DType::F32 {
+        crate::ops::dense::binary_split_fallback::<T, T>(a, b, lanes, &fast, &head, &f)
+    } else {
+        crate::ops::dense::binary_split::<T, T>(a, b, lanes, &head, &f)
+    };
+    if let Some(r) = r {
         return r;
     }
     binary_map::<T, T>(a, b, name, f)
@@ -622,5 +660,135 @@ impl Tensor {
     /// ```
     pub fn hypot_(&self, other: &Tensor) -> Result<Tensor> {
         bin_op_(self, other.into(), Bin::Hypot, "hypot_")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Tensor;
+    use crate::backend::cpu::math::fmod::{fmod32, tests::sweep32};
+
+    /// The f32 pairs of the `fmod` sweep, as two contiguous tensors.
+    fn pairs() -> (Vec<f32>, Vec<f32>, Tensor, Tensor) {
+        let (mut xs, mut ys) = (vec![], vec![]);
+        sweep32(1 << 18, |x, y| {
+            xs.push(x);
+            ys.push(y);
+        });
+        let n = xs.len();
+        let (a, b) = (
+            Tensor::from_vec(xs.clone(), &[n]).unwrap(),
+            Tensor::from_vec(ys.clone(), &[n]).unwrap(),
+        );
+        (xs, ys, a, b)
+    }
+
+    fn assert_bits(got: &[f32], want: impl Fn(usize) -> f32, what: &str, xs: &[f32], ys: &[f32]) {
+        for (i, g) in got.iter().enumerate() {
+            let w = want(i);
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "{what}[{i}]({:e}, {:e}): {g:e} != {w:e}",
+                xs[i],
+                ys[i]
+            );
+        }
+    }
+
+    /// Python's remainder from an fmod, as the op's closure.
+    fn rem(m: f32, b: f32) -> f32 {
+        if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+            m + b
+        } else {
+            m
+        }
+    }
+
+    #[test]
+    fn fmod_remainder_f32_fast_path_is_exact() {
+        // dense runs take the chunked fast kernel; every element must be SLEEF's `fmod` in the
+        // 16-lane prefix and C's in the tail, bit for bit
+        let (xs, ys, a, b) = pairs();
+        let n = xs.len();
+        let m = n - n % 16;
+        let fm = |i: usize| {
+            if i < m {
+                fmod32(xs[i], ys[i])
+            } else {
+                xs[i] % ys[i]
+            }
+        };
+        let got = a.fmod(&b).unwrap().to_vec::<f32>().unwrap();
+        assert_bits(&got, fm, "fmod", &xs, &ys);
+        let got = a.remainder(&b).unwrap().to_vec::<f32>().unwrap();
+        assert_bits(&got, |i| rem(fm(i), ys[i]), "remainder", &xs, &ys);
+        // a 0-dim operand on either side (the one-input chunked kernel)
+        for &s in &[3.0f32, -1e-38, 0.0, 1e-45, f32::INFINITY] {
+            let t = Tensor::scalar(s);
+            let fm = |x: f32, y: f32, i: usize| if i < m { fmod32(x, y) } else { x % y };
+            let got = a.fmod(&t).unwrap().to_vec::<f32>().unwrap();
+            assert_bits(&got, |i| fm(xs[i], s, i), "fmod(a, s)", &xs, &ys);
+            let got = t.fmod(&b).unwrap().to_vec::<f32>().unwrap();
+            assert_bits(&got, |i| fm(s, ys[i], i), "fmod(s, b)", &xs, &ys);
+            let got = a.remainder(&t).unwrap().to_vec::<f32>().unwrap();
+            assert_bits(
+                &got,
+                |i| rem(fm(xs[i], s, i), s),
+                "remainder(a, s)",
+                &xs,
+                &ys,
+            );
+        }
+    }
+
+    /// `floor_divide`'s f32 element function before the fast path (PyTorch's `div_floor`).
+    fn floor_divide_ref(a: f32, b: f32) -> f32 {
+        if b == 0.0 {
+            return a / b;
+        }
+        let m = a % b;
+        let mut d = (a - m) / b;
+        if m != 0.0 && ((b < 0.0) != (m < 0.0)) {
+            d -= 1.0;
+        }
+        let mut f = d.floor();
+        if d - f > 0.5 {
+            f += 1.0;
+        }
+        if d == 0.0 { 0.0f32.copysign(a / b) } else { f }
+    }
+
+    #[test]
+    fn floor_divide_f32_fast_path_keeps_its_values() {
+        let (xs, ys, a, b) = pairs();
+        let got = a.floor_divide(&b).unwrap().to_vec::<f32>().unwrap();
+        assert_bits(
+            &got,
+            |i| floor_divide_ref(xs[i], ys[i]),
+            "floor_divide",
+            &xs,
+            &ys,
+        );
+        let t = Tensor::scalar(-0.75f32);
+        let got = a.floor_divide(&t).unwrap().to_vec::<f32>().unwrap();
+        assert_bits(
+            &got,
+            |i| floor_divide_ref(xs[i], -0.75),
+            "floor_divide(a, s)",
+            &xs,
+            &ys,
+        );
+    }
+
+    #[test]
+    fn fmod_sleef_prefix_nan_survives_the_fast_path() {
+        // PyTorch: NaN in the 16-lane prefix (SLEEF's quotient estimate overflows), exact in
+        // the tail
+        let a = Tensor::full(&[20], 3e38f32, crate::DType::F32).unwrap();
+        let b = Tensor::full(&[20], 1e-38f32, crate::DType::F32).unwrap();
+        let r = a.fmod(&b).unwrap().to_vec::<f32>().unwrap();
+        assert!(r[..16].iter().all(|v| v.is_nan()));
+        assert!(r[16..].iter().all(|&v| v == 3e38f32 % 1e-38f32));
     }
 }

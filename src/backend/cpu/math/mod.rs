@@ -36,7 +36,9 @@
 //!   `log` and `expm1` lanes (`sinh = (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as
 //!   `sqrt(x^2 + y^2)`, exact squares), rounded to f32 once.
 //! - `fmod` (f32, f64; [`fmod`]): C's `fmod`, NaN where SLEEF's quotient estimate overflows, as
-//!   PyTorch's vectorised `fmod`/`remainder` give it.
+//!   PyTorch's vectorised `fmod`/`remainder` give it; `fmod32_fast`/`fmod64_fast`: the exact
+//!   branch-free form (f64 quotient, `fma` remainder) for `|x| < |y| 2^52`, with a flag for
+//!   the elements outside that domain.
 //!
 //! # Accuracy
 //! Checked by `tests.rs` (a sweep over every 4099th f32 bit pattern of both signs, 2^20 points
@@ -147,10 +149,14 @@ pub(crate) trait Transcendental: Copy {
     /// `fmod(self, y)` as SLEEF's vector body gives it (NaN where its quotient estimate
     /// overflows: [`fmod`]).
     fn vfmod(self, y: Self) -> Self;
+    /// `fmod(self, y)` on its branch-free exact domain, and whether `(self, y)` lies outside it
+    /// (then the value is garbage: compute the element with `%` or [`Self::vfmod`]; see
+    /// [`fmod::fmod64_fast`]).
+    fn vfmod_fast(self, y: Self) -> (Self, bool);
 }
 
 macro_rules! transcendental {
-    ($t:ty, $m:ident; $($f:ident = $p:path,)*; $($f2:ident = $p2:path,)*) => {
+    ($t:ty, $m:ident, $fast:path; $($f:ident = $p:path,)*; $($f2:ident = $p2:path,)*) => {
         impl Transcendental for $t {
             $(
                 #[inline(always)]
@@ -164,6 +170,10 @@ macro_rules! transcendental {
                     $p2(self, y)
                 }
             )*
+            #[inline(always)]
+            fn vfmod_fast(self, y: Self) -> (Self, bool) {
+                $fast(self, y)
+            }
             #[inline(always)]
             fn vexp(self) -> Self {
                 $m::exp(self)
@@ -191,14 +201,14 @@ macro_rules! transcendental {
         }
     };
 }
-transcendental!(f32, fp32;
+transcendental!(f32, fp32, fmod::fmod32_fast;
     vsoftplus = softplus_f32, vexpm1 = wide32::expm1, vexp2 = fp32::exp2, vlog2 = wide32::log2,
     vlog10 = wide32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
     vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
     vacos = trig32::acos, vatan = trig32::atan,;
     vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,
 );
-transcendental!(f64, std64;
+transcendental!(f64, std64, fmod::fmod64_fast;
     vsoftplus = softplus_f64, vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2,
     vlog10 = f64::log10,
     vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
