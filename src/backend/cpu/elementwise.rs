@@ -87,6 +87,21 @@ macro_rules! kernel {
             *o = $f(x);
         }
     };
+    (@body map1_fallback, $out:ident, $a:ident, $fast:ident, $full:ident) => {
+        for (o, a) in $out.chunks_mut(FALLBACK_CHUNK).zip($a.chunks(FALLBACK_CHUNK)) {
+            let mut redo = false;
+            for (o, &x) in o.iter_mut().zip(a) {
+                let (v, r) = $fast(x);
+                *o = v;
+                redo |= r;
+            }
+            if redo {
+                for (o, &x) in o.iter_mut().zip(a) {
+                    *o = $full(x);
+                }
+            }
+        }
+    };
     (@body update1, $x:ident, $f:ident) => {
         for v in $x.iter_mut() {
             *v = $f(*v);
@@ -121,6 +136,23 @@ macro_rules! kernel {
 kernel! {
     /// `out[i] = f(a[i])` over the common length.
     fn map1<T, U, F>(out: &mut [U], a: &[T], f: &F) where T: Copy, F: Fn(T) -> U
+}
+
+/// The chunk of [`map1_fallback`]: one vectorised pass of `fast` over it, and a second of
+/// `full` only where some element asked for it.
+const FALLBACK_CHUNK: usize = 64;
+
+kernel! {
+    /// `out[i] = full(a[i])` over the common length, for an element rule `full` with a cheap
+    /// form `fast` that holds for most inputs: `fast(x) = (full(x), false)` bit for bit, or
+    /// `(_, true)` where it does not apply. In chunks of [`FALLBACK_CHUNK`]: `fast` over the
+    /// chunk (vectorised, its flags or-ed), then, if any is set, `full` over the chunk again.
+    /// So each result depends on its own element only, as with `map1(out, a, full)`, but the
+    /// loops stay free of per-element branches (which stop LLVM from vectorising). Serves the
+    /// op-speed sweep's `sin`, `cos`, `tan` rows (Cody–Waite for `fast`, Payne–Hanek in
+    /// `full` for huge arguments).
+    fn map1_fallback<T, U, F, G>(out: &mut [U], a: &[T], fast: &F, full: &G)
+    where T: Copy, F: Fn(T) -> (U, bool), G: Fn(T) -> U
 }
 
 kernel! {
