@@ -890,8 +890,8 @@ fn f32_trig_equal_on_strided_and_inplace_inputs() -> R {
         (5216.0 * half_pi) as f32,
         (-5214.0 * half_pi) as f32,
         (4096.0 * half_pi) as f32,
-        0.785_398_2,
-        1.570_796_4,
+        std::f32::consts::FRAC_PI_4,
+        std::f32::consts::FRAC_PI_2,
     ]
     .into();
     let v: Vec<f32> = (0..4099)
@@ -913,7 +913,9 @@ fn f32_trig_equal_on_strided_and_inplace_inputs() -> R {
         Ok(t.to_vec::<f32>()?.iter().map(|x| x.to_bits()).collect())
     };
     type Op = fn(&Tensor) -> tapegrad::Result<Tensor>;
-    let ops: [(Op, Op, fn(f64) -> f64); 3] = [
+    // (op, in-place op, reference)
+    type Case = (Op, Op, fn(f64) -> f64);
+    let ops: [Case; 3] = [
         (|t| t.sin(), |t| t.sin_(), f64::sin),
         (|t| t.cos(), |t| t.cos_(), f64::cos),
         (|t| t.tan(), |t| t.tan_(), f64::tan),
@@ -956,8 +958,8 @@ fn f32_trig_equal_on_strided_and_inplace_inputs() -> R {
             1e38,
             (5215.0 * half_pi) as f32,
             (5216.0 * half_pi) as f32,
-            0.785_398_2,
-            1.570_796_4,
+            std::f32::consts::FRAC_PI_4,
+            std::f32::consts::FRAC_PI_2,
             3.0,
             -2.5,
             100.0,

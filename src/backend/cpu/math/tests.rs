@@ -500,7 +500,9 @@ fn trig_small_lanes_are_the_rule_below_the_bound() {
         1e38,
         -1e38,
     ]);
-    let lanes: [(fn(f32) -> (f32, bool), fn(f32) -> f32, fn(f64) -> f64); 3] = [
+    // (Cody–Waite lane, element rule, reference)
+    type Lanes = (fn(f32) -> (f32, bool), fn(f32) -> f32, fn(f64) -> f64);
+    let lanes: [Lanes; 3] = [
         (sin_small, sin, f64::sin),
         (cos_small, cos, f64::cos),
         (tan_small, tan, f64::tan),
