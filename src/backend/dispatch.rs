@@ -56,8 +56,8 @@ pub(crate) use nn::{
 // (declared after `on_device!`, which it uses)
 mod elementwise;
 pub(crate) use elementwise::{
-    FlatArg, any, flat_fresh1, flat_fresh2_fallback, flat_fresh2_split, flat_into1, flat_into2,
-    map1, map2, map3, update_owned,
+    FlatArg, any, flat_fresh1, flat_fresh1_fallback, flat_fresh2_fallback, flat_fresh2_split,
+    flat_into1, flat_into2, map1, map2, map3, update_owned,
 };
 
 /// The write lock of `dst` and the read lock of a distinct `src`, taken in ascending storage id

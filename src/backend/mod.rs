@@ -77,8 +77,8 @@ pub(crate) use dispatch::reduce::{reduce, row_map, sort_rows, sum_dense, sum_int
 pub(crate) use dispatch::resample;
 pub(crate) use dispatch::sparse;
 pub(crate) use dispatch::{
-    FlatArg, any, flat_fresh1, flat_fresh2_fallback, flat_fresh2_split, flat_into1, flat_into2,
-    map1, map2, map3, update_owned,
+    FlatArg, any, flat_fresh1, flat_fresh1_fallback, flat_fresh2_fallback, flat_fresh2_split,
+    flat_into1, flat_into2, map1, map2, map3, update_owned,
 };
 pub(crate) use dispatch::{accumulate, copy_raw, fill, read_vec, scalar_update_owned};
 pub(crate) use dispatch::{bmm, optim_step, read_at, rowwise};

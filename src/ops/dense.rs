@@ -219,6 +219,27 @@ pub(crate) fn unary<T: Element, U: Element>(
     a: &Tensor,
     f: &(impl Fn(T) -> U + Sync),
 ) -> Option<Result<Tensor>> {
+    unary_with::<U>(a, |n, arg| backend::flat_fresh1::<T, U>(n, arg, f))
+}
+
+/// [`unary`] of the element rule `full` with its cheap form `fast` (see
+/// `backend::flat_fresh1_fallback`): the same values, computed chunk by chunk.
+pub(crate) fn unary_fallback<T: Element, U: Element>(
+    a: &Tensor,
+    fast: &(impl Fn(T) -> (U, bool) + Sync),
+    full: &(impl Fn(T) -> U + Sync),
+) -> Option<Result<Tensor>> {
+    unary_with::<U>(a, |n, arg| {
+        backend::flat_fresh1_fallback::<T, U>(n, arg, fast, full)
+    })
+}
+
+/// [`unary`]'s body: `run(n, a)` fills a fresh storage of the `n` elements of `a` from its
+/// first element on.
+fn unary_with<U: Element>(
+    a: &Tensor,
+    run: impl FnOnce(usize, FlatArg<'_>) -> Result<Storage>,
+) -> Option<Result<Tensor>> {
     let d = a.data_ref();
     let strides = if canonical(&d.layout) {
         Dims::from_slice(d.layout.strides())
@@ -233,7 +254,7 @@ pub(crate) fn unary<T: Element, U: Element>(
         offset: d.layout.offset(),
         scalar: false,
     };
-    let storage = match backend::flat_fresh1::<T, U>(d.layout.numel(), arg, f) {
+    let storage = match run(d.layout.numel(), arg) {
         Ok(s) => s,
         Err(e) => return Some(Err(e)),
     };

@@ -201,7 +201,10 @@ kernel! {
 }
 
 kernel! {
-    /// [`map2_fallback`] with one input (the other operand a broadcast value the closures hold).
+    /// [`map2_fallback`] with one input: a binary op with a broadcast operand the closures hold
+    /// (`fmod` by a scalar), or a unary rule whose cheap form covers most inputs (the sweep's
+    /// `sin`, `cos`, `tan`: Cody–Waite in `fast`, the whole rule with Payne–Hanek for huge
+    /// arguments in `slow`, which a flagged element gets).
     fn map1_fallback<T, U, F, G>(out: &mut [U], a: &[T], fast: &F, slow: &G)
     where T: Copy, F: Fn(T) -> (U, bool), G: Fn(T) -> U
 }

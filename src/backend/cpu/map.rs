@@ -228,6 +228,36 @@ pub(super) fn flat_map1<T: Element, U: Element>(
     a: Flat<'_, CpuBuffer>,
     f: &(impl Fn(T) -> U + Sync),
 ) {
+    flat_map1_with(out, o, n, a, f, &|out, x| vmap1(out, x, f));
+}
+
+/// See `ElementwiseKernels::flat_map1_fallback`: [`flat_map1`] with `full`, except that a range
+/// input goes through the chunk kernel `elementwise::map1_fallback` (`fast` per chunk, `full`
+/// again over a chunk only where `fast` flagged an element; op-speed sweep `sin`, `cos`, `tan`).
+#[inline]
+pub(super) fn flat_map1_fallback<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    o: usize,
+    n: usize,
+    a: Flat<'_, CpuBuffer>,
+    fast: &(impl Fn(T) -> (U, bool) + Sync),
+    full: &(impl Fn(T) -> U + Sync),
+) {
+    flat_map1_with(out, o, n, a, full, &|out, x| {
+        map1_fallback(out, x, fast, full)
+    });
+}
+
+/// [`flat_map1`]'s body: `f` for a scalar or in-place input, `range(out, x)` for a range input.
+#[inline(always)]
+fn flat_map1_with<T: Element, U: Element>(
+    out: &mut CpuBuffer,
+    o: usize,
+    n: usize,
+    a: Flat<'_, CpuBuffer>,
+    f: &(impl Fn(T) -> U + Sync),
+    range: &(impl Fn(&mut [U], &[T]) + Sync),
+) {
     if n == 0 {
         return;
     }
@@ -254,10 +284,9 @@ pub(super) fn flat_map1<T: Element, U: Element>(
                 }
                 In::Range(pa) => {
                     let out = std::slice::from_raw_parts_mut((po as *mut U).add(lo), len);
-                    vmap1(
+                    range(
                         out,
                         std::slice::from_raw_parts((pa as *const T).add(lo), len),
-                        f,
                     );
                 }
                 In::Value(av) => {
@@ -560,6 +589,23 @@ impl ElementwiseKernels for Cpu {
         f: &F,
     ) {
         flat_map1(out, o, n, a, f)
+    }
+
+    #[inline]
+    fn flat_map1_fallback<T, U, F, G>(
+        out: &mut CpuBuffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, CpuBuffer>,
+        fast: &F,
+        full: &G,
+    ) where
+        T: Element,
+        U: Element,
+        F: Fn(T) -> (U, bool) + Sync,
+        G: Fn(T) -> U + Sync,
+    {
+        flat_map1_fallback(out, o, n, a, fast, full)
     }
 
     #[inline]

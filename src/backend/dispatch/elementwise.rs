@@ -89,6 +89,33 @@ pub(crate) fn flat_fresh1<T: Element, U: Element>(
     Ok(out)
 }
 
+/// [`flat_fresh1`] of the element rule `full`, with its cheap form `fast` (see
+/// [`ElementwiseKernels::flat_map1_fallback`](crate::backend::ElementwiseKernels::flat_map1_fallback)).
+#[inline]
+pub(crate) fn flat_fresh1_fallback<T: Element, U: Element>(
+    n: usize,
+    a: FlatArg<'_>,
+    fast: &(impl Fn(T) -> (U, bool) + Sync),
+    full: &(impl Fn(T) -> U + Sync),
+) -> Result<Storage> {
+    let r = a.storage.read_device();
+    let mut out = on_device!(&*r, |B, _b| B::storage_for_output(
+        n * std::mem::size_of::<U>()
+    ))?;
+    let w = out
+        .get_mut_device()
+        .expect("internal: a fresh storage is shared");
+    on_device!(w, &*r, |B, d, ba| {
+        let fa = Flat {
+            src: Source::Other(ba),
+            offset: a.offset,
+            scalar: a.scalar,
+        };
+        B::flat_map1_fallback::<T, U, _, _>(d, 0, n, fa, fast, full)
+    });
+    Ok(out)
+}
+
 /// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device),
 /// except that the first `m <= n` elements are `head(a[i], b[i])` (`m = 0` for plain maps): the
 /// vector-width prefix of an op whose PyTorch kernel computes it differently from the scalar

@@ -38,6 +38,28 @@ pub(crate) trait ElementwiseKernels: Device {
         f: &F,
     );
 
+    /// [`Self::flat_map1`] with `full`, for an element rule with a cheap form for most inputs:
+    /// `fast(x)` is `(full(x), false)` bit for bit, or `(_, true)` where it does not apply
+    /// (then `full(x)` is used). A device may evaluate `fast` over blocks and `full` only for
+    /// blocks with a flagged element (the CPU's chunk kernel `map1_fallback`); by default,
+    /// `full` everywhere.
+    fn flat_map1_fallback<T, U, F, G>(
+        out: &mut Self::Buffer,
+        o: usize,
+        n: usize,
+        a: Flat<'_, Self::Buffer>,
+        fast: &F,
+        full: &G,
+    ) where
+        T: Element,
+        U: Element,
+        F: Fn(T) -> (U, bool) + Sync,
+        G: Fn(T) -> U + Sync,
+    {
+        let _ = fast;
+        Self::flat_map1(out, o, n, a, full)
+    }
+
     /// `out[o + i] = f(a[i], b[i])` for `i < n`, with the contract of [`Self::flat_map1`]
     /// for each input (a scalar input is read once, before anything is written).
     fn flat_map2<T: Element, U: Element, F: Fn(T, T) -> U + Sync>(

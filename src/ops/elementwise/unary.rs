@@ -265,6 +265,49 @@ macro_rules! float_go {
 }
 pub(crate) use float_go;
 
+/// [`float_go!`] for an element rule `$full` with a cheap form `$fast` returning `(value,
+/// large)` (bit for bit `$full` where `large` is false): a fresh dense output goes through
+/// the backend's chunk kernel (`flat_map1_fallback`), every other case evaluates `$full`.
+macro_rules! float_go_fallback {
+    ($dt:expr, $a:expr, $out:expr, $R:ident, |$x:ident| $fast:expr, $full:expr) => {
+        $crate::match_dtype!($dt, float, (__S, $R) => {
+            use $crate::dtype::FloatCompute;
+            $crate::ops::elementwise::unary::run_fallback::<__S>(
+                $a,
+                $out,
+                #[inline(always)]
+                move |v: __S| {
+                    let $x: $R = v.widen();
+                    let (r, large) = $fast;
+                    (<__S as FloatCompute>::narrow(r), large)
+                },
+                #[inline(always)]
+                move |v: __S| {
+                    let $x: $R = v.widen();
+                    <__S as FloatCompute>::narrow($full)
+                },
+            )
+        })
+    };
+}
+
+/// [`run`] of `full`, through `crate::ops::dense::unary_fallback` (`fast` chunk by chunk) for
+/// a fresh output of a dense input.
+pub(crate) fn run_fallback<T: Element>(
+    a: &Tensor,
+    out: Option<&Tensor>,
+    fast: impl Fn(T) -> (T, bool) + Sync,
+    full: impl Fn(T) -> T + Sync,
+) -> Result<Tensor> {
+    if out.is_none() {
+        a.check_strided("unary op")?;
+        if let Some(r) = crate::ops::dense::unary_fallback::<T, T>(a, &fast, &full) {
+            return r;
+        }
+    }
+    run::<T>(a, out, full)
+}
+
 /// Runs an integer kernel: `$body` on signed integers, `$u` on u8 and `$b` on bool.
 macro_rules! int_go {
     ($dt:expr, $a:expr, $out:expr, |$x:ident| $body:expr, bool $b:expr, u8 $u:expr) => {{
@@ -345,9 +388,10 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Sqrt => float_go!(dt, a, out, R, |x| x.sqrt()),
         Rsqrt => float_go!(dt, a, out, R, |x| 1.0 / x.sqrt()),
         Reciprocal => float_go!(dt, a, out, R, |x| 1.0 / x),
-        Sin => float_go!(dt, a, out, R, |x| x.vsin()),
-        Cos => float_go!(dt, a, out, R, |x| x.vcos()),
-        Tan => float_go!(dt, a, out, R, |x| x.vtan()),
+        // Cody–Waite chunk by chunk, Payne–Hanek only for chunks with a huge argument
+        Sin => float_go_fallback!(dt, a, out, R, |x| x.vsin_small(), x.vsin()),
+        Cos => float_go_fallback!(dt, a, out, R, |x| x.vcos_small(), x.vcos()),
+        Tan => float_go_fallback!(dt, a, out, R, |x| x.vtan_small(), x.vtan()),
         Asin => float_go!(dt, a, out, R, |x| x.vasin()),
         Acos => float_go!(dt, a, out, R, |x| x.vacos()),
         Atan => float_go!(dt, a, out, R, |x| x.vatan()),

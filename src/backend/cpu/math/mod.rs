@@ -23,18 +23,27 @@
 //!   `[0, 4]` (2e-9 relative in exact arithmetic), `|x|` clamped to 4, result capped at 1.
 //!   `erf` (f64): fdlibm's four ranges (`x + x R(x^2)`, `erx + P/Q(|x| - 1)`, two fits of
 //!   `1 - exp(..)/|x|` in `1/x^2`, then 1), every range evaluated and selected per lane.
-//! - `sin`, `cos`, `tan` (f32): `|x| = n pi/2 + r` exact for every finite f32 (Payne–Hanek in
-//!   u64: the significand times the 96 bits of `2/pi` its exponent needs, from a table built
-//!   at compile time), Taylor polynomials of `sin r`, `cos r` in f64 (`tan`: their quotient).
+//! - `sin`, `cos`, `tan` (f32): `|x| = n pi/2 + r` on f64 lanes: below `|x| = 8192`
+//!   Cody–Waite (`n = round(|x| 2/pi) < 2^13`, `r = |x| - n P1 - n P2 - n P3` with `pi/2` split
+//!   into two 40-bit parts and a rest, so each `n Pk` but the last is exact: within 2^-50
+//!   relative of the exact `r`), above it (and for inf, NaN) Payne–Hanek in u64, exact for
+//!   every finite f32 (the significand times the 96 bits of `2/pi` its exponent needs, from a
+//!   table built at compile time); Taylor polynomials of `sin r`, `cos r` in f64 (`tan`: their
+//!   quotient). The rule is per element (`|x| < 8192 ? cody_waite : payne_hanek`); a fresh
+//!   dense output evaluates it in chunks of 64, Cody–Waite alone unless the chunk holds a large
+//!   argument (`elementwise::map1_fallback`), with the same bits as the per-element form.
 //! - `atan`, `atan2` (f32): reduced to `[0, 1]` (`1/t`, swap of `|y|`, `|x|`), then above
 //!   `tan(pi/8)` by `pi/4 + atan((t-1)/(t+1))`, an odd least-squares polynomial in f64; C99's
 //!   quadrant rules. `asin`/`acos`: `s P(s^2)` on `[0, 1/2]`, above it via
 //!   `asin x = pi/2 - 2 asin sqrt((1-x)/2)` (so `acos` near ±1 has no cancellation).
 //! - `exp2` (f32): `n = round(x)`, `r = x - n` exact, `2^r = 1 + r q(r)` (Taylor, degree 7),
 //!   scaled by `2^n` in two halves as `exp`.
-//! - `expm1`, `log2`, `log10`, `sinh`, `cosh`, `hypot` (f32): from the f64 `exp`,
-//!   `log` and `expm1` lanes (`sinh = (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as
-//!   `sqrt(x^2 + y^2)`, exact squares), rounded to f32 once.
+//! - `expm1`, `sinh`, `cosh`, `hypot` (f32): from the f64 `exp` and `expm1` lanes (`sinh =
+//!   (e + e/(e+1))/2`, `e = expm1|x|`; `hypot` as `sqrt(x^2 + y^2)`, exact squares), rounded
+//!   to f32 once. `log2`, `log10` (f32): the f64 `log`'s reduction without its subnormal step
+//!   (an f32 is a normal f64) and its series cut to `s^11/11` (2^-35 relative, ample for one
+//!   rounding to f32), then `e + ln m log2 e` (exact integers at powers of 2) or
+//!   `e log10 2 + ln m log10 e`.
 //! - `fmod` (f32, f64; [`fmod`]): C's `fmod`, NaN where SLEEF's quotient estimate overflows, as
 //!   PyTorch's vectorised `fmod`/`remainder` give it; `fmod32_fast`/`fmod64_fast`: the exact
 //!   branch-free form (f64 quotient, `fma` remainder) for `|x| < |y| 2^52`, with a flag for
@@ -53,7 +62,11 @@
 //!
 //! The f32 lanes on f64 lanes (`trig32`, `wide32`) are within 0.51 ulp of the exact value
 //! (checked: one rounding of an f64 result off by well under 2^-30 relative; atan2 and hypot on a
-//! grid of both arguments over all magnitudes).
+//! grid of both arguments over all magnitudes; measured 0.500 to three places for each, the
+//! shortened `log2`/`log10` series and the Cody–Waite `sin`/`cos`/`tan` included). Below the
+//! Cody–Waite bound the smallest `|r|` of an f32 is 4.2e-9 and the reduction agrees with
+//! Payne–Hanek's to 5.5e-11 relative there (Payne–Hanek's 62-bit fixed point limits it; the
+//! ignored test `cody_waite_matches_payne_hanek` checks all 1.1e8 arguments).
 //!
 //! (`erf` is weakest near ±1 — `x P/Q` rounds in both polynomials — where PyTorch's own
 //! vectorised `erf`, Abramowitz–Stegun 7.1.26, is off by up to 1.5e-7 ≈ 2.5 ulp, and far more
@@ -129,6 +142,14 @@ pub(crate) trait Transcendental: Copy {
     fn vcos(self) -> Self;
     /// `tan self`.
     fn vtan(self) -> Self;
+    /// `(sin self, large)`: [`Self::vsin`] bit for bit unless `large` (then the value is not
+    /// `sin self`): the cheap form for `ElementwiseKernels::flat_map1_fallback` (f32: the
+    /// Cody–Waite path of [`trig32::sin_small`]; f64: std's `sin`, never large).
+    fn vsin_small(self) -> (Self, bool);
+    /// `(cos self, large)`, as [`Self::vsin_small`].
+    fn vcos_small(self) -> (Self, bool);
+    /// `(tan self, large)`, as [`Self::vsin_small`].
+    fn vtan_small(self) -> (Self, bool);
     /// `asin self`.
     fn vasin(self) -> Self;
     /// `acos self`.
@@ -156,8 +177,17 @@ pub(crate) trait Transcendental: Copy {
 }
 
 macro_rules! transcendental {
-    ($t:ty, $m:ident, $fast:path; $($f:ident = $p:path,)*; $($f2:ident = $p2:path,)*) => {
+    (
+        $t:ty, $m:ident, $fast:path; $($f:ident = $p:path,)*; $($f2:ident = $p2:path,)*;
+        $($fs:ident = $ps:expr,)*
+    ) => {
         impl Transcendental for $t {
+            $(
+                #[inline(always)]
+                fn $fs(self) -> (Self, bool) {
+                    $ps(self)
+                }
+            )*
             $(
                 #[inline(always)]
                 fn $f(self) -> Self {
@@ -206,14 +236,18 @@ transcendental!(f32, fp32, fmod::fmod32_fast;
     vlog10 = wide32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
     vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
     vacos = trig32::acos, vatan = trig32::atan,;
-    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,
+    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,;
+    vsin_small = trig32::sin_small, vcos_small = trig32::cos_small,
+    vtan_small = trig32::tan_small,
 );
 transcendental!(f64, std64, fmod::fmod64_fast;
     vsoftplus = softplus_f64, vexpm1 = f64::exp_m1, vexp2 = f64::exp2, vlog2 = f64::log2,
     vlog10 = f64::log10,
     vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
     vasin = f64::asin, vacos = f64::acos, vatan = f64::atan,;
-    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64,
+    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64,;
+    vsin_small = |x: f64| (x.sin(), false), vcos_small = |x: f64| (x.cos(), false),
+    vtan_small = |x: f64| (x.tan(), false),
 );
 
 /// The f64 form of [`Transcendental`]: std's functions (within 0.5–1 ulp, and equal to

@@ -474,3 +474,98 @@ fn fused_loss_terms_match_the_std_formulas() {
     assert_eq!(bce_f64(1.0, 0.0), 100.0);
     assert_eq!(bce_f64(0.0, 0.0), 0.0);
 }
+
+/// The Cody–Waite lanes (`sin_small`, ...) flag exactly the arguments at or above the bound
+/// (and inf, NaN) and below it give the element rule's bits; edge values at the bound.
+#[test]
+fn trig_small_lanes_are_the_rule_below_the_bound() {
+    use super::trig32::*;
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    let mut xs = inputs32();
+    for k in [
+        1.0, 2.0, 3.0, 4096.0, 5213.0, 5214.0, 5215.0, 5216.0, 6366.0, 6367.0,
+    ] {
+        let x = (k * half_pi) as f32;
+        xs.extend([x, x.next_up(), x.next_down(), -x]);
+    }
+    let b = CW_BOUND;
+    xs.extend([
+        b,
+        -b,
+        b.next_down(),
+        -b.next_down(),
+        b.next_up(),
+        1e4,
+        -1e4,
+        1e38,
+        -1e38,
+    ]);
+    // (Cody–Waite lane, element rule, reference)
+    type Lanes = (fn(f32) -> (f32, bool), fn(f32) -> f32, fn(f64) -> f64);
+    let lanes: [Lanes; 3] = [
+        (sin_small, sin, f64::sin),
+        (cos_small, cos, f64::cos),
+        (tan_small, tan, f64::tan),
+    ];
+    for (small, rule, exact) in lanes {
+        for &x in &xs {
+            let (v, large) = small(x);
+            assert_eq!(large, x.abs() >= b || x.is_nan(), "{x:e}");
+            if !large {
+                assert_eq!(v.to_bits(), rule(x).to_bits(), "{x:e}");
+            }
+            let u = ulps32(rule(x), exact(x as f64));
+            assert!(u <= WIDE_BOUND, "{x:e}: {u} ulp");
+        }
+    }
+}
+
+/// Every f32 from `pi/4` up to the Cody–Waite bound: its reduction agrees with Payne–Hanek's
+/// (same quadrant, remainders within `2^-60 + 2^-50 |r|`: the two differ by Payne–Hanek's
+/// 62-bit fixed point), and the smallest `|r|` is far above the `2^-40` the header assumes.
+/// About 2^27 arguments; ignored by default (`--ignored` to run: seconds in release).
+#[test]
+#[ignore]
+fn cody_waite_matches_payne_hanek() {
+    use super::trig32::{CW_BOUND, reduce_cw, reduce_ph};
+    let (lo, hi) = (std::f32::consts::FRAC_PI_4.to_bits(), CW_BOUND.to_bits());
+    let (mut min_r, mut worst) = (f64::INFINITY, 0.0f64);
+    for b in lo..hi {
+        let x = f32::from_bits(b);
+        let (n1, r1) = reduce_cw(x as f64);
+        let (n2, r2) = reduce_ph(x);
+        // quadrants may differ by one where |r| is pi/4 up to rounding
+        let (n1, r1) = if (n1.wrapping_sub(n2)) & 3 == 0 {
+            (n1, r1)
+        } else {
+            assert!(
+                (r1.abs() - std::f64::consts::FRAC_PI_4).abs() < 1e-12,
+                "{x:e}"
+            );
+            continue;
+        };
+        assert_eq!(n1 & 3, n2 & 3, "{x:e}");
+        let d = (r1 - r2).abs();
+        assert!(
+            d <= 2f64.powi(-60) + 2f64.powi(-50) * r1.abs(),
+            "{x:e}: {r1:e} vs {r2:e}"
+        );
+        min_r = min_r.min(r1.abs());
+        worst = worst.max(d / r1.abs());
+    }
+    eprintln!("cody-waite: min |r| {min_r:e}, max relative difference from payne-hanek {worst:e}");
+    assert!(min_r > 2f64.powi(-40));
+}
+
+/// `log2` of every power of 2 is its exponent, `log10` of the powers of 10 exact in f32 is
+/// theirs (as PyTorch gives them).
+#[test]
+fn log2_log10_exact_at_powers() {
+    use super::wide32::{log2, log10};
+    for k in -149..=127 {
+        assert_eq!(log2(2f64.powi(k) as f32), k as f32);
+    }
+    for k in 0..=10 {
+        assert_eq!(log10(10f32.powi(k)), k as f32);
+    }
+}

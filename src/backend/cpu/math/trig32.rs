@@ -52,14 +52,42 @@ const W0: [u32; 256] = window(0);
 const W1: [u32; 256] = window(1);
 const W2: [u32; 256] = window(2);
 
-/// `(n, r)` with `|x| = n pi/2 + r` (`n` mod 4 exact, `|r| <= pi/4`), `x` finite: `|x|` itself
-/// below `pi/4`; otherwise the significand `m` times the exponent's window of `2/pi` gives
-/// `|x| 2/pi` mod 4 as a fixed-point number with 62 fraction bits (wrapping u64 arithmetic is
-/// the mod 4), rounded to the quadrant `n` and the remainder. The remainder's 62-bit integer
-/// goes to f64 as two 31-bit halves (AVX2 has no 64-bit integer conversion; `hi 2^31 - 2^61` is
-/// exact, so the one rounding is the sum's, as in a direct conversion).
+/// The Cody–Waite bound: [`reduce`] takes the small-argument path for `|x| <` this. Below it
+/// `n = round(|x| 2/pi) < 2^13`, so `n` times each 40-bit part of `pi/2` is exact in f64.
+pub(crate) const CW_BOUND: f32 = 8192.0;
+/// `pi/2 = P1 + P2 + P3` (+ 2e-41): `P1` and `P2` are the leading 40-bit pieces, `P3` the rest
+/// rounded to f64.
+const P1: f64 = f64::from_bits(0x3ff9_21fb_5444_2000);
+const P2: f64 = f64::from_bits(0x3d6a_308d_3131_8000);
+const P3: f64 = f64::from_bits(0x3ae8_a2e0_3707_344a);
+/// Round-to-nearest shifter, `1.5 2^52`.
+const SHIFT: f64 = 6755399441055744.0;
+
+/// `(n, r)` with `a = n pi/2 + r`, for `a = |x|` below [`CW_BOUND`] (Cody–Waite): `n =
+/// round(a 2/pi)` by the shifter, `r = ((a - n P1) - n P2) - n P3`. The first step is exact
+/// (Sterbenz; `n P1` is exact), the second and third round once each, and as `|r| >= 2^-40`
+/// for every f32 below the bound (checked exhaustively against [`reduce_ph`] by the ignored
+/// test `cody_waite_matches_payne_hanek`), `r` is within `2^-51` relative of `a - n pi/2`
+/// (`|r|` may exceed `pi/4` by an f64 rounding of `a 2/pi`, which the polynomials absorb).
 #[inline(always)]
-fn reduce(x: f32) -> (u64, f64) {
+pub(super) fn reduce_cw(a: f64) -> (u64, f64) {
+    let kf = a.mul_add(std::f64::consts::FRAC_2_PI, SHIFT);
+    let n = kf.to_bits().wrapping_sub(SHIFT.to_bits());
+    let nf = kf - SHIFT;
+    let r = (-nf).mul_add(P1, a);
+    let r = (-nf).mul_add(P2, r);
+    let r = (-nf).mul_add(P3, r);
+    (n, r)
+}
+
+/// `(n, r)` with `|x| = n pi/2 + r` (`n` mod 4 exact, `|r| <= pi/4`), `x` finite (Payne–Hanek):
+/// `|x|` itself below `pi/4`; otherwise the significand `m` times the exponent's window of
+/// `2/pi` gives `|x| 2/pi` mod 4 as a fixed-point number with 62 fraction bits (wrapping u64
+/// arithmetic is the mod 4), rounded to the quadrant `n` and the remainder. The remainder's
+/// 62-bit integer goes to f64 as two 31-bit halves (AVX2 has no 64-bit integer conversion;
+/// `hi 2^31 - 2^61` is exact, so the one rounding is the sum's, as in a direct conversion).
+#[inline(always)]
+pub(super) fn reduce_ph(x: f32) -> (u64, f64) {
     let bits = x.to_bits() & 0x7fff_ffff;
     let e = (bits >> 23) as usize & 0xff;
     let m = ((bits & 0x007f_ffff) | 0x0080_0000) as u64;
@@ -76,6 +104,18 @@ fn reduce(x: f32) -> (u64, f64) {
     let a = f32::from_bits(bits) as f64;
     let small = a < FRAC_PI_4;
     (sel(small, 0, n), sel(small, a, r))
+}
+
+/// The element rule of `sin`/`cos`/`tan`: [`reduce_cw`] for `|x| <` [`CW_BOUND`], else
+/// [`reduce_ph`] (both computed, one selected: the per-element form, for strided runs and for
+/// chunks that hold a large argument).
+#[inline(always)]
+fn reduce(x: f32) -> (u64, f64) {
+    let a = x.abs() as f64;
+    let small = x.abs() < CW_BOUND;
+    let (n1, r1) = reduce_cw(a);
+    let (n2, r2) = reduce_ph(x);
+    (sel(small, n1, n2), sel(small, r1, r2))
 }
 
 /// `sin r` on `[-pi/4, pi/4]` (Taylor to `r^13`, error < 3e-14).
@@ -102,35 +142,77 @@ fn cos_poly(r: f64) -> f64 {
     p.mul_add(z, 1.0)
 }
 
-/// `sin x = ±sin |x|` (`sin(±0) = ±0`, NaN for `±inf` and NaN).
+/// `sin x` from the reduction `(n, r)` of `|x|`.
 #[inline(always)]
-pub(crate) fn sin(x: f32) -> f32 {
-    let (n, r) = reduce(x);
+fn sin_of(x: f32, (n, r): (u64, f64)) -> f32 {
     let (s, c) = (sin_poly(r), cos_poly(r));
     let v = sel(n & 1 == 0, s, c);
     let v = sel((n & 2 == 0) != x.is_sign_negative(), v, -v);
     sel(x.is_finite(), v as f32, f32::NAN)
 }
 
-/// `cos x` (`cos(±0) = 1`, NaN for `±inf` and NaN).
+/// `cos x` from the reduction `(n, r)` of `|x|`.
 #[inline(always)]
-pub(crate) fn cos(x: f32) -> f32 {
-    let (n, r) = reduce(x);
+fn cos_of(x: f32, (n, r): (u64, f64)) -> f32 {
     let (s, c) = (sin_poly(r), cos_poly(r));
     let v = sel(n & 1 == 0, c, -s);
     let v = sel(n & 2 == 0, v, -v);
     sel(x.is_finite(), v as f32, f32::NAN)
 }
 
-/// `tan x`: `sin r / cos r` for an even quadrant, `-cos r / sin r` for an odd one (both
-/// quotients formed, one selected; `tan(±0) = ±0`, NaN for `±inf` and NaN).
+/// `tan x` from the reduction `(n, r)` of `|x|`: `sin r / cos r` for an even quadrant,
+/// `-cos r / sin r` for an odd one (both quotients formed, one selected).
 #[inline(always)]
-pub(crate) fn tan(x: f32) -> f32 {
-    let (n, r) = reduce(x);
+fn tan_of(x: f32, (n, r): (u64, f64)) -> f32 {
     let (s, c) = (sin_poly(r), cos_poly(r));
     let v = sel(n & 1 == 0, s / c, -c / s);
     let v = sel(x.is_sign_negative(), -v, v);
     sel(x.is_finite(), v as f32, f32::NAN)
+}
+
+/// `sin x = ±sin |x|` (`sin(±0) = ±0`, NaN for `±inf` and NaN).
+#[inline(always)]
+pub(crate) fn sin(x: f32) -> f32 {
+    sin_of(x, reduce(x))
+}
+
+/// `cos x` (`cos(±0) = 1`, NaN for `±inf` and NaN).
+#[inline(always)]
+pub(crate) fn cos(x: f32) -> f32 {
+    cos_of(x, reduce(x))
+}
+
+/// `tan x` (`tan(±0) = ±0`, NaN for `±inf` and NaN).
+#[inline(always)]
+pub(crate) fn tan(x: f32) -> f32 {
+    tan_of(x, reduce(x))
+}
+
+/// `|x| >=` [`CW_BOUND`], infinite or NaN: where the `_small` lanes below are not the element
+/// rule's value.
+#[inline(always)]
+fn large(x: f32) -> bool {
+    x.abs() >= CW_BOUND || x.is_nan()
+}
+
+/// `(sin x, large)`: [`sin`] bit for bit where `large` is false (the Cody–Waite path alone,
+/// for the chunk kernel `map1_fallback`, which recomputes a chunk with [`sin`] when some
+/// element is large).
+#[inline(always)]
+pub(crate) fn sin_small(x: f32) -> (f32, bool) {
+    (sin_of(x, reduce_cw(x.abs() as f64)), large(x))
+}
+
+/// `(cos x, large)`, as [`sin_small`].
+#[inline(always)]
+pub(crate) fn cos_small(x: f32) -> (f32, bool) {
+    (cos_of(x, reduce_cw(x.abs() as f64)), large(x))
+}
+
+/// `(tan x, large)`, as [`sin_small`].
+#[inline(always)]
+pub(crate) fn tan_small(x: f32) -> (f32, bool) {
+    (tan_of(x, reduce_cw(x.abs() as f64)), large(x))
 }
 
 /// `atan u / u = P(u^2)` on `[0, tan(pi/8)]` (least-squares fit, 7e-13 relative).
