@@ -213,7 +213,7 @@ fn nan_to_num_result(
     neginf: Option<f64>,
 ) -> Result<Tensor> {
     macro_rules! go {
-        ($T:ty, $C:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
+        ($T:ty, $max:expr, $min:expr, $to:expr, $from:expr) => {{
             let (p, n) = (posinf.unwrap_or($max), neginf.unwrap_or($min));
             let (to, from) = ($to, $from);
             let (nan, p, n): ($T, $T, $T) = (from(nan), from(p), from(n));
@@ -223,12 +223,12 @@ fn nan_to_num_result(
                 x,
                 #[inline(always)]
                 move |v| {
-                    let f: $C = to(v);
+                    let f: f64 = to(v);
                     if f.is_nan() {
                         nan
-                    } else if f == <$C>::INFINITY {
+                    } else if f == f64::INFINITY {
                         p
-                    } else if f == <$C>::NEG_INFINITY {
+                    } else if f == f64::NEG_INFINITY {
                         n
                     } else {
                         v
@@ -239,19 +239,8 @@ fn nan_to_num_result(
     }
     use crate::Element;
     match x.dtype() {
-        // per-op sweep row `nan_to_num`: f32 compared as f32 (widened to f64 per element, the
-        // loop ran at 0.76x PyTorch)
-        DType::F32 => go!(
-            f32,
-            f32,
-            f32::MAX as f64,
-            f32::MIN as f64,
-            |v: f32| v,
-            <f32 as Element>::from_f64
-        ),
         d if d.is_float() => crate::match_dtype!(d, float, T => go!(
             T,
-            f64,
             T::MAX.to_f64(),
             T::MIN.to_f64(),
             |v: T| v.to_f64(),
