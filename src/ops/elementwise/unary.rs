@@ -388,7 +388,7 @@ fn kernel(op: UOp, a: &Tensor, out: Option<&Tensor>) -> Result<Tensor> {
         Sqrt => float_go!(dt, a, out, R, |x| x.sqrt()),
         Rsqrt => float_go!(dt, a, out, R, |x| 1.0 / x.sqrt()),
         Reciprocal => float_go!(dt, a, out, R, |x| 1.0 / x),
-        // Cody–Waite chunk by chunk, Payne–Hanek only for chunks with a huge argument
+        // Cody–Waite chunk by chunk, Payne–Hanek only for the elements it flags (huge ones)
         Sin => float_go_fallback!(dt, a, out, R, |x| x.vsin_small(), x.vsin()),
         Cos => float_go_fallback!(dt, a, out, R, |x| x.vcos_small(), x.vcos()),
         Tan => float_go_fallback!(dt, a, out, R, |x| x.vtan_small(), x.vtan()),
