@@ -74,7 +74,7 @@ backward!(
             // (computed in f64 from a contiguous `x`, then cast: the values and strides of the
             // f64 host loop this replaces)
             let xc = x.contiguous()?;
-            let v = crate::dispatch!(xc.dtype(), T => crate::ops::elementwise::unary::unary_map::<T, f64>(
+            let v = crate::dispatch!(xc.dtype(), T => crate::ops::elementwise::map::unary_map::<T, f64>(
                 &xc,
                 move |a| gelu_grad2_f64(a.to_f64(), tanh)
             ))?;

@@ -731,11 +731,11 @@ impl Tensor {
     /// differentiable.
     pub(crate) fn conj_if_complex(&self) -> Result<Tensor> {
         let out = match self.dtype() {
-            DType::C64 => crate::ops::elementwise::unary::unary_map::<
+            DType::C64 => crate::ops::elementwise::map::unary_map::<
                 crate::dtype::C64,
                 crate::dtype::C64,
             >(self, |z| z.conj())?,
-            DType::C128 => crate::ops::elementwise::unary::unary_map::<
+            DType::C128 => crate::ops::elementwise::map::unary_map::<
                 crate::dtype::C128,
                 crate::dtype::C128,
             >(self, |z| z.conj())?,

@@ -12,7 +12,7 @@ use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::can_cast;
 use crate::ops::elementwise::binary::operand_tensor;
-use crate::ops::elementwise::unary::unary_map;
+use crate::ops::elementwise::map::unary_map;
 use crate::ops::grad::{backward, input_grad};
 use crate::ops::util::write_back;
 use crate::{Result, Scalar, Tensor, bail};

@@ -7,7 +7,7 @@
 
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor};
-use crate::ops::elementwise::unary::unary_map;
+use crate::ops::elementwise::map::unary_map;
 use crate::ops::grad::{GradIf, backward, grads};
 use crate::ops::util::{tensors, write_back, write_back_untracked};
 use crate::{DType, Result, Tensor, bail};

@@ -202,7 +202,7 @@ fn preserved_map<T: crate::Element, U: crate::Element>(
     x.check_strided("nan_to_num")?;
     crate::layout::check_numel(&x.shape(), "nan_to_num")?;
     let out = Tensor::empty_strided(&x.shape(), &x.layout().preserved_strides(), U::DTYPE)?;
-    crate::ops::elementwise::unary::unary_into::<T, U>(&out, x, f);
+    crate::ops::elementwise::map::unary_into::<T, U>(&out, x, f);
     Ok(out)
 }
 

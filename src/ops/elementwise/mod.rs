@@ -1,6 +1,8 @@
 //! Elementwise ops, one file per concept; each file holds its public `impl Tensor` methods, the
 //! kernel calls and the backward struct.
 //!
+//! - [`map`]: the one-input drivers (`unary_map`, `unary_into`) and dtype runners
+//!   (`float_go!`, `int_go!`, ...) every file below uses.
 //! - [`unary`]: math, activations and rounding ([`unary::UOp`]) with their in-place forms;
 //!   derivatives in [`unary_grad`] (a table), the GELU math in [`activation`], the complex
 //!   forms (values and `g conj(f'(z))` gradients) in [`unary_complex`].
@@ -49,6 +51,7 @@ pub(crate) mod close;
 pub(crate) mod compare;
 pub(crate) mod div_round;
 pub(crate) mod lerp;
+pub(crate) mod map;
 pub(crate) mod mask;
 pub(crate) mod pow;
 pub(crate) mod unary;

@@ -7,7 +7,7 @@
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::ops::elementwise::binary::{binary_map, operand_tensor};
-use crate::ops::elementwise::unary::unary_map;
+use crate::ops::elementwise::map::unary_map;
 use crate::ops::grad::{GradIf, backward, grads, input_grad};
 use crate::ops::util::{tensors, write_back};
 use crate::{DType, Element, Result, Scalar, Tensor, bail};
@@ -117,7 +117,7 @@ pub(crate) fn pow_result(a: &Operand, b: &Operand) -> Result<Tensor> {
 /// the backward of `pow` run as one vectorised map instead of an f64 `powf` per element (the
 /// per-op speed sweep's `square` and `pow_2`: 0.01x PyTorch). `None` for other exponents.
 fn real_small_power(a: &Tensor, e: f64, dt: DType) -> Option<Result<Tensor>> {
-    use crate::ops::elementwise::unary::float_go;
+    use crate::ops::elementwise::map::float_go;
     Some(if e == 0.0 {
         float_go!(dt, a, None, R, |_x| 1.0)
     } else if e == 1.0 {

@@ -8,7 +8,8 @@
 //! Wirtinger convention: `grad * conj(f'(z))` (see `unary_grad.rs`).
 
 use crate::dtype::{C64, C128, div_c128};
-use crate::ops::elementwise::unary::{UOp, run};
+use crate::ops::elementwise::map::run;
+use crate::ops::elementwise::unary::UOp;
 use crate::{DType, Result, Tensor, bail};
 use std::f64::consts::{LN_2, LN_10};
 

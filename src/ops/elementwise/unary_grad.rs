@@ -6,7 +6,8 @@
 use crate::autograd::output_grad;
 use crate::backend::Transcendental;
 use crate::ops::elementwise::activation::gelu_grad;
-use crate::ops::elementwise::unary::{UOp, float_go};
+use crate::ops::elementwise::map::float_go;
+use crate::ops::elementwise::unary::UOp;
 use crate::ops::elementwise::unary_complex;
 use crate::ops::grad::{backward, grads, input_grad, zero_grad_link};
 use crate::{DType, Result, Tensor};

@@ -6,7 +6,7 @@
 //! that formula's derivative).
 
 use crate::backend::{ReduceOp, RowOp};
-use crate::ops::elementwise::unary::unary_map;
+use crate::ops::elementwise::map::unary_map;
 use crate::ops::grad::{backward, grads, input_grad};
 use crate::ops::reduce::util::{
     Exact, norm_dims, record_weighted, reduce_to, row_map, rows, unsqueeze_dims,
