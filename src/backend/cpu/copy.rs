@@ -375,6 +375,14 @@ pub(crate) fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result
     }
     let mut out = crate::storage::try_vec(l.numel(), "to_vec")?;
     dispatch!(dt, S => {
+        if l.is_contiguous() {
+            // one slice pass: host reads of whole tensors (targets, index lists, `to_vec`)
+            // skip the strided walk's per-element bookkeeping (per-op sweep row `nll_loss`)
+            let all = super::index::elems::<S>(buf);
+            let xs = &all[l.offset()..l.offset() + l.numel()];
+            out.extend(xs.iter().map(|&v| cast::<S, T>(v)));
+            return Ok(out);
+        }
         let p = buf.as_ptr() as *const S;
         for off in l.offsets() {
             // SAFETY: off < storage_span <= buffer elements (checked above); the caller holds

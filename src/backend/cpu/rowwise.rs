@@ -586,14 +586,15 @@ pub(super) fn read_at<T: Element>(
     let (sizes, strides) = (l.sizes(), l.strides());
     dispatch!(dt, S => {
         let all = elems::<S>(buf, 0, if l.numel() == 0 { 0 } else { l.storage_span() });
-        let (contiguous, numel) = (l.is_contiguous(), l.numel());
+        let numel = l.numel();
+        if l.is_contiguous() {
+            // positions are offsets: no division per dim (`nll_loss`'s picks)
+            let xs = &all[l.offset()..l.offset() + numel];
+            out.extend(at.iter().map(|&p| cast::<S, T>(xs[p])));
+            return Ok(out);
+        }
         for &p in at {
             assert!(p < numel, "internal: read_at position out of range");
-            if contiguous {
-                // positions are offsets: no division per dim (`nll_loss`'s picks)
-                out.push(cast::<S, T>(all[l.offset() + p]));
-                continue;
-            }
             let (mut rest, mut off) = (p, l.offset());
             for (&sz, &st) in sizes.iter().zip(strides).rev() {
                 off += (rest % sz) * st;
