@@ -91,6 +91,27 @@ fn assert_same_type<T: 'static, U: 'static>() {
     );
 }
 
+/// The prologue of the flat kernels: the output run `[o, o + n)` checked against its buffer and
+/// each input resolved against it; the run's address comes back as an integer, so the range
+/// closures can run on other threads.
+#[inline(always)]
+fn prepare<T: Element, U: Element, const K: usize>(
+    out: &mut CpuBuffer,
+    o: usize,
+    n: usize,
+    xs: [&Flat<'_, CpuBuffer>; K],
+) -> (usize, [In<T>; K]) {
+    let len = out.len();
+    let osz = std::mem::size_of::<U>();
+    assert!(
+        fits(o, n, osz, len),
+        "internal: a flat output outside its buffer"
+    );
+    let base = out.as_mut_ptr();
+    let ins = xs.map(|x| resolve::<T>(x, base, len, o, osz, n));
+    (base as usize + o * osz, ins)
+}
+
 /// See `Backend::flat_map2`.
 #[inline]
 pub(super) fn flat_map2<T: Element, U: Element>(
@@ -104,26 +125,14 @@ pub(super) fn flat_map2<T: Element, U: Element>(
     if n == 0 {
         return;
     }
-    let len = out.len();
-    assert!(
-        fits(o, n, std::mem::size_of::<U>(), len),
-        "internal: a flat output outside its buffer"
-    );
-    let base = out.as_mut_ptr();
-    let osz = std::mem::size_of::<U>();
-    let (a, b) = (
-        resolve::<T>(&a, base, len, o, osz, n),
-        resolve::<T>(&b, base, len, o, osz, n),
-    );
+    let (po, [a, b]) = prepare::<T, U, 2>(out, o, n, [&a, &b]);
     let inplace = matches!(a, In::Out) || matches!(b, In::Out);
     if inplace {
         assert_same_type::<T, U>();
     }
-    // (addresses as integers so the range closure can run on other threads)
-    let po = base as usize + o * osz;
     par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
         let len = hi - lo;
-        // SAFETY: [lo, hi) lies inside the output and every range input (asserted above);
+        // SAFETY: [lo, hi) lies inside the output and every range input (asserted by `prepare`);
         // concurrent calls get disjoint ranges; an input that is the output is only reached
         // through `x` (T == U, asserted); other same-buffer inputs are disjoint from the output
         // (asserted); the caller borrows `out` exclusively and the inputs shared.
@@ -171,17 +180,7 @@ pub(super) fn flat_map2_fallback<T: Element, U: Element>(
     if n == 0 {
         return;
     }
-    let len = out.len();
-    let osz = std::mem::size_of::<U>();
-    assert!(
-        fits(o, n, osz, len),
-        "internal: a flat output outside its buffer"
-    );
-    let base = out.as_mut_ptr();
-    let (ra, rb) = (
-        resolve::<T>(&a, base, len, o, osz, n),
-        resolve::<T>(&b, base, len, o, osz, n),
-    );
+    let (po, [ra, rb]) = prepare::<T, U, 2>(out, o, n, [&a, &b]);
     if matches!(ra, In::Out) || matches!(rb, In::Out) {
         let f = |x: T, y: T| {
             let (v, s) = fast(x, y);
@@ -189,11 +188,10 @@ pub(super) fn flat_map2_fallback<T: Element, U: Element>(
         };
         return flat_map2(out, o, n, a, b, &f);
     }
-    let po = base as usize + o * osz;
     par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
         let len = hi - lo;
         // SAFETY: [lo, hi) lies inside the output and every range input (asserted by
-        // `resolve` and above); concurrent calls get disjoint ranges; no input is the output
+        // `prepare`); concurrent calls get disjoint ranges; no input is the output
         // (checked above) and same-buffer inputs are disjoint from it (asserted); the caller
         // borrows `out` exclusively and the inputs shared.
         unsafe {
@@ -261,18 +259,10 @@ fn flat_map1_with<T: Element, U: Element>(
     if n == 0 {
         return;
     }
-    let len = out.len();
-    let osz = std::mem::size_of::<U>();
-    assert!(
-        fits(o, n, osz, len),
-        "internal: a flat output outside its buffer"
-    );
-    let base = out.as_mut_ptr();
-    let a = resolve::<T>(&a, base, len, o, osz, n);
+    let (po, [a]) = prepare::<T, U, 1>(out, o, n, [&a]);
     if matches!(a, In::Out) {
         assert_same_type::<T, U>();
     }
-    let po = base as usize + o * osz;
     par_ranges(n, PAR_MIN_ELEMS, |lo, hi| {
         let len = hi - lo;
         // SAFETY: as in `flat_map2`.

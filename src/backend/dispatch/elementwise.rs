@@ -64,6 +64,36 @@ pub(super) fn find<'r>(reads: &'r Reads<'_>, s: &Storage) -> &'r DeviceBuffer {
         .1
 }
 
+/// The run every fresh-output map shares: the inputs' read locks, `$n` elements of `$U` on the
+/// first input's device, and `$body` with the backend `$B`, the output buffer `$d` and the
+/// inputs' buffers bound; the fresh storage is the result.
+macro_rules! fresh {
+    ($n:expr, $U:ty, [$a:expr $(, $b:expr)?], |$B:ident, $d:ident, $ba:ident $(, $bb:ident)?| $body:expr) => {{
+        let (_, reads) = lock(None, &[$a.storage $(, $b.storage)?]);
+        let ra = find(&reads, $a.storage);
+        let mut out = on_device!(ra, |B, _b| B::storage_for_output(
+            $n * std::mem::size_of::<$U>()
+        ))?;
+        let w = out
+            .get_mut_device()
+            .expect("internal: a fresh storage is shared");
+        on_device!(w, ra, |$B, $d, $ba| {
+            $(let $bb = $B::buffer(find(&reads, $b.storage));)?
+            $body
+        });
+        Ok(out)
+    }};
+}
+
+/// Input `x` read from `buf`, its elements from `skip` on (a broadcast scalar stays where it is).
+fn from_skip<'b, B>(x: &FlatArg<'_>, buf: &'b B, skip: usize) -> Flat<'b, B> {
+    Flat {
+        src: Source::Other(buf),
+        offset: if x.scalar { x.offset } else { x.offset + skip },
+        scalar: x.scalar,
+    }
+}
+
 /// `f(a[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device).
 #[inline]
 pub(crate) fn flat_fresh1<T: Element, U: Element>(
@@ -71,22 +101,9 @@ pub(crate) fn flat_fresh1<T: Element, U: Element>(
     a: FlatArg<'_>,
     f: &(impl Fn(T) -> U + Sync),
 ) -> Result<Storage> {
-    let r = a.storage.read_device();
-    let mut out = on_device!(&*r, |B, _b| B::storage_for_output(
-        n * std::mem::size_of::<U>()
-    ))?;
-    let w = out
-        .get_mut_device()
-        .expect("internal: a fresh storage is shared");
-    on_device!(w, &*r, |B, d, ba| {
-        let fa = Flat {
-            src: Source::Other(ba),
-            offset: a.offset,
-            scalar: a.scalar,
-        };
-        B::flat_map1::<T, U, _>(d, 0, n, fa, f)
-    });
-    Ok(out)
+    fresh!(n, U, [a], |B, d, ba| {
+        B::flat_map1::<T, U, _>(d, 0, n, from_skip(&a, ba, 0), f)
+    })
 }
 
 /// [`flat_fresh1`] of the element rule `full`, with its cheap form `fast` (see
@@ -98,22 +115,9 @@ pub(crate) fn flat_fresh1_fallback<T: Element, U: Element>(
     fast: &(impl Fn(T) -> (U, bool) + Sync),
     full: &(impl Fn(T) -> U + Sync),
 ) -> Result<Storage> {
-    let r = a.storage.read_device();
-    let mut out = on_device!(&*r, |B, _b| B::storage_for_output(
-        n * std::mem::size_of::<U>()
-    ))?;
-    let w = out
-        .get_mut_device()
-        .expect("internal: a fresh storage is shared");
-    on_device!(w, &*r, |B, d, ba| {
-        let fa = Flat {
-            src: Source::Other(ba),
-            offset: a.offset,
-            scalar: a.scalar,
-        };
-        B::flat_map1_fallback::<T, U, _, _>(d, 0, n, fa, fast, full)
-    });
-    Ok(out)
+    fresh!(n, U, [a], |B, d, ba| {
+        B::flat_map1_fallback::<T, U, _, _>(d, 0, n, from_skip(&a, ba, 0), fast, full)
+    })
 }
 
 /// `f(a[i], b[i])` for `i < n` into a fresh storage of `n` elements of `U` (on `a`'s device),
@@ -130,28 +134,12 @@ pub(crate) fn flat_fresh2_split<T: Element, U: Element>(
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Result<Storage> {
     debug_assert!(m <= n, "internal: prefix longer than the run");
-    let (_, reads) = lock(None, &[a.storage, b.storage]);
-    let (ra, rb) = (find(&reads, a.storage), find(&reads, b.storage));
-    let mut out = on_device!(ra, |B, _b| B::storage_for_output(
-        n * std::mem::size_of::<U>()
-    ))?;
-    let w = out
-        .get_mut_device()
-        .expect("internal: a fresh storage is shared");
-    on_device!(w, ra, |B, d, ba| {
-        let bb = B::buffer(rb);
-        // the input elements from `skip` on (a broadcast scalar stays where it is)
-        let at = |x: &FlatArg<'_>, buf, skip: usize| Flat {
-            src: Source::Other(buf),
-            offset: if x.scalar { x.offset } else { x.offset + skip },
-            scalar: x.scalar,
-        };
+    fresh!(n, U, [a, b], |B, d, ba, bb| {
         if m > 0 {
-            B::flat_map2::<T, U, _>(d, 0, m, at(&a, ba, 0), at(&b, bb, 0), head);
+            B::flat_map2::<T, U, _>(d, 0, m, from_skip(&a, ba, 0), from_skip(&b, bb, 0), head);
         }
-        B::flat_map2::<T, U, _>(d, m, n - m, at(&a, ba, m), at(&b, bb, m), f)
-    });
-    Ok(out)
+        B::flat_map2::<T, U, _>(d, m, n - m, from_skip(&a, ba, m), from_skip(&b, bb, m), f)
+    })
 }
 
 /// [`flat_fresh2_split`] where `head` and `f` are the slow functions of a fast path: element
@@ -169,27 +157,14 @@ pub(crate) fn flat_fresh2_fallback<T: Element, U: Element>(
     f: &(impl Fn(T, T) -> U + Sync),
 ) -> Result<Storage> {
     debug_assert!(m <= n, "internal: prefix longer than the run");
-    let (_, reads) = lock(None, &[a.storage, b.storage]);
-    let (ra, rb) = (find(&reads, a.storage), find(&reads, b.storage));
-    let mut out = on_device!(ra, |B, _b| B::storage_for_output(
-        n * std::mem::size_of::<U>()
-    ))?;
-    let w = out
-        .get_mut_device()
-        .expect("internal: a fresh storage is shared");
-    on_device!(w, ra, |B, d, ba| {
-        let bb = B::buffer(rb);
-        let at = |x: &FlatArg<'_>, buf, skip: usize| Flat {
-            src: Source::Other(buf),
-            offset: if x.scalar { x.offset } else { x.offset + skip },
-            scalar: x.scalar,
-        };
+    fresh!(n, U, [a, b], |B, d, ba, bb| {
+        let (a0, b0) = (from_skip(&a, ba, 0), from_skip(&b, bb, 0));
         if m > 0 {
-            B::flat_map2_fallback::<T, U, _, _>(d, 0, m, at(&a, ba, 0), at(&b, bb, 0), fast, head);
+            B::flat_map2_fallback::<T, U, _, _>(d, 0, m, a0, b0, fast, head);
         }
-        B::flat_map2_fallback::<T, U, _, _>(d, m, n - m, at(&a, ba, m), at(&b, bb, m), fast, f)
-    });
-    Ok(out)
+        let (am, bm) = (from_skip(&a, ba, m), from_skip(&b, bb, m));
+        B::flat_map2_fallback::<T, U, _, _>(d, m, n - m, am, bm, fast, f)
+    })
 }
 
 /// `out[o + i] = f(a[i])` for `i < n` in `out`'s storage: see
