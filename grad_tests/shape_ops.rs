@@ -204,11 +204,16 @@ fn gather_scatter_large_walks_match_a_serial_reference() -> R {
             .wrapping_add(1442695040888963407);
         ((s >> 33) % n as u64) as i64
     };
-    for dim in 0..2usize {
+    // (the index stored transposed is read through strides; stored contiguous, gather along
+    // the last dim takes the unit-stride row loop)
+    for (dim, dense_index) in [(0usize, false), (1, false), (0, true), (1, true)] {
         let size = if dim == 0 { r } else { c } as i64;
         let iv: Vec<i64> = (0..r * c).map(|_| rnd(2 * size as usize) - size).collect();
-        // stored transposed: the index is read through strides
-        let idx = Tensor::from_vec(iv.clone(), &[c, r])?.t()?;
+        let stored = |v: Vec<i64>| -> tapegrad::Result<Tensor> {
+            let t = Tensor::from_vec(v, &[c, r])?.t()?;
+            if dense_index { t.contiguous() } else { Ok(t) }
+        };
+        let idx = stored(iv.clone())?;
         let at = |i: usize, j: usize| iv[j * r + i];
         let wrap = |v: i64| (if v < 0 { v + size } else { v }) as usize;
         let xat = |i: usize, j: usize| xv[j * r + i];
@@ -243,7 +248,7 @@ fn gather_scatter_large_walks_match_a_serial_reference() -> R {
         let mut bad = iv.clone();
         bad[5 * r + 200] = size + 3; // position (200, 5)
         bad[9 * r + 100] = -size - 4; // position (100, 9): earlier in row-major order
-        let bad = Tensor::from_vec(bad, &[c, r])?.t()?;
+        let bad = stored(bad)?;
         let e = x.gather(dim as i64, &bad).unwrap_err();
         assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
         assert!(

@@ -269,6 +269,23 @@ pub(crate) fn gather<T: Element>(
     let out = SharedOut(d.as_mut_ptr());
     let f = move |r: Row, size: i64, tdim: i64| {
         let (out, s, idx) = (out.ptr(), s, idx);
+        if r.is == 1 && r.ps == 1 && r.ts == 0 {
+            // a contiguous index row picking within one source row into a contiguous output
+            // row (gather along the last dim: per-op sweep `gather`): no strides to step, and
+            // the source read is unchecked, its geometry having been checked above
+            let ix = &idx[r.io..r.io + r.n];
+            for (j, &i) in ix.iter().enumerate() {
+                let k = if i < 0 { i + size } else { i };
+                if k < 0 || k >= size {
+                    return Err((j, i));
+                }
+                let to = (r.tb as i64 + k * tdim) as usize;
+                // SAFETY: `po + j` lies in `dst` and `to` in `src` (`check_geometry`: `k` is
+                // in range along `dim`); `po + j` is written by this position only.
+                unsafe { *out.add(r.po + j) = *s.get_unchecked(to) };
+            }
+            return Ok(());
+        }
         for t in targets(idx, r, size, tdim) {
             let (po, to) = t?;
             // SAFETY: `po` lies in `dst` (checked above) and is written by this position only

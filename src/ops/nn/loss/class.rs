@@ -65,9 +65,9 @@ fn class_picks(
             }
             // the c class weights, read on the host: the picks weight each target by them
             w.check_strided(op)?;
-            crate::backend::read_vec::<f64>(&w.data(), w.dtype())?
+            Some(crate::backend::read_vec::<f64>(&w.data(), w.dtype())?)
         }
-        None => vec![1.0; c],
+        None => None,
     };
     // the targets, read on the host once: an index list validated against the class count
     target.check_strided(op)?;
@@ -94,7 +94,7 @@ fn class_picks(
             (flat / inner, flat % inner)
         };
         idx.push((o * c + t as usize) * inner + i);
-        w.push(wv[t as usize]);
+        w.push(wv.as_ref().map_or(1.0, |wv| wv[t as usize]));
     }
     if let Some(t) = bad {
         bail!(IndexOutOfRange, op, "Target {} is out of bounds.", t);
