@@ -29,17 +29,20 @@ fn fkey(v: f64) -> u64 {
 const BLOCK: usize = 64;
 
 /// The `k` (>= 1) smallest pairs `(key(j), j)` of `j in 0..r`, into the (empty) max-heap `top`,
-/// by one pass over the row. A pair enters when its key is below the largest key held (ties
+/// by one pass over the row; `keys(j0, buf)` fills `buf` with the keys of `j0..j0 + buf.len()`. A pair enters when its key is below the largest key held (ties
 /// keep the earlier `j`, the pair order), so a block of [`BLOCK`] keys is first computed and
 /// compared to that bound in SIMD lanes and only a block with an entering key is walked
 /// (the `topk` op_speed op: k = 10 of 1024; PyTorch runs a partial sort there).
-fn smallest_k(r: usize, k: usize, key: impl Fn(usize) -> u64, top: &mut BinaryHeap<(u64, u32)>) {
+fn smallest_k(
+    r: usize,
+    k: usize,
+    keys: impl Fn(usize, &mut [u64]),
+    top: &mut BinaryHeap<(u64, u32)>,
+) {
     let mut buf = [0u64; BLOCK];
     for j0 in (0..r).step_by(BLOCK) {
         let n = (r - j0).min(BLOCK);
-        for (t, b) in buf[..n].iter_mut().enumerate() {
-            *b = key(j0 + t);
-        }
+        keys(j0, &mut buf[..n]);
         if top.len() == k {
             let bound = top.peek().map_or(u64::MAX, |p| p.0);
             if !buf[..n].iter().fold(false, |a, &v| a | (v < bound)) {
@@ -83,7 +86,6 @@ pub(crate) fn sort(
     let gp = Geo::new(pl, 1);
     let (m, r) = (gs.m, gs.r);
     let flip = if descending { u64::MAX } else { 0 };
-    let float = sdt.is_float();
     let np = if m * r < PAR_MIN || m < 2 {
         1
     } else {
@@ -103,6 +105,9 @@ pub(crate) fn sort(
             let b = gs.base(i);
             match_dtype!(sdt, real, T => {
                 let x = elems::<T>(src);
+                // (the dtype is known here: the key's branch folds away, so a block's keys
+                // compute in vector lanes)
+                let float = T::DTYPE.is_float();
                 let key = |v: T| {
                     let key = if float { fkey(v.to_f64()) } else { ikey(v.to_i64()) };
                     key ^ flip
@@ -110,10 +115,21 @@ pub(crate) fn sort(
                 if select {
                     top.clear();
                     if contig {
+                        // a slice zip, without an index check per key (per-op sweep `topk`)
                         let row = &x[b as usize..b as usize + r];
-                        smallest_k(r, k, |j| key(row[j]), &mut top);
+                        let keys = |j0: usize, buf: &mut [u64]| {
+                            for (o, &v) in buf.iter_mut().zip(&row[j0..]) {
+                                *o = key(v);
+                            }
+                        };
+                        smallest_k(r, k, keys, &mut top);
                     } else {
-                        smallest_k(r, k, |j| key(x[(b + gs.red[j]) as usize]), &mut top);
+                        let keys = |j0: usize, buf: &mut [u64]| {
+                            for (o, &d) in buf.iter_mut().zip(&gs.red[j0..]) {
+                                *o = key(x[(b + d) as usize]);
+                            }
+                        };
+                        smallest_k(r, k, keys, &mut top);
                     }
                     let v = std::mem::take(&mut top).into_sorted_vec();
                     keys.extend_from_slice(&v);
@@ -198,7 +214,8 @@ mod tests {
             .collect();
         for (r, k) in [(300, 1), (300, 4), (200, 3), (64, 1), (65, 1), (130, 2)] {
             let mut top = BinaryHeap::new();
-            smallest_k(r, k, |j| keys[j], &mut top);
+            let fill = |j0: usize, buf: &mut [u64]| buf.copy_from_slice(&keys[j0..j0 + buf.len()]);
+            smallest_k(r, k, fill, &mut top);
             let mut all: Vec<(u64, u32)> = (0..r).map(|j| (keys[j], j as u32)).collect();
             all.sort_unstable();
             all.truncate(k);

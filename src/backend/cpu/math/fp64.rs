@@ -77,6 +77,15 @@ pub(super) fn expm1_pos(y: f64) -> f64 {
     s.mul_add(p, s - 1.0)
 }
 
+/// `field - bias` as an f64, for a biased exponent `field` in `[0, 2048]` and an integral
+/// `bias` below 2^11: `2^52 + field` built from its bits, less `2^52 + bias`, both exact. (AVX2
+/// has no packed i64 -> f64 conversion: `field as f64` made the logarithms' vector loops
+/// convert lane by lane; per-op sweep rows `log2`, `log10`.)
+#[inline(always)]
+pub(super) fn exponent_value(field: i64, bias: f64) -> f64 {
+    f64::from_bits(0x4330_0000_0000_0000 | field as u64) - (4503599627370496.0 + bias)
+}
+
 /// `ln x`: as the f32 form (subnormals scaled by `2^54`), series in `s^2` to `s^20/21`
 /// (truncation < 1e-18).
 #[inline(always)]
@@ -84,11 +93,10 @@ pub(crate) fn log(x: f64) -> f64 {
     let tiny = x < f64::MIN_POSITIVE;
     let xs = sel(tiny, x * 18014398509481984.0, x);
     let bits = xs.to_bits() as i64;
-    let e = ((bits >> 52) & 0x7ff) - sel(tiny, 1077, 1023);
     let m = f64::from_bits(((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000) as u64);
     let big = m > SQRT2;
     let m = sel(big, m * 0.5, m);
-    let ef = (e + big as i64) as f64;
+    let ef = exponent_value(((bits >> 52) & 0x7ff) + big as i64, sel(tiny, 1077.0, 1023.0));
     let f = m - 1.0;
     let s = f / (2.0 + f);
     let z = s * s;

@@ -26,11 +26,10 @@ pub(crate) fn expm1(x: f32) -> f32 {
 #[inline(always)]
 fn log_parts(x: f32) -> (f64, f64) {
     let bits = (x as f64).to_bits() as i64;
-    let e = ((bits >> 52) & 0x7ff) - 1023;
     let m = f64::from_bits(((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000) as u64);
     let big = m > std::f64::consts::SQRT_2;
     let m = sel(big, m * 0.5, m);
-    let ef = (e + big as i64) as f64;
+    let ef = fp64::exponent_value(((bits >> 52) & 0x7ff) + big as i64, 1023.0);
     let f = m - 1.0;
     let s = f / (2.0 + f);
     let z = s * s;
