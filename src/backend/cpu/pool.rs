@@ -1,9 +1,10 @@
 //! Pooling kernels over contiguous `[planes, h, w]` elements and the windows of a
 //! [`PoolWindows`]: [`max_pool`] (values and, when asked, plane positions, PyTorch's NaN rule;
 //! integers too, a window without taps giving the type's lowest value; f32 / f64 windows
-//! tiling the plane, as 2x2 stride 2, row by row in vectorised folds), [`avg_pool`] (window sums over
-//! given divisors, in the dtype's compute type; i64 sums wrap and divide truncating, as
-//! PyTorch's) and its adjoint [`avg_pool_transpose`]. One task per block of planes on the rayon pool when the size pays.
+//! tiling the plane, as 2x2 stride 2, row by row in vectorised folds), [`avg_pool`] (window
+//! sums over given divisors, in the dtype's compute type; i64 sums wrap and divide
+//! truncating, as PyTorch's) and its adjoint [`avg_pool_transpose`]. One task per block of
+//! planes on the rayon pool when the size pays.
 
 use super::Cpu;
 use super::rowwise::{elems, elems_mut};
