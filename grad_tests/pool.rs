@@ -356,3 +356,171 @@ fn max_pool_input_gradient_links_to_the_input_under_create_graph() -> R {
     }
     Ok(())
 }
+
+/// The f32 / f64 values of the tiling test: many ties (`-0.0` / `0.0`), `±inf` and two NaNs
+/// of different bits (which NaN a window gives shows in its bits).
+trait Pick: tapegrad::Element + Copy {
+    const VALUES: [Self; 9];
+    fn bits(self) -> u64;
+    fn gt(self, o: Self) -> bool;
+    fn nan(self) -> bool;
+}
+
+impl Pick for f32 {
+    const VALUES: [f32; 9] = [
+        -0.0,
+        0.0,
+        1.0,
+        -1.0,
+        2.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+    ];
+    fn bits(self) -> u64 {
+        self.to_bits() as u64
+    }
+    fn gt(self, o: Self) -> bool {
+        self > o
+    }
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+}
+
+impl Pick for f64 {
+    const VALUES: [f64; 9] = [
+        -0.0,
+        0.0,
+        1.0,
+        -1.0,
+        2.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::NAN,
+        -f64::NAN,
+    ];
+    fn bits(self) -> u64 {
+        self.to_bits()
+    }
+    fn gt(self, o: Self) -> bool {
+        self > o
+    }
+    fn nan(self) -> bool {
+        self.is_nan()
+    }
+}
+
+/// Plain max pooling of `[planes, h, w]` without padding or dilation: every window's taps in
+/// row-major order from `-inf`, a tap replacing the best when greater or NaN (PyTorch's rule).
+fn max_pool_reference<T: Pick>(
+    x: &[T],
+    (planes, h, w): (usize, usize, usize),
+    (kh, kw, sh, sw): (usize, usize, usize, usize),
+    ceil_mode: bool,
+) -> (Vec<u64>, Vec<i64>) {
+    let out = |n: usize, k: usize, s: usize| {
+        let mut o = if ceil_mode {
+            (n - k).div_ceil(s)
+        } else {
+            (n - k) / s
+        } + 1;
+        if ceil_mode && (o - 1) * s >= n {
+            o -= 1; // a last window starts inside the input
+        }
+        o
+    };
+    let (oh, ow) = (out(h, kh, sh), out(w, kw, sw));
+    let (mut vals, mut idx) = (Vec::new(), Vec::new());
+    for p in 0..planes {
+        let x = &x[p * h * w..][..h * w];
+        for i in 0..oh {
+            for j in 0..ow {
+                let (mut best, mut at) = (T::VALUES[6], i * sh * w + j * sw);
+                for r in i * sh..(i * sh + kh).min(h) {
+                    for c in j * sw..(j * sw + kw).min(w) {
+                        let v = x[r * w + c];
+                        if v.gt(best) || v.nan() {
+                            (best, at) = (v, r * w + c);
+                        }
+                    }
+                }
+                vals.push(best.bits());
+                idx.push(at as i64);
+            }
+        }
+    }
+    (vals, idx)
+}
+
+fn tiling_case<T: Pick>(dt: DType) -> R {
+    // a fixed LCG over the values: runs of ties, NaNs, infinities
+    let mut state = 12345u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    for (h, w) in [(56, 56), (57, 57), (7, 9), (2, 2), (1, 5)] {
+        let planes = 3;
+        let v: Vec<T> = (0..planes * h * w).map(|_| T::VALUES[next() % 9]).collect();
+        let x = Tensor::from_vec(v.clone(), &[1, planes, h, w])?;
+        assert_eq!(x.dtype(), dt);
+        for (kh, kw, sh, sw) in [
+            (2, 2, 2, 2),
+            (3, 3, 3, 3),
+            (2, 3, 2, 3),
+            (1, 2, 1, 2),
+            (4, 1, 4, 1),
+            (5, 5, 5, 5),
+            (2, 2, 1, 1),
+            (3, 2, 2, 2),
+        ] {
+            if kh > h || kw > w {
+                continue;
+            }
+            for ceil_mode in [false, true] {
+                let (rv, ri) = max_pool_reference(&v, (planes, h, w), (kh, kw, sh, sw), ceil_mode);
+                let k = [kh as i64, kw as i64];
+                let s = [sh as i64, sw as i64];
+                let case = format!("{dt:?} {h}x{w} k{k:?} s{s:?} ceil {ceil_mode}");
+                let (y, i) = x.max_pool2d_with_indices(&k, &s, &[0], &[1], ceil_mode)?;
+                let bits: Vec<u64> = y.to_vec::<T>()?.into_iter().map(T::bits).collect();
+                assert_eq!(bits, rv, "{case}: values");
+                assert_eq!(i.to_vec::<i64>()?, ri, "{case}: indices");
+                // without indices (the op not recorded): the same values
+                let y = x.max_pool2d(&k, &s, &[0], &[1], ceil_mode)?;
+                let bits: Vec<u64> = y.to_vec::<T>()?.into_iter().map(T::bits).collect();
+                assert_eq!(bits, rv, "{case}: values without indices");
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn max_pool2d_tiling_windows_match_a_plain_loop_bit_for_bit() -> R {
+    // windows tiling the plane (stride = kernel, as the 2x2 workload `max_pool2d_c64_56`)
+    // take the backend's row-wise path; the others (overlapping, partial windows of
+    // ceil_mode) the general one: both give a plain loop's values (bits: which NaN, which
+    // zero) and indices (the last NaN, else the first of equal maxima)
+    tiling_case::<f32>(DType::F32)?;
+    tiling_case::<f64>(DType::F64)
+}
+
+#[test]
+fn max_pool2d_gradient_without_asking_for_indices() -> R {
+    // the plain `max_pool2d` of a tensor requiring grad still routes the gradient to the
+    // picks (ties: the first; torch 2.15 gives the same)
+    let x = t64(&[1.0, 1.0, 0.0, 3.0, 1.0, 0.0, 3.0, 0.0], &[1, 1, 2, 4]).requires_grad_(true)?;
+    let y = x.max_pool2d(&[2], None, &[0], &[1], false)?;
+    assert_eq!(f64s(&y), vec![1.0, 3.0]);
+    y.backward_with(Some(&t64(&[5.0, 7.0], &[1, 1, 1, 2])), Default::default())?;
+    assert_eq!(
+        f64s(&x.grad().unwrap()),
+        vec![5.0, 0.0, 0.0, 7.0, 0.0, 0.0, 0.0, 0.0]
+    );
+    Ok(())
+}

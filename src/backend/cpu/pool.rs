@@ -1,8 +1,10 @@
 //! Pooling kernels over contiguous `[planes, h, w]` elements and the windows of a
-//! [`PoolWindows`]: [`max_pool`] (values and plane positions, PyTorch's NaN rule; integers
-//! too, a window without taps giving the type's lowest value), [`avg_pool`] (window sums over
-//! given divisors, in the dtype's compute type; i64 sums wrap and divide truncating, as
-//! PyTorch's) and its adjoint [`avg_pool_transpose`]. One task per block of planes on the rayon pool when the size pays.
+//! [`PoolWindows`]: [`max_pool`] (values and, when asked, plane positions, PyTorch's NaN rule;
+//! integers too, a window without taps giving the type's lowest value; f32 / f64 windows
+//! tiling the plane, as 2x2 stride 2, row by row in vectorised folds), [`avg_pool`] (window
+//! sums over given divisors, in the dtype's compute type; i64 sums wrap and divide
+//! truncating, as PyTorch's) and its adjoint [`avg_pool_transpose`]. One task per block of
+//! planes on the rayon pool when the size pays.
 
 use super::Cpu;
 use super::rowwise::{elems, elems_mut};
@@ -75,7 +77,7 @@ fn planes<A: Send, B: Sync>(
 /// See [`PoolKernels::max_pool`].
 pub(super) fn max_pool(
     dst: &mut CpuBuffer,
-    idx: &mut CpuBuffer,
+    idx: Option<&mut CpuBuffer>,
     src: &CpuBuffer,
     so: usize,
     win: &PoolWindows,
@@ -85,31 +87,51 @@ pub(super) fn max_pool(
     if win.planes * op == 0 {
         return;
     }
+    if let Some((kh, kw)) = tiling(win) {
+        match dt {
+            DType::F32 => {
+                return max_planes::<f32>(dst, idx, src, so, win, tiled::<f32>(win, (kh, kw)));
+            }
+            DType::F64 => {
+                return max_planes::<f64>(dst, idx, src, so, win, tiled::<f64>(win, (kh, kw)));
+            }
+            _ => {}
+        }
+    }
     match_dtype!(dt, float, (T, C) => {
-        max_planes::<T>(dst, idx, src, so, win, max_plane::<T, C>)
+        max_planes::<T>(dst, idx, src, so, win, |d, ix, s| max_plane::<T, C>(d, ix, s, win))
     }, else match_dtype!(dt, int, T => {
-        max_planes::<T>(dst, idx, src, so, win, max_plane_int::<T>)
+        max_planes::<T>(dst, idx, src, so, win, |d, ix, s| max_plane_int::<T>(d, ix, s, win))
     }))
 }
 
-/// Runs `plane(dst, idx, src, win)` over every plane of a max pooling.
+/// Runs `plane(dst, idx, src)` over every plane of a max pooling (`idx` only when the
+/// positions are asked for).
 fn max_planes<T: Element>(
     dst: &mut CpuBuffer,
-    idx: &mut CpuBuffer,
+    idx: Option<&mut CpuBuffer>,
     src: &CpuBuffer,
     so: usize,
     win: &PoolWindows,
-    plane: fn(&mut [T], &mut [i64], &[T], &PoolWindows),
+    plane: impl Fn(&mut [T], Option<&mut [i64]>, &[T]) + Sync,
 ) {
     let (ip, op) = (win.in_plane(), win.out_plane());
     let s = elems::<T>(src, so, win.planes * ip);
     let d = elems_mut::<T>(dst, win.planes * op);
-    let ix = elems_mut::<i64>(idx, win.planes * op);
-    let mut pairs: Vec<(&mut [T], &mut [i64])> = d.chunks_mut(op).zip(ix.chunks_mut(op)).collect();
+    let mut pairs: Vec<(&mut [T], Option<&mut [i64]>)> = match idx {
+        Some(idx) => {
+            let ix = elems_mut::<i64>(idx, win.planes * op);
+            d.chunks_mut(op)
+                .zip(ix.chunks_mut(op))
+                .map(|(d, ix)| (d, Some(ix)))
+                .collect()
+        }
+        None => d.chunks_mut(op).map(|d| (d, None)).collect(),
+    };
     let work = op * win.rows.first().map_or(1, |r| r.1) * win.cols.first().map_or(1, |c| c.1);
     planes(&mut pairs, 1, s, ip, work, |pairs, s| {
         for ((d, ix), s) in pairs.iter_mut().zip(s.chunks(ip)) {
-            plane(d, ix, s, win);
+            plane(d, ix.as_deref_mut(), s);
         }
     });
 }
@@ -129,7 +151,7 @@ macro_rules! int_max {
 }
 int_max!(u8, i8, i16, i32, i64);
 
-fn max_plane_int<T: IntMax>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWindows) {
+fn max_plane_int<T: IntMax>(d: &mut [T], mut ix: Option<&mut [i64]>, s: &[T], win: &PoolWindows) {
     let ow = win.cols.len();
     for (i, &(r0, nr)) in win.rows.iter().enumerate() {
         for (j, &(c0, nc)) in win.cols.iter().enumerate() {
@@ -148,7 +170,9 @@ fn max_plane_int<T: IntMax>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWind
                 }
             }
             d[i * ow + j] = best;
-            ix[i * ow + j] = at as i64;
+            if let Some(ix) = ix.as_deref_mut() {
+                ix[i * ow + j] = at as i64;
+            }
         }
     }
 }
@@ -161,7 +185,15 @@ fn first_tap(win: &PoolWindows, r0: usize, c0: usize) -> usize {
         .min(i64::MAX as usize)
 }
 
-fn max_plane<T, C>(d: &mut [T], ix: &mut [i64], s: &[T], win: &PoolWindows)
+/// PyTorch's max pooling rule, folding a window's taps in row-major order from `-inf`: a tap
+/// replaces the best so far when greater or NaN (so the last NaN wins, else the first of
+/// equal maxima).
+#[inline(always)]
+fn replaces<C: Acc>(v: C, best: C) -> bool {
+    v > best || v.is_nan()
+}
+
+fn max_plane<T, C>(d: &mut [T], mut ix: Option<&mut [i64]>, s: &[T], win: &PoolWindows)
 where
     T: Element + FloatCompute<C = C>,
     C: Acc,
@@ -176,14 +208,102 @@ where
                 for kc in 0..nc {
                     let p = base + c0 + kc * win.dw;
                     let v = s[p].widen();
-                    if v > best || v.is_nan() {
+                    if replaces(v, best) {
                         best = v;
                         at = p;
                     }
                 }
             }
             d[i * ow + j] = T::narrow(best);
-            ix[i * ow + j] = at as i64;
+            if let Some(ix) = ix.as_deref_mut() {
+                ix[i * ow + j] = at as i64;
+            }
+        }
+    }
+}
+
+/// The kernel `(kh, kw)` of windows that tile the plane: window `(i, j)` is rows
+/// `[i kh, (i + 1) kh)` and columns `[j kw, (j + 1) kw)` (stride = kernel, no dilation, none
+/// clipped by padding or ceil_mode), else `None`.
+fn tiling(win: &PoolWindows) -> Option<(usize, usize)> {
+    let (kh, kw) = (win.rows.first()?.1, win.cols.first()?.1);
+    let tiles = |v: &[(usize, usize)], k: usize, dil: usize| {
+        k > 0 && (k == 1 || dil == 1) && v.iter().enumerate().all(|(i, &t)| t == (i * k, k))
+    };
+    (tiles(&win.rows, kh, win.dh) && tiles(&win.cols, kw, win.dw)).then_some((kh, kw))
+}
+
+/// [`max_plane`] of windows tiling the plane (see [`tiling`]; f32 / f64), the fast path of
+/// the workload `max_pool2d_c64_56` (2x2, stride 2): output row by output row, the row's
+/// maxima start at `-inf` (positions at the windows' first taps) and fold in the input rows
+/// of the windows one after the other, each output column its `kw` adjacent taps; every
+/// window's taps are thus folded in row-major order with [`replaces`], the picks the same
+/// as [`max_plane`]'s bit for bit. Across the output columns the folds are independent and
+/// vectorise (`kw` 2 and 3 are specialised).
+fn tiled<C: Acc>(
+    win: &PoolWindows,
+    (kh, kw): (usize, usize),
+) -> impl Fn(&mut [C], Option<&mut [i64]>, &[C]) + Sync {
+    let geo = (win.w, win.cols.len(), kh);
+    move |d, ix, s| match kw {
+        2 => tiled_plane(d, ix, s, geo, 2),
+        3 => tiled_plane(d, ix, s, geo, 3),
+        _ => tiled_plane(d, ix, s, geo, kw),
+    }
+}
+
+/// One plane of [`tiled`]: `(w, ow, kh)` the input width, output width and kernel height.
+#[inline(always)]
+fn tiled_plane<C: Acc>(
+    d: &mut [C],
+    ix: Option<&mut [i64]>,
+    s: &[C],
+    (w, ow, kh): (usize, usize, usize),
+    kw: usize,
+) {
+    let n = ow * kw;
+    match ix {
+        None => {
+            for (i, d) in d.chunks_exact_mut(ow).enumerate() {
+                d.fill(C::NEG_INF);
+                for kr in 0..kh {
+                    let r = &s[(i * kh + kr) * w..][..n];
+                    for (best, taps) in d.iter_mut().zip(r.chunks_exact(kw)) {
+                        let mut b = *best;
+                        for &v in taps {
+                            if replaces(v, b) {
+                                b = v;
+                            }
+                        }
+                        *best = b;
+                    }
+                }
+            }
+        }
+        Some(ix) => {
+            let rows = d.chunks_exact_mut(ow).zip(ix.chunks_exact_mut(ow));
+            for (i, (d, ix)) in rows.enumerate() {
+                let top = i * kh * w;
+                d.fill(C::NEG_INF);
+                for (j, at) in ix.iter_mut().enumerate() {
+                    *at = (top + j * kw) as i64;
+                }
+                for kr in 0..kh {
+                    let row = top + kr * w;
+                    let r = &s[row..][..n];
+                    let cols = d.iter_mut().zip(ix.iter_mut()).zip(r.chunks_exact(kw));
+                    for (j, ((best, at), taps)) in cols.enumerate() {
+                        let (mut b, mut a) = (*best, *at);
+                        for (kc, &v) in taps.iter().enumerate() {
+                            if replaces(v, b) {
+                                b = v;
+                                a = (row + j * kw + kc) as i64;
+                            }
+                        }
+                        (*best, *at) = (b, a);
+                    }
+                }
+            }
         }
     }
 }
@@ -313,7 +433,7 @@ pub(super) fn avg_pool_transpose(
 impl PoolKernels for Cpu {
     fn max_pool(
         dst: &mut CpuBuffer,
-        idx: &mut CpuBuffer,
+        idx: Option<&mut CpuBuffer>,
         src: &CpuBuffer,
         so: usize,
         win: &PoolWindows,

@@ -21,24 +21,28 @@ fn check(src: &TensorData, outs: &[&TensorData]) {
     );
 }
 
-/// `dst` (dtype `dt`) and `idx` (i64), both `[planes, oh, ow]`: the maxima of the windows of
-/// `src` (`[planes, h, w]`) and their positions in the plane.
+/// `dst` (dtype `dt`) and, when given, `idx` (i64), both `[planes, oh, ow]`: the maxima of
+/// the windows of `src` (`[planes, h, w]`) and their positions in the plane.
 pub(crate) fn max_pool(
     dst: &TensorData,
-    idx: &TensorData,
+    idx: Option<&TensorData>,
     src: &TensorData,
     win: &PoolWindows,
     dt: DType,
 ) {
-    check(src, &[dst, idx]);
+    let outs: Vec<&TensorData> = std::iter::once(dst).chain(idx).collect();
+    check(src, &outs);
     let r = src.storage.read_device();
     let mut w = dst.storage.write_device();
-    let mut wi = idx.storage.write_device();
+    let mut wi = idx.map(|i| i.storage.write_device());
     super::assert_inside(r.len(), &src.layout, dt.size());
     super::assert_inside(w.len(), &dst.layout, dt.size());
-    super::assert_inside(wi.len(), &idx.layout, DType::I64.size());
+    if let (Some(i), Some(wi)) = (idx, &wi) {
+        super::assert_inside(wi.len(), &i.layout, DType::I64.size());
+    }
     on_device!(&mut *w, &*r, |B, d, s| {
-        B::max_pool(d, B::buffer_mut(&mut wi), s, src.layout.offset(), win, dt)
+        let wi = wi.as_deref_mut().map(B::buffer_mut);
+        B::max_pool(d, wi, s, src.layout.offset(), win, dt)
     })
 }
 

@@ -8,13 +8,14 @@ use crate::backend::{Device, PoolWindows};
 /// Windows over contiguous planes.
 pub(crate) trait PoolKernels: Device {
     /// The maximum of every window of `win` over `src` (`planes * h * w` contiguous float
-    /// or integer (not bool) elements of dtype `dt` from element `so`) into `dst` (`planes * oh * ow`, from 0) and
-    /// its position in the plane (`row * w + col`, i64) into `idx`. NaN wins (the last NaN of
-    /// a window); an all `-inf` window picks its first element. Buffers are distinct. Panics
-    /// (an internal invariant) if a range lies outside its buffer.
+    /// or integer (not bool) elements of dtype `dt` from element `so`) into `dst` (`planes * oh * ow`, from 0) and,
+    /// when `idx` is given, its position in the plane (`row * w + col`, i64) into `idx`. NaN
+    /// wins (the last NaN of a window); of equal maxima the first in row-major order; an all
+    /// `-inf` window picks its first element. Buffers are distinct. Panics (an internal
+    /// invariant) if a range lies outside its buffer.
     fn max_pool(
         dst: &mut Self::Buffer,
-        idx: &mut Self::Buffer,
+        idx: Option<&mut Self::Buffer>,
         src: &Self::Buffer,
         so: usize,
         win: &PoolWindows,

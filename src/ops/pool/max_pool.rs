@@ -5,6 +5,7 @@
 //! (`scatter_add`, so double backward is its gather).
 
 use super::{MAX_POOL_INTS, Pool2d, adaptive, as_2d, check_dtype, geo};
+use crate::autograd::view::{grad_edges, record_edges};
 use crate::autograd::{SavedTensor, no_grad, record};
 use crate::backend::PoolWindows;
 use crate::layout::Layout;
@@ -93,14 +94,17 @@ backward!(ZeroLink, self.name, |self, _, _g: Tensor| {
 });
 
 /// The maxima of the windows `win` of `x` (shape `[.., h, w]`) as a tensor of `out_shape`,
-/// with the i64 plane positions; both channels-last when `x` (4 dims) suggests it.
+/// with the i64 plane positions when `indices` asks for them (the backward takes them too:
+/// computed whenever the op is recorded); both channels-last when `x` (4 dims) suggests it.
 fn max_pool_windows(
     x: &Tensor,
     out_shape: &[usize],
     win: &PoolWindows,
     name: &'static str,
-) -> Result<(Tensor, Tensor)> {
+    indices: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
     let cl = x.dim() == 4 && suggests(x);
+    let edges = grad_edges(&[x])?;
     let (out, idx) = {
         let _g = no_grad();
         let xc = if x.is_contiguous() {
@@ -110,37 +114,48 @@ fn max_pool_windows(
         };
         let strides = Layout::contiguous(out_shape).strides().to_vec();
         let out = Tensor::empty_strided(out_shape, &strides, x.dtype())?;
-        let idx = Tensor::empty_strided(out_shape, &strides, DType::I64)?;
-        crate::backend::pool::max_pool(&out.data(), &idx.data(), &xc.data(), win, x.dtype());
+        let idx = if indices || edges.is_some() {
+            Some(Tensor::empty_strided(out_shape, &strides, DType::I64)?)
+        } else {
+            None
+        };
+        let id = idx.as_ref().map(Tensor::data);
+        crate::backend::pool::max_pool(&out.data(), id.as_ref(), &xc.data(), win, x.dtype());
         if cl {
-            (channels_last(&out)?, channels_last(&idx)?)
+            let idx = idx.map(|i| channels_last(&i)).transpose()?;
+            (channels_last(&out)?, idx)
         } else {
             (out, idx)
         }
     };
-    record(
-        &[&out],
-        &[x],
-        || vec![SavedTensor::private(idx.clone()), SavedTensor::input(x)],
-        MaxPoolBackward {
+    if let (Some(edges), Some(idx)) = (edges, &idx) {
+        let saved = vec![SavedTensor::private(idx.clone()), SavedTensor::input(x)];
+        let bw = MaxPoolBackward {
             name,
             shape: x.shape(),
             hollow: win.rows.iter().chain(&win.cols).any(|&(_, n)| n == 0),
             channels_last: cl,
-        },
-    )?;
+        };
+        record_edges(&[&out], edges, saved, bw);
+    }
     Ok((out, idx))
 }
 
-/// Max pooling of `x` over its last two dims with indices (`int32`: PyTorch's int range check
-/// of the arguments, see `Pool2d::new`).
+/// The pair of a pooling that asked for its indices.
+fn asked((y, i): (Tensor, Option<Tensor>)) -> (Tensor, Tensor) {
+    (y, i.expect("internal: max pooling indices were asked for"))
+}
+
+/// Max pooling of `x` over its last two dims, with indices when `indices` asks (`int32`:
+/// PyTorch's int range check of the arguments, see `Pool2d::new`).
 fn max_pool2d_impl(
     x: &Tensor,
     args: (&[i64], &[i64], &[i64], &[i64]),
     ceil_mode: bool,
     int32: bool,
     op: &'static str,
-) -> Result<(Tensor, Tensor)> {
+    indices: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
     let (geo, oh, ow) = Pool2d::new(x, args, ceil_mode, int32, op)?;
     let sh = x.shape();
     let n = sh.len();
@@ -148,17 +163,24 @@ fn max_pool2d_impl(
     let win = geo.windows(planes, (sh[n - 2], sh[n - 1]), (oh, ow));
     let mut out_shape = sh[..n - 2].to_vec();
     out_shape.extend([oh, ow]);
-    max_pool_windows(x, &out_shape, &win, "MaxPool2DWithIndicesBackward0")
+    max_pool_windows(
+        x,
+        &out_shape,
+        &win,
+        "MaxPool2DWithIndicesBackward0",
+        indices,
+    )
 }
 
-/// 1-d max pooling with indices as the 2-d one on a unit height (`int32`: see
-/// `max_pool2d_impl`; without it, the plain float `max_pool1d`, whose own checks come first).
+/// 1-d max pooling as the 2-d one on a unit height (`int32`: see `max_pool2d_impl`; without
+/// it, the plain float `max_pool1d`, whose own checks come first; the indices only with
+/// `int32`, the `_with_indices` form).
 fn max_pool1d_impl(
     x: &Tensor,
     (kernel_size, stride, padding, dilation): (i64, Option<i64>, i64, i64),
     ceil_mode: bool,
     int32: bool,
-) -> Result<(Tensor, Tensor)> {
+) -> Result<(Tensor, Option<Tensor>)> {
     let op = "max_pool1d";
     if !int32 {
         // PyTorch's `max_pool1d` checks, in its order
@@ -218,8 +240,11 @@ fn max_pool1d_impl(
         &[0, padding][..],
         &[1, dilation][..],
     );
-    let (y, i) = max_pool2d_impl(&x2, args, ceil_mode, int32, op)?;
-    Ok((y.squeeze_dim(-2)?, i.squeeze_dim(-2)?))
+    let (y, i) = max_pool2d_impl(&x2, args, ceil_mode, int32, op, int32)?;
+    Ok((
+        y.squeeze_dim(-2)?,
+        i.map(|i| i.squeeze_dim(-2)).transpose()?,
+    ))
 }
 
 /// A 1-d pooling's integer arguments (`stride` absent: `None`).
@@ -229,6 +254,36 @@ fn args_1d(
 ) -> Result<(i64, Option<i64>, i64, i64)> {
     use crate::tensor::dims::{dim, maybe_dim};
     Ok((dim(k, op)?, maybe_dim(s, op)?, dim(p, op)?, dim(d, op)?))
+}
+
+/// [`Tensor::max_pool2d`]'s checks and pooling, with indices when `indices` asks.
+fn max_pool2d_checked(
+    x: &Tensor,
+    (k, s, p, d): (
+        impl IntoGeometry,
+        impl IntoGeometry,
+        impl IntoGeometry,
+        impl IntoGeometry,
+    ),
+    ceil_mode: bool,
+    indices: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let op = "max_pool2d";
+    check_dtype(x, op, MAX_POOL_INTS)?;
+    let (k, s, p, d) = (geo(k, op)?, geo(s, op)?, geo(p, op)?, geo(d, op)?);
+    max_pool2d_impl(x, (&k, &s, &p, &d), ceil_mode, true, op, indices)
+}
+
+/// [`Tensor::adaptive_max_pool2d`] with indices when `indices` asks.
+fn adaptive_max_pool2d_checked(
+    x: &Tensor,
+    output_size: impl IntoGeometry,
+    indices: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    let op = "adaptive_max_pool2d";
+    check_float(x, op)?;
+    let (shape, win) = adaptive(x, &geo(output_size, op)?, op)?;
+    max_pool_windows(x, &shape, &win, "AdaptiveMaxPool2DBackward0", indices)
 }
 
 impl Tensor {
@@ -242,15 +297,8 @@ impl Tensor {
         dilation: impl IntoGeometry,
         ceil_mode: bool,
     ) -> Result<(Tensor, Tensor)> {
-        let op = "max_pool2d";
-        check_dtype(self, op, MAX_POOL_INTS)?;
-        let (k, s, p, d) = (
-            geo(kernel_size, op)?,
-            geo(stride, op)?,
-            geo(padding, op)?,
-            geo(dilation, op)?,
-        );
-        max_pool2d_impl(self, (&k, &s, &p, &d), ceil_mode, true, op)
+        let args = (kernel_size, stride, padding, dilation);
+        max_pool2d_checked(self, args, ceil_mode, true).map(asked)
     }
 
     /// 2-d max pooling of a `[C, H, W]` or `[N, C, H, W]` input, as
@@ -274,9 +322,8 @@ impl Tensor {
         dilation: impl IntoGeometry,
         ceil_mode: bool,
     ) -> Result<Tensor> {
-        Ok(self
-            .max_pool2d_with_indices(kernel_size, stride, padding, dilation, ceil_mode)?
-            .0)
+        let args = (kernel_size, stride, padding, dilation);
+        Ok(max_pool2d_checked(self, args, ceil_mode, false)?.0)
     }
 
     /// [`Tensor::max_pool1d`] also returning the position of every maximum along the last
@@ -292,7 +339,7 @@ impl Tensor {
         let op = "max_pool1d";
         check_dtype(self, op, MAX_POOL_INTS)?;
         let args = args_1d((kernel_size, stride, padding, dilation), op)?;
-        max_pool1d_impl(self, args, ceil_mode, true)
+        max_pool1d_impl(self, args, ceil_mode, true).map(asked)
     }
 
     /// 1-d max pooling of a `[C, L]` or `[N, C, L]` input, as
@@ -325,10 +372,7 @@ impl Tensor {
         &self,
         output_size: impl IntoGeometry,
     ) -> Result<(Tensor, Tensor)> {
-        let op = "adaptive_max_pool2d";
-        check_float(self, op)?;
-        let (shape, win) = adaptive(self, &geo(output_size, op)?, op)?;
-        max_pool_windows(self, &shape, &win, "AdaptiveMaxPool2DBackward0")
+        adaptive_max_pool2d_checked(self, output_size, true).map(asked)
     }
 
     /// Adaptive 2-d max pooling to `output_size` (one size or two): output `(i, j)` is the
@@ -342,6 +386,6 @@ impl Tensor {
     /// # Ok::<(), tapegrad::Error>(())
     /// ```
     pub fn adaptive_max_pool2d(&self, output_size: impl IntoGeometry) -> Result<Tensor> {
-        Ok(self.adaptive_max_pool2d_with_indices(output_size)?.0)
+        Ok(adaptive_max_pool2d_checked(self, output_size, false)?.0)
     }
 }
