@@ -375,7 +375,7 @@ pub(crate) fn read<T: Element>(buf: &CpuBuffer, l: &Layout, dt: DType) -> Result
     }
     let mut out = crate::storage::try_vec(l.numel(), "to_vec")?;
     dispatch!(dt, S => {
-        if l.is_contiguous() {
+        if l.is_contiguous() && l.numel() > 0 {
             // one slice pass: host reads of whole tensors (targets, index lists, `to_vec`)
             // skip the strided walk's per-element bookkeeping (per-op sweep row `nll_loss`)
             let all = super::index::elems::<S>(buf);

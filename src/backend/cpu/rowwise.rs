@@ -587,7 +587,7 @@ pub(super) fn read_at<T: Element>(
     dispatch!(dt, S => {
         let all = elems::<S>(buf, 0, if l.numel() == 0 { 0 } else { l.storage_span() });
         let numel = l.numel();
-        if l.is_contiguous() {
+        if l.is_contiguous() && numel > 0 {
             // positions are offsets: no division per dim (`nll_loss`'s picks)
             let xs = &all[l.offset()..l.offset() + numel];
             out.extend(at.iter().map(|&p| cast::<S, T>(xs[p])));
