@@ -96,7 +96,10 @@ pub(crate) fn log(x: f64) -> f64 {
     let m = f64::from_bits(((bits & 0x000f_ffff_ffff_ffff) | 0x3ff0_0000_0000_0000) as u64);
     let big = m > SQRT2;
     let m = sel(big, m * 0.5, m);
-    let ef = exponent_value(((bits >> 52) & 0x7ff) + big as i64, sel(tiny, 1077.0, 1023.0));
+    let ef = exponent_value(
+        ((bits >> 52) & 0x7ff) + big as i64,
+        sel(tiny, 1077.0, 1023.0),
+    );
     let f = m - 1.0;
     let s = f / (2.0 + f);
     let z = s * s;
