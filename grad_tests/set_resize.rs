@@ -681,3 +681,19 @@ fn resize_growth_never_exposes_uninitialised_memory() {
     u.resize_with(&[2], ResizeFill::Nan).unwrap();
     assert_eq!(u.to_vec::<u8>().unwrap(), vec![1, 255]);
 }
+
+#[test]
+fn empty_geometry_past_its_storage_reads_nothing() -> tapegrad::Result<()> {
+    // PyTorch 2.15 accepts a zero-element geometry at any offset (`x.set_(s, 10, (0,))` on a
+    // 3-element storage reads `[]`): host reads return nothing, whether the empty layout is
+    // contiguous or not, instead of slicing the buffer past its end
+    let y = Tensor::arange(0, 3, 1)?;
+    let x = Tensor::zeros(&[1], DType::I64)?;
+    x.set_storage(&y.storage(), 10, &[0], None)?;
+    assert_eq!((x.storage_offset(), x.shape()), (10, vec![0]));
+    assert_eq!(x.to_vec::<i64>()?, Vec::<i64>::new());
+    x.set_storage(&y.storage(), 10, &[2, 0], Some(&[1, 1]))?;
+    assert_eq!(x.to_vec::<i64>()?, Vec::<i64>::new());
+    assert_eq!(x.to_dtype(DType::F32)?.to_vec::<f32>()?, Vec::<f32>::new());
+    Ok(())
+}
