@@ -32,6 +32,7 @@ mod pool;
 mod ramp;
 pub(crate) mod reduce;
 mod resample;
+pub(crate) mod row_sum;
 mod rowwise;
 mod scalar;
 pub(crate) mod scan;

@@ -271,138 +271,6 @@ pub(crate) fn dot_dense(
     }
 }
 
-/// Bytes of one vector of PyTorch's CPU sum kernels (AVX2, the capability torch 2.15 picks on
-/// these machines): the lane count of [`row_sum`] is `ROW_VEC_BYTES / size_of::<A>()`.
-const ROW_VEC_BYTES: usize = 32;
-/// Independent vector accumulators of [`row_sum`] (torch's `ilp_factor`).
-const ROW_ILP: usize = 4;
-/// Cascade levels of [`row_sum`] (torch's `num_levels`).
-const ROW_LEVELS: usize = 4;
-
-/// `ceil(log2(x))`, 1 for `x <= 2` (torch's `utils::CeilLog2`).
-fn ceil_log2(x: usize) -> usize {
-    if x <= 2 {
-        1
-    } else {
-        (usize::BITS - (x - 1).leading_zeros()) as usize
-    }
-}
-
-/// The sum of one contiguous row in PyTorch's inner-sum order (`vectorized_inner_sum` of
-/// `SumKernel.cpp`): the row is read as vectors of `V` lanes, vector `i` goes to accumulator
-/// `i % ROW_ILP`, whose sums cascade up [`ROW_LEVELS`] levels every `2^p` steps; the leftover
-/// vectors join accumulator 0, the accumulators are added in order; the elements past the last
-/// whole vector are added in order from zero, then the lanes in order. Rows shorter than one
-/// vector take torch's scalar path (`scalar_inner_sum`): the same order with `V = 1`.
-#[inline(always)]
-fn row_sum_body<S: Copy, A: Element, const V: usize>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    let vecs = x.len() / V;
-    let (body, tail) = x.split_at(vecs * V);
-    let groups = vecs / ROW_ILP;
-    let power = 4.max(ceil_log2(groups) / ROW_LEVELS);
-    let (step, mask) = (1usize << power, (1usize << power) - 1);
-    let mut acc = [[[A::zero(); V]; ROW_ILP]; ROW_LEVELS];
-    let add_group = |acc: &mut [[A; V]; ROW_ILP], g: &[S]| {
-        for (k, v) in g.chunks_exact(V).enumerate() {
-            for l in 0..V {
-                acc[k][l] = acc[k][l].add(conv(v[l]));
-            }
-        }
-    };
-    let mut gs = body.chunks_exact(V * ROW_ILP);
-    let mut i = 0;
-    while i + step <= groups {
-        for g in gs.by_ref().take(step) {
-            add_group(&mut acc[0], g);
-        }
-        i += step;
-        for j in 1..ROW_LEVELS {
-            let (lo, hi) = acc.split_at_mut(j);
-            for k in 0..ROW_ILP {
-                for l in 0..V {
-                    hi[0][k][l] = hi[0][k][l].add(lo[j - 1][k][l]);
-                    lo[j - 1][k][l] = A::zero();
-                }
-            }
-            if i & (mask << (j * power)) != 0 {
-                break;
-            }
-        }
-    }
-    for g in gs.by_ref() {
-        add_group(&mut acc[0], g);
-    }
-    let mut part = acc[0];
-    for level in &acc[1..] {
-        for k in 0..ROW_ILP {
-            for l in 0..V {
-                part[k][l] = part[k][l].add(level[k][l]);
-            }
-        }
-    }
-    for v in gs.remainder().chunks_exact(V) {
-        for (p, &e) in part[0].iter_mut().zip(v) {
-            *p = p.add(conv(e));
-        }
-    }
-    let (first, rest) = part.split_at_mut(1);
-    for pk in rest.iter() {
-        for (p, &e) in first[0].iter_mut().zip(pk) {
-            *p = p.add(e);
-        }
-    }
-    let mut s = A::zero();
-    for &v in tail {
-        s = s.add(conv(v));
-    }
-    for &p in &part[0] {
-        s = s.add(p);
-    }
-    s
-}
-
-/// [`row_sum_body`] with `V` = the lanes of one [`ROW_VEC_BYTES`] vector of `A`.
-#[inline(always)]
-fn row_sum_lanes<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    // (torch's vector path needs one whole vector of the element type `S`)
-    if x.len() < ROW_VEC_BYTES / std::mem::size_of::<S>().max(1) {
-        return row_sum_body::<S, A, 1>(x, conv);
-    }
-    match ROW_VEC_BYTES / std::mem::size_of::<A>() {
-        8 => row_sum_body::<S, A, 8>(x, conv),
-        4 => row_sum_body::<S, A, 4>(x, conv),
-        2 => row_sum_body::<S, A, 2>(x, conv),
-        _ => row_sum_body::<S, A, 1>(x, conv),
-    }
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn row_sum_avx2<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    row_sum_lanes(x, conv)
-}
-
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn row_sum_avx512<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    row_sum_lanes(x, conv)
-}
-
-/// The sum of one contiguous row in `A` in PyTorch's order ([`row_sum_body`]), each element
-/// converted by `conv`; the same bits at every vector width (no contraction).
-#[inline]
-pub(crate) fn row_sum<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, simd: Simd) -> A {
-    match simd {
-        // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { row_sum_avx512(x, conv) },
-        // SAFETY: the caller detected AVX2 on the running CPU.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { row_sum_avx2(x, conv) },
-        _ => row_sum_lanes(x, conv),
-    }
-}
-
 /// Sums a contiguous run with 8 independent accumulators (vectorisable).
 #[inline]
 fn sum_run<T: Element>(p: &[T]) -> T {
@@ -495,7 +363,7 @@ pub(crate) unsafe fn sum_into<T: Element>(
                     unsafe {
                         let x = std::slice::from_raw_parts(px.offset(ox + i * sx), r);
                         let p = po.offset(oo + i * so);
-                        *p = (*p).add(row_sum(x, &|v: T| v, simd));
+                        *p = (*p).add(super::row_sum::plain(x, simd));
                     }
                 }
             },

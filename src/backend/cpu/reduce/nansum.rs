@@ -1,21 +1,25 @@
-//! `nansum`: a sum with NaN read as zero. Contiguous float rows run [`sum`]'s kernels (torch's
-//! inner-sum order for rows, the pairwise lanes of `sum()` for one full row), other geometries
-//! the f64 [`NanSum`] fold.
+//! `nansum`: a sum with NaN read as zero. Contiguous float rows run the sum kernels (torch's
+//! inner-sum order of [`row_sum`] for rows, the pairwise lanes of [`sum`]'s `sum()` for one
+//! full row), other geometries the f64 [`NanSum`] fold.
 
 use super::rows::Fold;
 use crate::Element;
 use crate::backend::cpu::elementwise::simd;
-use crate::backend::cpu::sum;
+use crate::backend::cpu::{row_sum, sum};
 use crate::dtype::cast;
 
 /// The sum of a contiguous float row with NaN read as zero, in the compute type (f16/bf16 in
-/// f32), in torch's inner-sum order ([`sum::row_sum`]; a row shorter than a vector in its
-/// ILP-4 order).
+/// f32), in torch's inner-sum order ([`row_sum::row_sum`], in vectors for f32/f64 rows by
+/// [`row_sum::dense`]; a row shorter than a vector in its ILP-4 order).
 pub(super) fn nansum_row<T: Element + crate::dtype::FloatCompute>(x: &[T]) -> T::C
 where
     T::C: Element,
 {
-    sum::row_sum(x, &nan_as_zero::<T>, simd())
+    let simd = simd();
+    match row_sum::dense::<T, true>(x, simd) {
+        Some(s) => <T::C as Element>::from_f64(s),
+        None => row_sum::row_sum(x, &nan_as_zero::<T>, simd),
+    }
 }
 
 /// The sum of one long contiguous float row (a full `nansum`) with NaN read as zero, by
