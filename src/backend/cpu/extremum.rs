@@ -175,16 +175,89 @@ fn value_avx512<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
 
 /// The extremum of the non-empty row `x` without its index (`amax`, `amin`, `max_all`): lanes
 /// of [`pick`] alone, which run at memory speed; a NaN or zero result is rescanned by [`row`],
-/// so the value is [`row`]'s bit for bit.
+/// so the value is [`row`]'s bit for bit. On AVX2 CPUs, f32/f64 rows first try [`x86::value`].
 pub(crate) fn value<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
     match simd() {
         // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512 => unsafe { value_avx512::<T, MAX>(x) },
-        // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { value_avx2::<T, MAX>(x) },
+        Simd::Avx2 => {
+            use super::vec256::retype;
+            use std::arch::x86_64::{__m256, __m256d};
+            // SAFETY (both): the CPU supports AVX2 (detected at run time by simd()).
+            let v = match (retype::<T, f32>(x), retype::<T, f64>(x)) {
+                (Some(x), _) => unsafe { x86::value::<__m256, MAX>(x) }.map(T::from_f64),
+                (_, Some(x)) => unsafe { x86::value::<__m256d, MAX>(x) }.map(T::from_f64),
+                _ => None,
+            };
+            // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
+            v.unwrap_or_else(|| unsafe { value_avx2::<T, MAX>(x) })
+        }
         _ => value_body::<T, MAX>(x),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::super::vec256::Vec256;
+    use crate::Element;
+
+    /// Vectors per step of [`value`]: independent chains enough for a one-cycle `vmaxps`.
+    const U: usize = 4;
+
+    /// The extremum of `x` as f64 by `vmaxps`/`vminps` lanes (per-op sweep rows `amax`,
+    /// `amin`: the lane arrays of `value_body` took four instructions per vector and spilled
+    /// merging 64 lanes). `None` when the row is shorter than two steps, holds a NaN, or the
+    /// extremum is a zero: the cases whose bits depend on which occurrence came first, which
+    /// the caller rescans. Any other extremum has one bit pattern, so this equals `row`'s.
+    #[target_feature(enable = "avx2")]
+    #[allow(clippy::needless_range_loop, clippy::eq_op)] // (lanes indexed like the steps)
+    pub(super) fn value<W: Vec256, const MAX: bool>(x: &[W::E]) -> Option<f64> {
+        let v = W::V;
+        let chunks = x.len() / (U * v);
+        if chunks < 2 {
+            return None;
+        }
+        let at = |i: usize| {
+            debug_assert!(i < chunks * U);
+            // SAFETY: vector `i < chunks * U` lies inside `x`; AVX2 is enabled here.
+            unsafe { W::load(x.as_ptr().add(i * v)) }
+        };
+        // SAFETY: AVX2 is enabled in this function.
+        let pick = |m: W, w: W| unsafe { if MAX { m.max_of(w) } else { m.min_of(w) } };
+        let mut m: [W; U] = std::array::from_fn(at);
+        // SAFETY: as above.
+        let mut nan: [W; U] = std::array::from_fn(|u| unsafe { m[u].nan_mask() });
+        for c in 1..chunks {
+            for u in 0..U {
+                let w = at(c * U + u);
+                m[u] = pick(m[u], w);
+                // SAFETY: as above.
+                nan[u] = unsafe { nan[u].or(w.nan_mask()) };
+            }
+        }
+        for u in 1..U {
+            m[0] = pick(m[0], m[u]);
+            // SAFETY: as above.
+            nan[0] = unsafe { nan[0].or(nan[u]) };
+        }
+        // SAFETY: as above.
+        let (any_nan, lanes) = unsafe { (nan[0].any(), m[0].lanes()) };
+        if any_nan {
+            return None;
+        }
+        let better = |a: W::E, b: W::E| if MAX { a > b } else { a < b };
+        let mut bm = lanes[0];
+        for &e in lanes[1..v].iter().chain(&x[chunks * U * v..]) {
+            if e != e {
+                return None;
+            }
+            if better(e, bm) {
+                bm = e;
+            }
+        }
+        (bm != W::E::zero()).then(|| bm.to_f64())
     }
 }
 
@@ -355,6 +428,73 @@ mod tests {
                 if !ambiguous(m[0]) {
                     assert_eq!(m[0].to_bits(), want.0.to_bits(), "{x:?}");
                 }
+            }
+        }
+    }
+
+    /// `value` against `row` on rows of random magnitudes (so every lane order matters), f32
+    /// and f64, with a NaN, an infinity or a zero extremum planted in some; on AVX2 CPUs the
+    /// vector scan must take every clean row of two steps or more.
+    #[test]
+    fn vector_values_equal_the_indexed_scan() {
+        fn check<T: ExtElem>(x: &[T]) {
+            let vector_len = 2 * 4 * 32 / std::mem::size_of::<T>();
+            let bits = |v: T| v.to_f64().to_bits();
+            assert_eq!(bits(value::<T, true>(x)), bits(row::<T, true>(x).0));
+            assert_eq!(bits(value::<T, false>(x)), bits(row::<T, false>(x).0));
+            #[cfg(target_arch = "x86_64")]
+            if simd() == Simd::Avx2 && x.len() >= vector_len {
+                use std::arch::x86_64::{__m256, __m256d};
+                let clean = |m: T| !ambiguous(m);
+                let (hi, lo) = (row::<T, true>(x).0, row::<T, false>(x).0);
+                let got = |max: bool| {
+                    let r32 = super::super::vec256::retype::<T, f32>(x);
+                    let r64 = super::super::vec256::retype::<T, f64>(x);
+                    // SAFETY: simd() detected AVX2.
+                    unsafe {
+                        match (r32, r64, max) {
+                            (Some(x), _, true) => x86::value::<__m256, true>(x),
+                            (Some(x), _, false) => x86::value::<__m256, false>(x),
+                            (_, Some(x), true) => x86::value::<__m256d, true>(x),
+                            (_, Some(x), false) => x86::value::<__m256d, false>(x),
+                            _ => unreachable!(),
+                        }
+                    }
+                };
+                let no_nan = !x.iter().any(|v| v != v);
+                assert_eq!(got(true).is_some(), no_nan && clean(hi));
+                assert_eq!(got(false).is_some(), no_nan && clean(lo));
+            }
+        }
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        };
+        for n in (1..300).chain([1023, 1024, 4099]) {
+            for plant in 0..5 {
+                let mut x: Vec<f64> = (0..n)
+                    .map(|_| (next() - 0.5) * 10f64.powi((next() * 12.0) as i32 - 6))
+                    .collect();
+                let at = (next() * n as f64) as usize;
+                match plant {
+                    1 => x[at] = f64::NAN,
+                    2 => x[at] = f64::NEG_INFINITY,
+                    3 => x.iter_mut().for_each(|v| *v = -v.abs()),
+                    _ => {}
+                }
+                if plant == 3 {
+                    x[at] = -0.0;
+                    x[(at + 7) % n] = 0.0;
+                }
+                if plant == 4 {
+                    x.iter_mut().for_each(|v| *v = v.abs() + 1.0);
+                    x[at] = 0.0;
+                }
+                check(&x);
+                check(&x.iter().map(|&v| v as f32).collect::<Vec<f32>>());
             }
         }
     }

@@ -41,6 +41,7 @@ mod sparse;
 pub(crate) mod sum;
 pub(crate) mod team;
 pub(crate) mod threads;
+mod vec256;
 
 use super::{Backend, Device};
 use crate::Result;

@@ -6,7 +6,7 @@
 //! a 1024-element row), and a test holds the two to the same bits.
 
 use super::elementwise::Simd;
-use crate::{DType, Element};
+use crate::Element;
 
 /// Bytes of one vector of PyTorch's CPU sum kernels (AVX2, the capability torch 2.15 picks on
 /// these machines): the lane count of [`row_sum`] is `ROW_VEC_BYTES / size_of::<A>()`.
@@ -158,22 +158,16 @@ pub(crate) fn plain<T: Element>(x: &[T], simd: Simd) -> T {
 pub(crate) fn dense<T: Element, const NAN_ZERO: bool>(x: &[T], simd: Simd) -> Option<f64> {
     #[cfg(target_arch = "x86_64")]
     if simd != Simd::Baseline && x.len() >= ROW_VEC_BYTES / std::mem::size_of::<T>() {
+        use super::vec256::retype;
         use std::arch::x86_64::{__m256, __m256d};
-        return match T::DTYPE {
-            DType::F32 => {
-                // SAFETY: `T::DTYPE` is F32, so `T` is `f32`: the same elements, retyped.
-                let x = unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f32>(), x.len()) };
-                // SAFETY: `simd` is AVX2 or AVX-512, detected on the running CPU.
-                Some(f64::from(unsafe { x86::sum::<__m256, NAN_ZERO>(x) }))
-            }
-            DType::F64 => {
-                // SAFETY: `T::DTYPE` is F64, so `T` is `f64`: the same elements, retyped.
-                let x = unsafe { std::slice::from_raw_parts(x.as_ptr().cast::<f64>(), x.len()) };
-                // SAFETY: `simd` is AVX2 or AVX-512, detected on the running CPU.
-                Some(unsafe { x86::sum::<__m256d, NAN_ZERO>(x) })
-            }
-            _ => None,
-        };
+        if let Some(x) = retype::<T, f32>(x) {
+            // SAFETY: `simd` is AVX2 or AVX-512, detected on the running CPU.
+            return Some(f64::from(unsafe { x86::sum::<__m256, NAN_ZERO>(x) }));
+        }
+        if let Some(x) = retype::<T, f64>(x) {
+            // SAFETY: as above.
+            return Some(unsafe { x86::sum::<__m256d, NAN_ZERO>(x) });
+        }
     }
     let _ = (x, simd);
     None
@@ -181,98 +175,15 @@ pub(crate) fn dense<T: Element, const NAN_ZERO: bool>(x: &[T], simd: Simd) -> Op
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
+    use super::super::vec256::Vec256;
     use super::{ROW_ILP, ROW_LEVELS, ceil_log2};
     use crate::Element;
-    use std::arch::x86_64::*;
-
-    /// One AVX2 vector of `E`: torch's `Vectorized<E>` on these machines, `V` lanes.
-    pub(super) trait Vector: Copy {
-        type E: Element;
-        const V: usize;
-        /// All lanes zero. Safety (all methods): the CPU has AVX2.
-        unsafe fn zero() -> Self;
-        /// The `V` elements from `p` (all readable), NaN read as zero with `NAN_ZERO`.
-        unsafe fn load<const NAN_ZERO: bool>(p: *const Self::E) -> Self;
-        unsafe fn add(self, o: Self) -> Self;
-        /// `s` plus each lane in order.
-        unsafe fn add_lanes_to(self, s: Self::E) -> Self::E;
-        /// One element as `load` reads it.
-        #[allow(clippy::eq_op)]
-        fn scalar<const NAN_ZERO: bool>(e: Self::E) -> Self::E {
-            if NAN_ZERO && e != e {
-                Self::E::zero()
-            } else {
-                e
-            }
-        }
-    }
-
-    macro_rules! vector {
-        ($v:ty, $e:ty, $n:expr, $zero:ident, $load:ident, $add:ident, $and:ident, $cmp:ident,
-         $store:ident) => {
-            impl Vector for $v {
-                type E = $e;
-                const V: usize = $n;
-                #[inline(always)]
-                unsafe fn zero() -> Self {
-                    // SAFETY: the caller has AVX2 (trait contract).
-                    unsafe { $zero() }
-                }
-                #[inline(always)]
-                unsafe fn load<const NAN_ZERO: bool>(p: *const $e) -> Self {
-                    // SAFETY: the $n elements from `p` are readable, and the CPU has AVX2
-                    // (trait contract).
-                    unsafe {
-                        let v = $load(p);
-                        if NAN_ZERO { $and(v, $cmp::<_CMP_ORD_Q>(v, v)) } else { v }
-                    }
-                }
-                #[inline(always)]
-                unsafe fn add(self, o: Self) -> Self {
-                    // SAFETY: the caller has AVX2 (trait contract).
-                    unsafe { $add(self, o) }
-                }
-                #[inline(always)]
-                unsafe fn add_lanes_to(self, mut s: $e) -> $e {
-                    let mut l = [0.0; $n];
-                    // SAFETY: `l` holds the $n lanes written; AVX2 (trait contract).
-                    unsafe { $store(l.as_mut_ptr(), self) };
-                    for e in l {
-                        s += e;
-                    }
-                    s
-                }
-            }
-        };
-    }
-    vector!(
-        __m256,
-        f32,
-        8,
-        _mm256_setzero_ps,
-        _mm256_loadu_ps,
-        _mm256_add_ps,
-        _mm256_and_ps,
-        _mm256_cmp_ps,
-        _mm256_storeu_ps
-    );
-    vector!(
-        __m256d,
-        f64,
-        4,
-        _mm256_setzero_pd,
-        _mm256_loadu_pd,
-        _mm256_add_pd,
-        _mm256_and_pd,
-        _mm256_cmp_pd,
-        _mm256_storeu_pd
-    );
 
     /// [`super::row_sum_body`] in `W` vectors: the same accumulators, cascade and order (see
     /// there), so the same bits. `x` holds at least one vector.
     #[target_feature(enable = "avx2")]
     #[allow(clippy::needless_range_loop)] // (indexed as `row_sum_body` and torch's loop are)
-    pub(super) fn sum<W: Vector, const NAN_ZERO: bool>(x: &[W::E]) -> W::E {
+    pub(super) fn sum<W: Vec256, const NAN_ZERO: bool>(x: &[W::E]) -> W::E {
         let v = W::V;
         let vecs = x.len() / v;
         let groups = vecs / ROW_ILP;
@@ -282,7 +193,10 @@ mod x86 {
             debug_assert!(i < vecs);
             // SAFETY: every caller's `i < vecs`, so vector `i` lies inside `x` (unchecked: the
             // bound checks were a third of the loop); AVX2 is enabled here.
-            unsafe { W::load::<NAN_ZERO>(x.as_ptr().add(i * v)) }
+            unsafe {
+                let w = W::load(x.as_ptr().add(i * v));
+                if NAN_ZERO { w.nan_to_zero() } else { w }
+            }
         };
         // SAFETY: AVX2 is enabled in this function.
         let z = unsafe { W::zero() };
@@ -326,11 +240,15 @@ mod x86 {
             part[0] = add(part[0], part[k]);
         }
         let mut s = W::E::zero();
+        #[allow(clippy::eq_op)]
         for &e in &x[vecs * v..] {
-            s = s.add(W::scalar::<NAN_ZERO>(e));
+            s = s.add(if NAN_ZERO && e != e { W::E::zero() } else { e });
         }
         // SAFETY: AVX2 is enabled in this function.
-        unsafe { part[0].add_lanes_to(s) }
+        for &l in &unsafe { part[0].lanes() }[..v] {
+            s = s.add(l);
+        }
+        s
     }
 }
 
