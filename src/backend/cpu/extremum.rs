@@ -466,13 +466,7 @@ mod tests {
                 assert_eq!(got(false).is_some(), no_nan && clean(lo));
             }
         }
-        let mut s = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::backend::cpu::test_uniform(0x9e37_79b9_7f4a_7c15);
         for n in (1..300).chain([1023, 1024, 4099]) {
             for plant in 0..5 {
                 let mut x: Vec<f64> = (0..n)

@@ -43,6 +43,18 @@ pub(crate) mod team;
 pub(crate) mod threads;
 mod vec256;
 
+/// A deterministic stream of uniform f64 in `[0, 1)` (xorshift64 from a non-zero `seed`): the
+/// inputs of the kernels' unit tests.
+#[cfg(test)]
+pub(crate) fn test_uniform(mut seed: u64) -> impl FnMut() -> f64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
 use super::{Backend, Device};
 use crate::Result;
 use crate::layout::Layout;

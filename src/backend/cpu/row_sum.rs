@@ -261,13 +261,7 @@ mod tests {
     /// mixed magnitude, so a different order would round differently; every 97th element is
     /// NaN, ±inf or -0.0 in the second pass.
     fn rows() -> Vec<Vec<f64>> {
-        let mut s = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut next = crate::backend::cpu::test_uniform(0x2545_f491_4f6c_dd1d);
         let lens = (0..700).chain([1023, 1024, 1025, 4096, 8195, 70_001]);
         let mut out = Vec::new();
         for special in [false, true] {
