@@ -63,7 +63,8 @@ unsafe fn copy_typed<S: Element, D: Element>(
             // SAFETY: offsets come from the validated geometry (caller contract); concurrent
             // calls write disjoint element ranges of `dst`, which does not overlap itself, and
             // `src` is either disjoint from `dst` or identical to it (then each element is read
-            // and written by the same call).
+            // and written by the same call); the converting run is made slices only when its
+            // two byte ranges are disjoint.
             unsafe {
                 let (d, s) = (d as *mut D, s as *const S);
                 if sd == 1 && ss == 1 {
@@ -71,8 +72,20 @@ unsafe fn copy_typed<S: Element, D: Element>(
                         std::ptr::copy(s.offset(os) as *const D, d.offset(od), len);
                     } else {
                         let (dp, sp) = (d.offset(od), s.offset(os));
-                        for i in 0..len {
-                            *dp.add(i) = cast::<S, D>(*sp.add(i));
+                        let (d0, s0) = (dp as usize, sp as usize);
+                        let (d1, s1) = (d0 + len * size_of::<D>(), s0 + len * size_of::<S>());
+                        if d1 <= s0 || s1 <= d0 {
+                            // disjoint runs as slices, so the multiversioned loop vectorises
+                            // with the widest vectors (per-op sweep row `to_f64`)
+                            let (o, x) = (
+                                std::slice::from_raw_parts_mut(dp, len),
+                                std::slice::from_raw_parts(sp, len),
+                            );
+                            super::elementwise::map1(o, x, &|v| cast::<S, D>(v));
+                        } else {
+                            for i in 0..len {
+                                *dp.add(i) = cast::<S, D>(*sp.add(i));
+                            }
                         }
                     }
                 } else {

@@ -1,7 +1,7 @@
 //! One AVX2 vector of f32 or f64 lanes behind one trait ([`Vec256`]), for kernels that must
 //! follow an exact lane order and that LLVM does not keep in registers when written over lane
-//! arrays: [`super::row_sum`] (torch's inner-sum cascade) and [`super::extremum`]'s value
-//! scan. Every method is a single intrinsic; the kernels are generic over the element type.
+//! arrays: [`super::row_sum`] (torch's inner-sum cascade), [`super::lanes`]'s `prod` and
+//! [`super::extremum`]'s value scan. Every method is a single intrinsic; the kernels are generic over the element type.
 #![cfg(target_arch = "x86_64")]
 
 use crate::Element;
@@ -25,6 +25,7 @@ pub(crate) trait Vec256: Copy {
     /// The `V` elements from `p` (all readable), in lane order.
     unsafe fn load(p: *const Self::E) -> Self;
     unsafe fn add(self, o: Self) -> Self;
+    unsafe fn mul(self, o: Self) -> Self;
     /// Lanes of `o` that are greater than `self`'s, else `self`'s (NaN in either: `self`'s);
     /// `vmaxps(o, self)`.
     unsafe fn max_of(self, o: Self) -> Self;
@@ -42,7 +43,7 @@ pub(crate) trait Vec256: Copy {
 }
 
 macro_rules! vec256 {
-    ($v:ty, $e:ty, $n:expr, $zero:ident, $load:ident, $add:ident, $max:ident, $min:ident,
+    ($v:ty, $e:ty, $n:expr, $zero:ident, $load:ident, $add:ident, $mul:ident, $max:ident, $min:ident,
      $cmp:ident, $and:ident, $or:ident, $movemask:ident, $store:ident) => {
         impl Vec256 for $v {
             type E = $e;
@@ -61,6 +62,11 @@ macro_rules! vec256 {
             unsafe fn add(self, o: Self) -> Self {
                 // SAFETY: AVX2 (trait contract).
                 unsafe { $add(self, o) }
+            }
+            #[inline(always)]
+            unsafe fn mul(self, o: Self) -> Self {
+                // SAFETY: AVX2 (trait contract).
+                unsafe { $mul(self, o) }
             }
             #[inline(always)]
             unsafe fn max_of(self, o: Self) -> Self {
@@ -110,6 +116,7 @@ vec256!(
     _mm256_setzero_ps,
     _mm256_loadu_ps,
     _mm256_add_ps,
+    _mm256_mul_ps,
     _mm256_max_ps,
     _mm256_min_ps,
     _mm256_cmp_ps,
@@ -125,6 +132,7 @@ vec256!(
     _mm256_setzero_pd,
     _mm256_loadu_pd,
     _mm256_add_pd,
+    _mm256_mul_pd,
     _mm256_max_pd,
     _mm256_min_pd,
     _mm256_cmp_pd,

@@ -2,6 +2,7 @@
 //! `masked_fill` / `masked_fill_` and `nan_to_num` / `nan_to_num_`, with the ternary kernel they share and their
 //! backward (the gradient passes where the value was taken, zero elsewhere).
 
+use crate::autograd::view::{grad_edges, record_edges};
 use crate::autograd::{SavedTensor, record};
 use crate::dtype::{Operand, result_type};
 use crate::layout::{broadcast_shapes, iter_output_strides};
@@ -375,7 +376,11 @@ impl Tensor {
     /// ```
     pub fn nan_to_num(&self, nan: f64, posinf: Option<f64>, neginf: Option<f64>) -> Result<Tensor> {
         let out = nan_to_num_result(self, nan, posinf, neginf)?;
-        if out.dtype().is_differentiable() {
+        // the finite mask only when a graph is recorded (made unconditionally it was a second
+        // pass over the input: per-op sweep row `nan_to_num`)
+        if out.dtype().is_differentiable()
+            && let Some(edges) = grad_edges(&[self])?
+        {
             let m = {
                 let _g = crate::autograd::no_grad();
                 self.isfinite()?
@@ -384,7 +389,7 @@ impl Tensor {
                 has: [true, false],
                 name: "NanToNumBackward0",
             };
-            record(&[&out], &[self], || vec![SavedTensor::private(m)], bw)?;
+            record_edges(&[&out], edges, vec![SavedTensor::private(m)], bw);
         }
         Ok(out)
     }
@@ -409,8 +414,12 @@ impl Tensor {
             self.0.version.bump();
             return Ok(self.clone());
         }
-        // the mask of the pre-op values (the gradient passes where they were finite)
-        let m = if self.dtype().is_differentiable() {
+        // the mask of the pre-op values (the gradient passes where they were finite), made
+        // only when the op is recorded
+        let m = if self.dtype().is_differentiable()
+            && crate::autograd::is_grad_enabled()
+            && self.requires_grad()
+        {
             let _g = crate::autograd::no_grad();
             Some(self.isfinite()?)
         } else {

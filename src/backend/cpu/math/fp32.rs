@@ -1,5 +1,5 @@
-//! The f32 lane functions: `exp`, `exp2`, `expm1` (internal, for `tanh`), `log`, `log1p`, `tanh`,
-//! `sigmoid`, `erf`. Each is branch-free straight-line code (range reduction, a polynomial in
+//! The f32 lane functions: `exp`, `exp2`, `expm1` (internal, for `tanh`), `log`, `log2`,
+//! `log10`, `log1p`, `tanh`, `sigmoid`, `erf`. Each is branch-free straight-line code (range reduction, a polynomial in
 //! Horner form with `mul_add`, integer exponent arithmetic, selects) so a loop over slices of them
 //! vectorises; the algorithms and measured bounds are in the parent module's header.
 
@@ -79,10 +79,13 @@ fn expm1_pos(y: f32) -> f32 {
     s.mul_add(p, s - 1.0)
 }
 
-/// `ln x`: `x = 2^e m`, `m` in `[sqrt(1/2), sqrt(2))` (subnormals scaled by `2^23` first),
-/// `ln m = 2 atanh(s)`, `s = (m-1)/(m+1)`, series in `s^2` to `s^8/9` (truncation < 3e-9).
+/// The reduction of the logarithms: `(e, f, s, c)` with `x = 2^e (1 + f)`, `1 + f` in
+/// `[sqrt(1/2), sqrt(2))` (subnormals scaled by `2^23` first; `f` exact), and
+/// `ln(1 + f) = f - s c`: `ln m = 2 atanh(s)`, `s = f/(2 + f)`, the series in `s^2` to `s^8/9`
+/// (truncation < 3e-9), `c = f - 2 s^2 q` (as `f = 2s + s f`, the rounding of `s` only reaches
+/// the small term `s c`). Edge inputs (0, negatives, inf, NaN) give garbage: see [`log_edges`].
 #[inline(always)]
-pub(crate) fn log(x: f32) -> f32 {
+fn log_parts(x: f32) -> (f32, f32, f32, f32) {
     let tiny = x < f32::MIN_POSITIVE;
     let xs = sel(tiny, x * 8388608.0, x);
     let bits = xs.to_bits() as i32;
@@ -97,14 +100,57 @@ pub(crate) fn log(x: f32) -> f32 {
     let q = (1.0 / 9.0f32).mul_add(z, 1.0 / 7.0);
     let q = q.mul_add(z, 1.0 / 5.0);
     let q = q.mul_add(z, 1.0 / 3.0);
-    // ln(1+f) = 2s + 2s z q = f - s (f - 2 z q) (as f = 2s + s f): the rounding error of `s`
-    // only reaches the small correction term
-    let c = (-(z + z)).mul_add(q, f);
+    (ef, f, s, (-(z + z)).mul_add(q, f))
+}
+
+/// C99's special values of a logarithm on top of `v`: `-inf` at `±0`, `inf` at `inf`, NaN
+/// below 0 and for NaN.
+#[inline(always)]
+fn log_edges(x: f32, v: f32) -> f32 {
+    let v = sel(x == f32::INFINITY, x, v);
+    let v = sel(x == 0.0, f32::NEG_INFINITY, v);
+    sel(x < 0.0 || x.is_nan(), f32::NAN, v)
+}
+
+/// `ln x = e ln2 + (f - s c)` ([`log_parts`]; `ln 2` split hi/lo).
+#[inline(always)]
+pub(crate) fn log(x: f32) -> f32 {
+    let (ef, f, s, c) = log_parts(x);
     let lm = (-s).mul_add(c, f);
-    let r = ef.mul_add(LN2_HI, ef.mul_add(LN2_LO, lm));
-    let r = sel(x == f32::INFINITY, x, r);
-    let r = sel(x == 0.0, f32::NEG_INFINITY, r);
-    sel(x < 0.0 || x.is_nan(), f32::NAN, r)
+    log_edges(x, ef.mul_add(LN2_HI, ef.mul_add(LN2_LO, lm)))
+}
+
+/// `log2(e)` as f32 and the rest.
+const LOG2E: f32 = std::f32::consts::LOG2_E;
+const LOG2E_LO: f32 = 1.925_963e-8;
+/// `log10(e)` as f32 and the rest.
+const LOG10E: f32 = std::f32::consts::LOG10_E;
+const LOG10E_LO: f32 = -1.010_305e-8;
+/// `log10(2)` as f32 and the rest.
+const LOG10_2: f32 = std::f32::consts::LOG10_2;
+const LOG10_2_LO: f32 = -1.432_098_9e-8;
+
+/// `(f - s c) k` for a constant `k = hi + lo`: `f hi` exact inside the outer fused
+/// multiply-add, so only the small terms round before the last rounding.
+#[inline(always)]
+fn scaled(f: f32, s: f32, c: f32, hi: f32, lo: f32) -> f32 {
+    let t = -s * c;
+    f.mul_add(hi, t.mul_add(hi, f * lo))
+}
+
+/// `log2 x = e + ln(1 + f) log2(e)` (exact integers at powers of 2).
+#[inline(always)]
+pub(crate) fn log2(x: f32) -> f32 {
+    let (ef, f, s, c) = log_parts(x);
+    log_edges(x, ef + scaled(f, s, c, LOG2E, LOG2E_LO))
+}
+
+/// `log10 x = e log10(2) + ln(1 + f) log10(e)`.
+#[inline(always)]
+pub(crate) fn log10(x: f32) -> f32 {
+    let (ef, f, s, c) = log_parts(x);
+    let l = scaled(f, s, c, LOG10E, LOG10E_LO);
+    log_edges(x, ef.mul_add(LOG10_2, ef.mul_add(LOG10_2_LO, l)))
 }
 
 /// `ln(1 + x)`: `ln(u) x / (u - 1)` with `u = 1 + x` rounded (the quotient corrects the
