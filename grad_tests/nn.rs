@@ -302,6 +302,46 @@ fn softmax_values_and_grads() -> R {
     Ok(())
 }
 
+/// The reduced `mse_loss` is PyTorch's one node (`MseLossBackward0`) with its values and its
+/// backward's rounding (`2/n (x - y) g`), recorded from torch 2.15 in f32.
+#[test]
+fn mse_loss_reduced_is_pytorchs_node() -> R {
+    let x = Tensor::from_vec(vec![0.5f32, -1.25, 3.0, 0.1, 2.2, -0.7], &[2, 3])?;
+    let y = Tensor::from_vec(vec![1.0f32, 0.25, -2.0, 0.3, 2.0, 0.0], &[2, 3])?;
+    let (x, y) = (x.requires_grad_(true)?, y.requires_grad_(true)?);
+    let mean_gx = [
+        -0.1666666716337204f32,
+        -0.5,
+        1.6666667461395264,
+        -0.06666667759418488,
+        0.06666668504476547,
+        -0.23333333432674408,
+    ];
+    let sum_gx = [
+        -1.0f32,
+        -3.0,
+        10.0,
+        -0.40000003576278687,
+        0.40000009536743164,
+        -1.399999976158142,
+    ];
+    for (red, value, gx) in [
+        (Reduction::Mean, 4.678333759307861f32, mean_gx),
+        (Reduction::Sum, 28.07000160217285, sum_gx),
+    ] {
+        let l = x.mse_loss(&y, red)?;
+        assert_eq!(l.grad_fn().unwrap().name(), "MseLossBackward0");
+        assert_eq!(l.item::<f32>()?.to_bits(), value.to_bits(), "{red:?}");
+        let g = tapegrad::autograd::grad(&[l], &[x.clone(), y.clone()], &[], Default::default())?;
+        let (gx_got, gy_got) = (g[0].as_ref().unwrap(), g[1].as_ref().unwrap());
+        let bits = |v: Vec<f32>| v.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        let neg: Vec<f32> = gx.iter().map(|v| -v).collect();
+        assert_eq!(bits(gx_got.to_vec::<f32>()?), bits(gx.to_vec()), "{red:?}");
+        assert_eq!(bits(gy_got.to_vec::<f32>()?), bits(neg), "{red:?}");
+    }
+    Ok(())
+}
+
 #[test]
 fn loss_grads() -> R {
     let a = rg(&[4, 3]);

@@ -175,25 +175,18 @@ fn value_avx512<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
 
 /// The extremum of the non-empty row `x` without its index (`amax`, `amin`, `max_all`): lanes
 /// of [`pick`] alone, which run at memory speed; a NaN or zero result is rescanned by [`row`],
-/// so the value is [`row`]'s bit for bit. On AVX2 CPUs, f32/f64 rows first try [`x86::value`].
+/// so the value is [`row`]'s bit for bit. On AVX2 CPUs, f32/f64 rows first try
+/// [`x86::value`].
 pub(crate) fn value<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
     match simd() {
         // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512 => unsafe { value_avx512::<T, MAX>(x) },
+        // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => {
-            use super::vec256::retype;
-            use std::arch::x86_64::{__m256, __m256d};
-            // SAFETY (both): the CPU supports AVX2 (detected at run time by simd()).
-            let v = match (retype::<T, f32>(x), retype::<T, f64>(x)) {
-                (Some(x), _) => unsafe { x86::value::<__m256, MAX>(x) }.map(T::from_f64),
-                (_, Some(x)) => unsafe { x86::value::<__m256d, MAX>(x) }.map(T::from_f64),
-                _ => None,
-            };
-            // SAFETY: the CPU supports AVX2 and FMA (detected at run time by simd()).
-            v.unwrap_or_else(|| unsafe { value_avx2::<T, MAX>(x) })
-        }
+        Simd::Avx2 => unsafe {
+            x86::try_value::<T, MAX>(x).unwrap_or_else(|| value_avx2::<T, MAX>(x))
+        },
         _ => value_body::<T, MAX>(x),
     }
 }
@@ -202,6 +195,25 @@ pub(crate) fn value<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
 mod x86 {
     use super::super::vec256::Vec256;
     use crate::Element;
+
+    /// [`value`] of a row whose element type is f32 or f64, as `T`; `None` for other types
+    /// and for the rows `value` declines.
+    ///
+    /// # Safety
+    /// The CPU has AVX2.
+    pub(super) unsafe fn try_value<T: Element, const MAX: bool>(x: &[T]) -> Option<T> {
+        use super::super::vec256::retype;
+        use std::arch::x86_64::{__m256, __m256d};
+        // SAFETY: the CPU has AVX2 (caller contract).
+        let v = unsafe {
+            match (retype::<T, f32>(x), retype::<T, f64>(x)) {
+                (Some(x), _) => value::<__m256, MAX>(x),
+                (_, Some(x)) => value::<__m256d, MAX>(x),
+                _ => None,
+            }
+        };
+        v.map(T::from_f64)
+    }
 
     /// Vectors per step of [`value`]: independent chains enough for a one-cycle `vmaxps`.
     const U: usize = 4;
@@ -444,26 +456,14 @@ mod tests {
             assert_eq!(bits(value::<T, false>(x)), bits(row::<T, false>(x).0));
             #[cfg(target_arch = "x86_64")]
             if simd() == Simd::Avx2 && x.len() >= vector_len {
-                use std::arch::x86_64::{__m256, __m256d};
                 let clean = |m: T| !ambiguous(m);
                 let (hi, lo) = (row::<T, true>(x).0, row::<T, false>(x).0);
-                let got = |max: bool| {
-                    let r32 = super::super::vec256::retype::<T, f32>(x);
-                    let r64 = super::super::vec256::retype::<T, f64>(x);
-                    // SAFETY: simd() detected AVX2.
-                    unsafe {
-                        match (r32, r64, max) {
-                            (Some(x), _, true) => x86::value::<__m256, true>(x),
-                            (Some(x), _, false) => x86::value::<__m256, false>(x),
-                            (_, Some(x), true) => x86::value::<__m256d, true>(x),
-                            (_, Some(x), false) => x86::value::<__m256d, false>(x),
-                            _ => unreachable!(),
-                        }
-                    }
-                };
+                // SAFETY: simd() detected AVX2.
+                let (vhi, vlo) =
+                    unsafe { (x86::try_value::<T, true>(x), x86::try_value::<T, false>(x)) };
                 let no_nan = !x.iter().any(|v| v != v);
-                assert_eq!(got(true).is_some(), no_nan && clean(hi));
-                assert_eq!(got(false).is_some(), no_nan && clean(lo));
+                assert_eq!(vhi.is_some(), no_nan && clean(hi));
+                assert_eq!(vlo.is_some(), no_nan && clean(lo));
             }
         }
         let mut next = crate::backend::cpu::test_uniform(0x9e37_79b9_7f4a_7c15);

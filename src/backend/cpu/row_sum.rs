@@ -285,48 +285,29 @@ mod tests {
         if v != v { T::zero() } else { v }
     }
 
+    /// The vector forms of `x` against the generic order, as is and with NaN as zero, and
+    /// whether the vector form ran (wherever the CPU has it, from one whole vector on).
+    fn check<T: Element>(x: &[T], simd: Simd) {
+        let bits = |v: T| v.to_f64().to_bits();
+        let (dt, n) = (T::DTYPE, x.len());
+        let generic = row_sum(x, &|v: T| v, Simd::Baseline);
+        assert_eq!(bits(plain(x, simd)), bits(generic), "{dt:?} n={n}");
+        if let Some(d) = dense::<T, true>(x, simd) {
+            let generic = row_sum(x, &nan_zero::<T>, Simd::Baseline);
+            assert_eq!(bits(T::from_f64(d)), bits(generic), "{dt:?} nan n={n}");
+        }
+        let vector = cfg!(target_arch = "x86_64") && simd != Simd::Baseline;
+        let lanes = ROW_VEC_BYTES / std::mem::size_of::<T>();
+        assert_eq!(dense::<T, false>(x, simd).is_some(), vector && n >= lanes);
+    }
+
     #[test]
     fn vector_form_is_the_generic_order_bit_for_bit() {
         let simd = simd();
         for row in rows() {
             let x32: Vec<f32> = row.iter().map(|&v| v as f32).collect();
-            let g = row_sum(&x32, &|v: f32| v, Simd::Baseline);
-            let gz = row_sum(&x32, &nan_zero::<f32>, Simd::Baseline);
-            assert_eq!(
-                plain(&x32, simd).to_bits(),
-                g.to_bits(),
-                "f32 n={}",
-                row.len()
-            );
-            if let Some(d) = dense::<f32, true>(&x32, simd) {
-                assert_eq!(
-                    (d as f32).to_bits(),
-                    gz.to_bits(),
-                    "f32 nan n={}",
-                    row.len()
-                );
-            }
-            let g = row_sum(&row, &|v: f64| v, Simd::Baseline);
-            let gz = row_sum(&row, &nan_zero::<f64>, Simd::Baseline);
-            assert_eq!(
-                plain(&row, simd).to_bits(),
-                g.to_bits(),
-                "f64 n={}",
-                row.len()
-            );
-            if let Some(d) = dense::<f64, true>(&row, simd) {
-                assert_eq!(d.to_bits(), gz.to_bits(), "f64 nan n={}", row.len());
-            }
-            // the vector form runs wherever the CPU has it, from one whole vector on
-            let vector = cfg!(target_arch = "x86_64") && simd != Simd::Baseline;
-            assert_eq!(
-                dense::<f32, false>(&x32, simd).is_some(),
-                vector && row.len() >= 8
-            );
-            assert_eq!(
-                dense::<f64, false>(&row, simd).is_some(),
-                vector && row.len() >= 4
-            );
+            check(&x32, simd);
+            check(&row, simd);
         }
     }
 }

@@ -1,5 +1,5 @@
-//! Elementwise regression/binary losses: `mse_loss`, `l1_loss` and
-//! `binary_cross_entropy_with_logits`, with their backward formulas (the BCE one built from
+//! Elementwise regression/binary losses: `mse_loss` (reduced: one pass over the difference),
+//! `l1_loss` and `binary_cross_entropy_with_logits`, with their backward formulas (the BCE one built from
 //! ops on the saved logits/target, so it is differentiable twice).
 
 use super::{BceWithLogitsOptions, Reduction, reduce};
@@ -26,6 +26,53 @@ backward!(L1Backward, "AbsBackward0", |self, ctx, g: Tensor| {
     })?;
     grads([gd])
 });
+
+/// Backward of the reduced `mse_loss` on `d = input - target`: `2 d g`, over the element
+/// count for the mean (PyTorch's `mse_loss_backward`: `2/n` first), built from ops on the saved
+/// `d`, so it is differentiable again.
+struct MseLossBackward {
+    /// Mean reduction: the number of elements.
+    mean_of: Option<f64>,
+}
+
+backward!(
+    MseLossBackward,
+    "MseLossBackward0",
+    |self, ctx, g: Tensor| {
+        let d = &ctx.saved[0];
+        let norm = 2.0 / self.mean_of.unwrap_or(1.0);
+        let gd = ctx.grad_if(0, || d.mul(norm)?.mul(&g))?;
+        grads([gd])
+    }
+);
+
+/// `sum(d^2)` (over the count for the mean) of a contiguous f32/f64 `d` in one pass, on the
+/// dot kernel (the same bits as `d.mul(&d)` summed; PyTorch's two passes, where the squares
+/// made a third: per-op sweep row `mse_loss`); `None` for other inputs and `Reduction::None`.
+fn mse_reduced(d: &Tensor, reduction: Reduction) -> Result<Option<Tensor>> {
+    let dt = d.dtype();
+    if reduction == Reduction::None || !matches!(dt, DType::F32 | DType::F64) || !d.is_contiguous()
+    {
+        return Ok(None);
+    }
+    let out = {
+        let _g = no_grad();
+        let flat = d.reshape(&[-1])?;
+        let Some(s) = crate::backend::dot_dense(&flat.data(), &flat.data(), dt) else {
+            return Ok(None);
+        };
+        let s = Tensor::full((), s, dt)?;
+        match reduction {
+            Reduction::Mean => s.div(d.numel() as f64)?,
+            _ => s,
+        }
+    };
+    let bw = MseLossBackward {
+        mean_of: (reduction == Reduction::Mean).then_some(d.numel() as f64),
+    };
+    record(&[&out], &[d], || vec![SavedTensor::input(d)], bw)?;
+    Ok(Some(out))
+}
 
 /// Backward of `binary_cross_entropy_with_logits` (weight and reduction included), PyTorch's
 /// `binary_cross_entropy_with_logits_backward` / `_target_backward` in their order of
@@ -101,6 +148,9 @@ impl Tensor {
     /// ```
     pub fn mse_loss(&self, target: &Tensor, reduction: Reduction) -> Result<Tensor> {
         let d = self.sub(target)?;
+        if let Some(out) = mse_reduced(&d, reduction)? {
+            return Ok(out);
+        }
         reduce(d.mul(&d)?, reduction)
     }
 
