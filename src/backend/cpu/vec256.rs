@@ -1,7 +1,8 @@
 //! One AVX2 vector of f32 or f64 lanes behind one trait ([`Vec256`]), for kernels that must
 //! follow an exact lane order and that LLVM does not keep in registers when written over lane
 //! arrays: [`super::row_sum`] (torch's inner-sum cascade), [`super::lanes`]'s `prod` and
-//! [`super::extremum`]'s value scan. Every method is a single intrinsic; the kernels are generic over the element type.
+//! [`super::extremum`]'s value scan. Every method is a single intrinsic; the kernels are
+//! generic over the element type.
 #![cfg(target_arch = "x86_64")]
 
 use crate::Element;
@@ -43,8 +44,8 @@ pub(crate) trait Vec256: Copy {
 }
 
 macro_rules! vec256 {
-    ($v:ty, $e:ty, $n:expr, $zero:ident, $load:ident, $add:ident, $mul:ident, $max:ident, $min:ident,
-     $cmp:ident, $and:ident, $or:ident, $movemask:ident, $store:ident) => {
+    ($v:ty, $e:ty, $n:expr, $zero:ident, $load:ident, $add:ident, $mul:ident, $max:ident,
+     $min:ident, $cmp:ident, $and:ident, $or:ident, $movemask:ident, $store:ident) => {
         impl Vec256 for $v {
             type E = $e;
             const V: usize = $n;

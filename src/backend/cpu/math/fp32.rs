@@ -1,7 +1,8 @@
 //! The f32 lane functions: `exp`, `exp2`, `expm1` (internal, for `tanh`), `log`, `log2`,
-//! `log10`, `log1p`, `tanh`, `sigmoid`, `erf`. Each is branch-free straight-line code (range reduction, a polynomial in
-//! Horner form with `mul_add`, integer exponent arithmetic, selects) so a loop over slices of them
-//! vectorises; the algorithms and measured bounds are in the parent module's header.
+//! `log10`, `log1p`, `tanh`, `sigmoid`, `erf`. Each is branch-free straight-line code (range
+//! reduction, a polynomial in Horner form with `mul_add`, integer exponent arithmetic, selects)
+//! so a loop over slices of them vectorises; the algorithms and measured bounds are in the
+//! parent module's header.
 
 use super::sel;
 

@@ -1,10 +1,11 @@
-//! Vectorisable transcendentals: `exp`, `log`, `log1p`, `tanh`, `sigmoid`, `erf` for f32 and f64 (f64
-//! `erf` is fdlibm's algorithm), for f32 also `exp2`, and `sin`, `cos`, `tan`, `asin`, `acos`,
-//! `atan`, `atan2` ([`trig32`]) and `expm1`, `sinh`, `cosh`, `hypot` ([`wide32`]) computed on
-//! f64 lanes, and `log2`, `log10` in f32; written as branch-free lane functions that LLVM vectorises
-//! inside the multi-versioned loops of `elementwise` (AVX-512 or AVX2+FMA picked at run time,
-//! a portable baseline otherwise). Every `mul_add` is a true fused multiply-add in every copy
-//! (the baseline's is libm's correctly rounded `fma`), so all copies give bit-identical results.
+//! Vectorisable transcendentals: `exp`, `log`, `log1p`, `tanh`, `sigmoid`, `erf` for f32 and
+//! f64 (f64 `erf` is fdlibm's algorithm), for f32 also `exp2`, `log2`, `log10`, and `sin`,
+//! `cos`, `tan`, `asin`, `acos`, `atan`, `atan2` ([`trig32`]) and `expm1`, `sinh`, `cosh`,
+//! `hypot` ([`wide32`]) computed on f64 lanes; written as branch-free lane functions that LLVM
+//! vectorises inside the multi-versioned loops of `elementwise` (AVX-512 or AVX2+FMA picked at
+//! run time, a portable baseline otherwise). Every `mul_add` is a true fused multiply-add in
+//! every copy (the baseline's is libm's correctly rounded `fma`), so all copies give
+//! bit-identical results.
 //!
 //! # Algorithms
 //! - `exp`: `x` clamped to `[-104, 89]` (f64: `[-746, 710]`), `n = round(x log2 e)` by the

@@ -1,6 +1,6 @@
 //! Elementwise regression/binary losses: `mse_loss` (reduced: one pass over the difference),
-//! `l1_loss` and `binary_cross_entropy_with_logits`, with their backward formulas (the BCE one built from
-//! ops on the saved logits/target, so it is differentiable twice).
+//! `l1_loss` and `binary_cross_entropy_with_logits`, with their backward formulas (the BCE one
+//! built from ops on the saved logits/target, so it is differentiable twice).
 
 use super::{BceWithLogitsOptions, Reduction, reduce};
 use crate::autograd::{SavedTensor, no_grad, record};
