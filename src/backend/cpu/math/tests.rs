@@ -390,7 +390,10 @@ fn asin_acos_f32_lane_bounds() {
             worst = [worst[0].max(u[0]), worst[1].max(u[1])];
         }
     }
-    eprintln!("asin f32 on [-1, 1]: max {:.3} ulp; acos: {:.3}", worst[0], worst[1]);
+    eprintln!(
+        "asin f32 on [-1, 1]: max {:.3} ulp; acos: {:.3}",
+        worst[0], worst[1]
+    );
     let got = [
         max32("asin", asin, |x| (x as f64).asin()),
         max32("acos", acos, |x| (x as f64).acos()),

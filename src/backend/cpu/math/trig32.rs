@@ -331,6 +331,10 @@ pub(crate) fn acos(x: f32) -> f32 {
     let near0 = h + (((PIO2_HI - h) - sa + PIO2_LO) - ta);
     let s2 = s + s;
     let pos = s2 + ((lo + lo) + (t + t));
-    let v = sel(hi, sel(neg, minus_twice((PI_HI, PI_LO), s, lo, t), pos), near0);
+    let v = sel(
+        hi,
+        sel(neg, minus_twice((PI_HI, PI_LO), s, lo, t), pos),
+        near0,
+    );
     sel(x.abs() > 1.0, f32::NAN, v)
 }
