@@ -4,6 +4,7 @@
 //! ramp of `arange`/`linspace` is in `ramp.rs`.
 
 use super::Cpu;
+use super::elementwise::fill as fill_run;
 use super::istrides;
 use super::team::SharedOut;
 use crate::Scalar;
@@ -322,7 +323,7 @@ pub(crate) unsafe fn fill<T: Element>(sizes: &[usize], dst: Raw<'_, *mut u8>, v:
                 // itself (caller contract), so the team's ranges write disjoint elements.
                 unsafe {
                     if st == 1 {
-                        std::slice::from_raw_parts_mut(d.offset(o), len).fill(v);
+                        fill_run(std::slice::from_raw_parts_mut(d.offset(o), len), v);
                     } else {
                         for i in 0..len as isize {
                             *d.offset(o + i * st) = v;
@@ -339,7 +340,7 @@ pub(crate) unsafe fn fill<T: Element>(sizes: &[usize], dst: Raw<'_, *mut u8>, v:
         unsafe {
             let mut p = d.offset(o);
             if st == 1 {
-                std::slice::from_raw_parts_mut(p, len).fill(v);
+                fill_run(std::slice::from_raw_parts_mut(p, len), v);
             } else {
                 for _ in 0..len {
                     *p = v;
