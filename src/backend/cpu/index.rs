@@ -2,8 +2,9 @@
 //! strided geometries (the primitives of `gather`, `scatter`, advanced indexing and every
 //! backward built on them), the whole-row scatter of `index_put_` (copy or vectorised
 //! accumulation, parallel chunks merged in a fixed order), `index_select` (block copies of the
-//! inner runs, (outer row, position) pairs split over the worker team when large) and `nonzero`. Every kernel validates its geometry and positions before its first
-//! write, so an error changes nothing.
+//! inner runs, (outer row, position) pairs split over the worker team when large), `nonzero`
+//! and its coordinates (`nonzero_coords`, chunks of hits on the team). Every kernel validates
+//! its geometry and positions before its first write, so an error changes nothing.
 
 use super::elementwise::add_rows;
 use super::team::{self, SharedOut};
@@ -364,6 +365,49 @@ pub(crate) fn nonzero<T: Element>(src: &[T], l: &Layout) -> Result<Vec<usize>> {
     })
 }
 
+/// See [`MovementKernels::nonzero_coords`](crate::backend::MovementKernels::nonzero_coords).
+/// Chunks of the hits on the team: each chunk finds its first hit's coordinates by division,
+/// then steps like an odometer (the hits ascend: a division only where a step crosses a dim's
+/// end), writing each dim's column at the chunk's rows.
+pub(crate) fn nonzero_coords(dst: &mut [i64], hits: &[usize], sizes: &[usize]) {
+    let (n, nd) = (hits.len(), sizes.len());
+    if n == 0 || nd == 0 {
+        return;
+    }
+    assert!(dst.len() >= n * nd, "internal: nonzero output too small");
+    let out = SharedOut(dst.as_mut_ptr());
+    let parts = (n / PAR_MIN_ELEMS).clamp(1, team::size() * team::PARTS_PER_THREAD);
+    team::run(parts, &|c| {
+        let (lo, hi) = (c * n / parts, (c + 1) * n / parts);
+        let mut coord = vec![0usize; nd];
+        let mut rest = hits[lo];
+        for d in (0..nd).rev() {
+            (coord[d], rest) = (rest % sizes[d], rest / sizes[d]);
+        }
+        let mut prev = hits[lo];
+        for row in lo..hi {
+            let mut carry = hits[row] - prev;
+            prev = hits[row];
+            for d in (0..nd).rev() {
+                if carry == 0 {
+                    break;
+                }
+                let v = coord[d] + carry;
+                (coord[d], carry) = if v < sizes[d] {
+                    (v, 0)
+                } else {
+                    (v % sizes[d], v / sizes[d])
+                };
+            }
+            for (d, &x) in coord.iter().enumerate() {
+                // SAFETY: `d * n + row < n * nd <= dst.len()` (asserted above); parts own
+                // disjoint rows, so no two threads write one element.
+                unsafe { *out.ptr().add(d * n + row) = x as i64 };
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -374,6 +418,33 @@ mod tests {
         let o = Offsets::new(&l);
         let all: Vec<usize> = (0..6).map(|p| o.at(p)).collect();
         assert_eq!(all, l.offsets().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn nonzero_coords_split_over_parts_are_the_odometer() {
+        // enough hits for several parts; runs of misses longer than a dim's end carry over
+        let sizes = [3usize, 7, 40_000];
+        let total: usize = sizes.iter().product();
+        let hits: Vec<usize> = (0..total)
+            .filter(|&i| (i * 7919) % 11 < 4 || i % 50_000 == 3)
+            .collect();
+        assert!(hits.len() > 4 * PAR_MIN_ELEMS);
+        let n = hits.len();
+        let mut dst = vec![-1i64; n * 3];
+        nonzero_coords(&mut dst, &hits, &sizes);
+        for (row, &h) in hits.iter().enumerate() {
+            let want = [h / (7 * 40_000), h / 40_000 % 7, h % 40_000];
+            for (d, &w) in want.iter().enumerate() {
+                assert_eq!(
+                    dst[d * n + row],
+                    w as i64,
+                    "hit {row} (position {h}), dim {d}"
+                );
+            }
+        }
+        // nothing to write: no hits, or a 0-d tensor
+        nonzero_coords(&mut [], &[], &sizes);
+        nonzero_coords(&mut [], &[0], &[]);
     }
 
     #[test]

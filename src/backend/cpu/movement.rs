@@ -245,6 +245,10 @@ impl MovementKernels for Cpu {
         dispatch!(dt, T => index::nonzero::<T>(index::elems(buf), l))
     }
 
+    fn nonzero_coords(dst: &mut CpuBuffer, hits: &[usize], sizes: &[usize]) {
+        index::nonzero_coords(index::elems_mut::<i64>(dst), hits, sizes)
+    }
+
     fn gather_dim(
         dst: &mut CpuBuffer,
         dl: &Layout,

@@ -488,9 +488,9 @@ mod tests {
 }
 
 /// An output buffer's base pointer shared by the parts of one parallel kernel
-/// (`gather_dim`, `index_select`, `bmm`; `bmm` also shares its operands' pointers this way,
-/// only ever read). Whoever builds one guarantees that the parts write disjoint elements of a
-/// buffer borrowed exclusively for the whole call.
+/// (`gather_dim`, `index_select`, `nonzero_coords`, `bmm`; `bmm` also shares its operands'
+/// pointers this way, only ever read). Whoever builds one guarantees that the parts write
+/// disjoint elements of a buffer borrowed exclusively for the whole call.
 #[derive(Clone, Copy)]
 pub(super) struct SharedOut<T>(pub(super) *mut T);
 // SAFETY: the parts write disjoint elements of a buffer borrowed exclusively for the whole

@@ -167,6 +167,14 @@ pub(crate) fn nonzero(src: &TensorData, dt: DType) -> Result<Vec<usize>> {
     on_device!(&*r, |B, b| B::nonzero(b, &src.layout, dt))
 }
 
+/// The coordinates of the positions `hits` of a tensor of `sizes`, written into the fresh
+/// storage of `dst` (the `[n, d]` i64 result of `nonzero`):
+/// [`MovementKernels::nonzero_coords`](crate::backend::MovementKernels::nonzero_coords).
+pub(crate) fn nonzero_coords(dst: &TensorData, hits: &[usize], sizes: &[usize]) {
+    let mut w = dst.storage.write_device();
+    on_device!(&mut *w, |B, d| B::nonzero_coords(d, hits, sizes))
+}
+
 /// The write lock of `dst` and the read locks of `a` and `b` (`None` when `b` shares `a`'s
 /// storage), taken in ascending storage id order. `dst` is distinct from both.
 #[allow(clippy::type_complexity)]

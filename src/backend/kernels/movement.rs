@@ -100,6 +100,12 @@ pub(crate) trait MovementKernels: Device {
     /// is not). Errors if `l` lies outside the buffer.
     fn nonzero(buf: &Self::Buffer, l: &Layout, dt: DType) -> Result<Vec<usize>>;
 
+    /// `nonzero`'s result from the positions [`Self::nonzero`] found: for the `n` ascending
+    /// logical positions `hits` of a tensor of `sizes`, their coordinates as i64 in `dst`
+    /// (from element 0; `n * sizes.len()` elements), all of dim 0 first, then of dim 1, ...:
+    /// the storage of the `[n, d]` result with strides `[1, n]`.
+    fn nonzero_coords(dst: &mut Self::Buffer, hits: &[usize], sizes: &[usize]);
+
     /// `gather`: for every position `p` of the i64 index `w.index` (in `index`), `dst[dl]` at
     /// `p` `= src[sl]` at `p` with `p[dim]` replaced by the index value (in `[-size, size)`,
     /// negatives wrap). `dl` has the index's sizes and no internal overlap; `dst` is distinct

@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::autograd::no_grad;
-use crate::layout::{Layout, broadcast_shapes};
+use crate::layout::broadcast_shapes;
 use crate::ops::movement::gather::take;
 use crate::{DType, Result, Tensor, bail};
 
@@ -28,34 +28,10 @@ impl Tensor {
         let nd = shape.len();
         let hits = crate::backend::movement::nonzero(&self.data(), self.dtype())?;
         let n = hits.len();
-        // column-major data: all coordinates of dim 0, then of dim 1, ... The hits ascend, so
-        // each one's coordinates are the previous one's plus the step, carried like an
-        // odometer (a division only where a step crosses a dim's end).
-        let mut data = crate::storage::try_vec::<i64>(n * nd, "nonzero")?;
-        data.resize(n * nd, 0);
-        let (mut coord, mut prev) = (vec![0usize; nd], 0usize);
-        for (row, &flat) in hits.iter().enumerate() {
-            let mut carry = flat - prev;
-            prev = flat;
-            for d in (0..nd).rev() {
-                if carry == 0 {
-                    break;
-                }
-                let v = coord[d] + carry;
-                (coord[d], carry) = if v < shape[d] {
-                    (v, 0)
-                } else {
-                    (v % shape[d], v / shape[d])
-                };
-            }
-            for (d, &c) in coord.iter().enumerate() {
-                data[d * n + row] = c as i64;
-            }
-        }
-        // `data` is the `[n, nd]` result with strides `[1, n]`: its storage as it is
-        let t = Tensor::from_vec(data, &[nd, n])?;
-        let storage = t.data().storage.clone();
-        let out = Tensor::from_parts(storage, Layout::new(&[n, nd], &[1, n], 0), DType::I64);
+        // the `[n, nd]` result with strides `[1, n]` (all coordinates of dim 0, then of dim
+        // 1, ...), written by the backend straight into its fresh storage
+        let out = Tensor::empty_strided(&[n, nd], &[1, n], DType::I64)?;
+        crate::backend::movement::nonzero_coords(&out.data(), &hits, &shape);
         Ok(out)
     }
 
