@@ -385,9 +385,9 @@ pub(crate) fn nonzero_coords(dst: &mut [i64], hits: &[usize], sizes: &[usize]) {
             (coord[d], rest) = (rest % sizes[d], rest / sizes[d]);
         }
         let mut prev = hits[lo];
-        for row in lo..hi {
-            let mut carry = hits[row] - prev;
-            prev = hits[row];
+        for (row, &h) in (lo..hi).zip(&hits[lo..hi]) {
+            let mut carry = h - prev;
+            prev = h;
             for d in (0..nd).rev() {
                 if carry == 0 {
                     break;

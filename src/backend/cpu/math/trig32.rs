@@ -270,9 +270,9 @@ pub(crate) fn atan2(y: f32, x: f32) -> f32 {
 }
 
 /// `pi/2` and `pi` rounded to f32, and what rounding left out (`pi/2 - PIO2_HI`).
-const PIO2_HI: f32 = 1.570_796_4;
+const PIO2_HI: f32 = std::f32::consts::FRAC_PI_2;
 const PIO2_LO: f32 = -4.371_139e-8;
-const PI_HI: f32 = 3.141_592_7;
+const PI_HI: f32 = std::f32::consts::PI;
 const PI_LO: f32 = -8.742_278e-8;
 
 /// The parts of `asin |x|` on f32 lanes: `(hi, s, lo, t)` with `asin s = s + t`. For `|x| <=
@@ -290,8 +290,8 @@ fn asin_parts(x: f32) -> (bool, f32, f32, f32) {
     let lo = sel(hi && r != 0.0, (-r).mul_add(r, z) / (r + r), 0.0);
     let s = sel(hi, r, a);
     let p = 0.033_684_83f32.mul_add(z, 0.017_153);
-    let p = p.mul_add(z, 0.031_099_839);
-    let p = p.mul_add(z, 0.044_599_474);
+    let p = p.mul_add(z, 0.031_099_84);
+    let p = p.mul_add(z, 0.044_599_473);
     let p = p.mul_add(z, 0.075_000_94);
     let p = p.mul_add(z, 0.166_666_66);
     (hi, s, lo, (s * z) * p)
