@@ -276,10 +276,10 @@ const PI_HI: f32 = std::f32::consts::PI;
 const PI_LO: f32 = -8.742_278e-8;
 
 /// The parts of `asin |x|` on f32 lanes: `(hi, s, lo, t)` with `asin s = s + t`. For `|x| <=
-/// 1/2`, `s = |x|` (`hi = false`, `lo = 0`); above it `s + lo = sqrt((1 - |x|)/2)` (`hi =
-/// true`): `s` the rounded root and `lo` its residual `(z - s^2)/2s`, so that `asin |x| = pi/2 -
-/// 2 asin(s + lo)` loses nothing to the rounding of `s`. `t = s z P(z)`, `z = s^2` (exact
-/// above 1/2: `1 - |x|` is exact there), `P` a least-squares fit of `(asin s / s - 1)/z` on
+/// 1/2`, `s = |x|` and `z = x^2` (`hi = false`, `lo = 0`); above it `z = (1 - |x|)/2` (exact:
+/// `1 - |x|` is) and `s + lo = sqrt(z)` (`hi = true`): `s` the rounded root and `lo` its
+/// residual `(z - s^2)/2s`, so that `asin |x| = pi/2 - 2 asin(s + lo)` loses nothing to the
+/// rounding of `s`. `t = s z P(z)`, `P` a least-squares fit of `(asin s / s - 1)/s^2` on
 /// `[0, 1/4]` (6e-8 relative with these f32 coefficients; `t` is at most 5% of the result).
 #[inline(always)]
 fn asin_parts(x: f32) -> (bool, f32, f32, f32) {
@@ -297,8 +297,9 @@ fn asin_parts(x: f32) -> (bool, f32, f32, f32) {
     (hi, s, lo, (s * z) * p)
 }
 
-/// `c - 2(s + lo + t)` for `c = hi + lo` (`pi/2` or `pi`, `c >= 2s`): the leading difference
-/// `hi - 2s` and its exact error (Fast2Sum), the small terms added to that error, one rounding.
+/// `c - 2(s + lo + t)` for `c = c.0 + c.1` (`pi/2` or `pi` in two f32 parts, `c.0 >= 2s`): the
+/// leading difference `c.0 - 2s` and its exact error (Fast2Sum), the small terms added to that
+/// error, one rounding.
 #[inline(always)]
 fn minus_twice(c: (f32, f32), s: f32, lo: f32, t: f32) -> f32 {
     let s2 = s + s;
