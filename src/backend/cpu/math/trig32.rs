@@ -297,45 +297,39 @@ fn asin_parts(x: f32) -> (bool, f32, f32, f32) {
     (hi, s, lo, (s * z) * p)
 }
 
-/// `c - 2(s + lo + t)` for `c = c.0 + c.1` (`pi/2` or `pi` in two f32 parts, `c.0 >= 2s`): the
-/// leading difference `c.0 - 2s` and its exact error (Fast2Sum), the small terms added to that
+/// `c - u - lo - t` for `c = c.0 + c.1` (`pi/2` or `pi` in two f32 parts, `c.0 >= |u|`): the
+/// leading difference `c.0 - u` and its exact error (Fast2Sum), the small terms added to that
 /// error, one rounding.
 #[inline(always)]
-fn minus_twice(c: (f32, f32), s: f32, lo: f32, t: f32) -> f32 {
-    let s2 = s + s;
-    let h = c.0 - s2;
-    let err = (c.0 - h) - s2;
-    h + (((err + c.1) - (lo + lo)) - (t + t))
+fn minus(c: (f32, f32), u: f32, lo: f32, t: f32) -> f32 {
+    let h = c.0 - u;
+    let err = (c.0 - h) - u;
+    h + (((err + c.1) - lo) - t)
 }
 
 /// `asin x` on f32 lanes (`±0` kept, `asin(±1) = ±pi/2`, NaN outside `[-1, 1]`): `s + t`
-/// up to `|x| = 1/2`, above it `pi/2 - 2 asin s` ([`asin_parts`]). Within 0.67 ulp of the
-/// exact value over every f32 in `[-1, 1]` (checked once exhaustively; the tests sweep a
+/// up to `|x| = 1/2`, above it `pi/2 - 2 asin s` ([`asin_parts`], [`minus`]). Within 0.67 ulp
+/// of the exact value over every f32 in `[-1, 1]` (checked once exhaustively; the tests sweep a
 /// sample). Per-op sweep row `asin`: twice the lanes of the f64 form it replaced.
 #[inline(always)]
 pub(crate) fn asin(x: f32) -> f32 {
     let (hi, s, lo, t) = asin_parts(x);
-    let v = sel(hi, minus_twice((PIO2_HI, PIO2_LO), s, lo, t), s + t);
+    let v = sel(hi, minus((PIO2_HI, PIO2_LO), s + s, lo + lo, t + t), s + t);
     sel(x.abs() > 1.0, f32::NAN, v.copysign(x))
 }
 
 /// `acos x` on f32 lanes: `pi/2 -+ (s + t)` up to `|x| = 1/2` (the leading difference exact,
-/// as in [`minus_twice`]), above it `2 asin s` for positive `x` and `pi - 2 asin s` for
+/// by [`minus`]), above it `2 asin s` for positive `x` and `pi - 2 asin s` for
 /// negative, so no cancellation near ±1 (`acos 1 = +0`, `acos -1 = pi`, NaN outside `[-1,
 /// 1]`). Within 0.65 ulp over every f32 in `[-1, 1]` (checked once exhaustively).
 #[inline(always)]
 pub(crate) fn acos(x: f32) -> f32 {
     let (hi, s, lo, t) = asin_parts(x);
     let neg = x < 0.0;
-    let (sa, ta) = (s.copysign(x), t.copysign(x));
-    let h = PIO2_HI - sa;
-    let near0 = h + (((PIO2_HI - h) - sa + PIO2_LO) - ta);
-    let s2 = s + s;
-    let pos = s2 + ((lo + lo) + (t + t));
-    let v = sel(
-        hi,
-        sel(neg, minus_twice((PI_HI, PI_LO), s, lo, t), pos),
-        near0,
-    );
+    // `lo = 0` below 1/2, where `pi/2 -+ (s + t)` is `minus` of the signed parts
+    let near0 = minus((PIO2_HI, PIO2_LO), s.copysign(x), lo, t.copysign(x));
+    let (s2, lo2, t2) = (s + s, lo + lo, t + t);
+    let pos = s2 + (lo2 + t2);
+    let v = sel(hi, sel(neg, minus((PI_HI, PI_LO), s2, lo2, t2), pos), near0);
     sel(x.abs() > 1.0, f32::NAN, v)
 }
