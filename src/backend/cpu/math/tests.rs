@@ -353,7 +353,10 @@ fn erf_reference(x: f64) -> (f64, f64) {
         }
     }
     // 2/sqrt(pi) as a pair
-    mul(sum, (std::f64::consts::FRAC_2_SQRT_PI, 1.533545961316588e-17))
+    mul(
+        sum,
+        (std::f64::consts::FRAC_2_SQRT_PI, 1.533545961316588e-17),
+    )
 }
 
 /// f64 `erf` against the double-double reference on a dense grid of `[0, 6.5]` and a finer one
