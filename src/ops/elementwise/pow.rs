@@ -69,11 +69,19 @@ fn pow_kernel(a: &Tensor, b: &Tensor, dt: DType, scalar: bool) -> Result<Tensor>
             })
         };
     }
+    use crate::backend::Transcendental;
     use crate::dtype::FloatCompute;
     match dt {
         DType::Bool => pow_map::<bool>(a, b, scalar, |x, e| x || !e),
+        // f32 (and f16/bf16, computed in f32) on the vectorised lanes; f64 by std's `powf`
         d if d.is_float() => crate::match_dtype!(d, float, T => {
-            pow_map::<T>(a, b, scalar, |x, e| T::narrow(x.widen().powf(e.widen())))
+            pow_map::<T>(
+                a,
+                b,
+                scalar,
+                #[inline(always)]
+                |x, e| T::narrow(x.widen().vpow(e.widen())),
+            )
         }),
         // glibc's cpow (`exp(y log x)` with Annex G's product), as PyTorch's std::pow
         DType::C64 => pow_map(a, b, scalar, crate::dtype::pow_c64),

@@ -170,6 +170,8 @@ pub(crate) trait Transcendental: Copy {
     fn vcosh(self) -> Self;
     /// `hypot(self, y)`.
     fn vhypot(self, y: Self) -> Self;
+    /// `self^y` (C99 `pow`).
+    fn vpow(self, y: Self) -> Self;
     /// `max(self, 0) + ln(1 + e^-|self|)` (softplus, stable form; [`softplus_f32`] /
     /// [`softplus_f64`]).
     fn vsoftplus(self) -> Self;
@@ -242,7 +244,7 @@ transcendental!(f32, fp32, fmod::fmod32_fast;
     vlog10 = fp32::log10, vsinh = wide32::sinh, vcosh = wide32::cosh,
     vsin = trig32::sin, vcos = trig32::cos, vtan = trig32::tan, vasin = trig32::asin,
     vacos = trig32::acos, vatan = trig32::atan,;
-    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32,;
+    vatan2 = trig32::atan2, vhypot = wide32::hypot, vfmod = fmod::fmod32, vpow = wide32::pow,;
     vsin_small = trig32::sin_small, vcos_small = trig32::cos_small,
     vtan_small = trig32::tan_small,
 );
@@ -251,7 +253,7 @@ transcendental!(f64, std64, fmod::fmod64_fast;
     vlog10 = f64::log10,
     vsinh = f64::sinh, vcosh = f64::cosh, vsin = f64::sin, vcos = f64::cos, vtan = f64::tan,
     vasin = f64::asin, vacos = f64::acos, vatan = f64::atan,;
-    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64,;
+    vatan2 = f64::atan2, vhypot = f64::hypot, vfmod = fmod::fmod64, vpow = f64::powf,;
     vsin_small = |x: f64| (x.sin(), false), vcos_small = |x: f64| (x.cos(), false),
     vtan_small = |x: f64| (x.tan(), false),
 );
