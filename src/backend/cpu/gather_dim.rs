@@ -316,6 +316,24 @@ pub(crate) fn scatter<T: Element>(
     let out = SharedOut(d.as_mut_ptr());
     let f = move |r: Row, size: i64, tdim: i64| {
         let (out, s, idx) = (out.ptr(), s, idx);
+        if r.is == 1 && r.ps == 1 && r.ts == 0 {
+            // a contiguous index row sending a contiguous source row into one target row
+            // (scatter along the last dim: per-op sweep `scatter`, `scatter_add`), as gather's
+            let (ix, src) = (&idx[r.io..r.io + r.n], &s[r.po..r.po + r.n]);
+            for (j, (&i, &v)) in ix.iter().zip(src).enumerate() {
+                let k = if i < 0 { i + size } else { i };
+                if k < 0 || k >= size {
+                    return Err((j, i));
+                }
+                // SAFETY: `tb + k tdim` lies in `dst` (`check_geometry`: `k` is in range along
+                // `dim`); parts of the walk write disjoint targets and one part writes serially.
+                unsafe {
+                    let t = out.add((r.tb as i64 + k * tdim) as usize);
+                    *t = if accumulate { (*t).add(v) } else { v };
+                }
+            }
+            return Ok(());
+        }
         for t in targets(idx, r, size, tdim) {
             let (po, to) = t?;
             // SAFETY: `to` lies in `dst` (checked above; the index value is in range); parts
