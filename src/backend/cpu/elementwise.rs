@@ -18,7 +18,8 @@ pub(crate) enum Simd {
     Baseline,
     /// AVX2 with FMA (Haswell, Zen and later).
     Avx2,
-    /// AVX-512 F/BW/VL/DQ (Skylake-SP, Ice Lake, Zen 4 and later).
+    /// AVX-512 F/BW/VL/DQ, and AVX2 with FMA (Skylake-SP, Ice Lake, Zen 4 and later): kernels
+    /// written for 32-byte vectors run their AVX2 code here too.
     Avx512,
 }
 
@@ -32,7 +33,9 @@ pub(crate) fn simd() -> Simd {
 fn detect() -> Simd {
     #[cfg(target_arch = "x86_64")]
     {
-        if std::is_x86_feature_detected!("avx512f")
+        let avx2 = std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma");
+        if avx2
+            && std::is_x86_feature_detected!("avx512f")
             && std::is_x86_feature_detected!("avx512bw")
             && std::is_x86_feature_detected!("avx512vl")
             && std::is_x86_feature_detected!("avx512dq")
@@ -40,7 +43,7 @@ fn detect() -> Simd {
         {
             return Simd::Avx512;
         }
-        if std::is_x86_feature_detected!("avx2") && std::is_x86_feature_detected!("fma") {
+        if avx2 {
             return Simd::Avx2;
         }
     }

@@ -180,8 +180,8 @@ fn value_avx512<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
 /// f32/f64 rows first try [`x86::value`].
 pub(crate) fn value<T: ExtElem, const MAX: bool>(x: &[T]) -> T {
     match simd() {
-        // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ (detected at run time by simd()), which
-        // every such CPU pairs with AVX2.
+        // SAFETY: the CPU supports AVX-512 F/BW/VL/DQ and AVX2 (detected at run time by
+        // simd()).
         #[cfg(target_arch = "x86_64")]
         Simd::Avx512 => unsafe {
             x86::try_value::<T, MAX>(x).unwrap_or_else(|| value_avx512::<T, MAX>(x))
