@@ -47,15 +47,22 @@ def weighted_t(n):
                        lambda x: x - C, n, 4)
 
 
-def t_error(coef):
+def worst_error(coef, lo, hi, var, err):
+    """The largest `err(x, p)` over 2001 points of [lo, hi], `p` the polynomial `coef` in
+    `var(x)` evaluated exactly."""
     worst = 0
     for k in range(2001):
-        x = A0 + (B - A0) * k / mp.mpf(2000)
+        x = lo + (hi - lo) * k / mp.mpf(2000)
         p = mp.mpf(0)
         for c in reversed(coef):
-            p = p * (x - C) + mp.mpf(c)
-        worst = max(worst, abs(mp.exp(-x * x) * p - mp.erfc(x)) / mp.mpf(2) ** -53)
+            p = p * var(x) + mp.mpf(c)
+        worst = max(worst, err(x, p))
     return worst
+
+
+def t_error(coef):
+    return worst_error(coef, A0, B, lambda x: x - C,
+                       lambda x, p: abs(mp.exp(-x * x) * p - mp.erfc(x)) / mp.mpf(2) ** -53)
 
 
 def small(z):
@@ -66,14 +73,7 @@ def small(z):
 
 
 def s_error(coef):
-    worst = 0
-    for k in range(2001):
-        z = A0 * A0 * k / mp.mpf(2000)
-        p = mp.mpf(0)
-        for c in reversed(coef):
-            p = p * z + mp.mpf(c)
-        worst = max(worst, abs(p - small(z)))
-    return worst
+    return worst_error(coef, 0, A0 * A0, lambda z: z, lambda z, p: abs(p - small(z)))
 
 
 def expm1_q(r):

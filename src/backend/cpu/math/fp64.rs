@@ -9,15 +9,22 @@ const LN2_HI: f64 = std::f64::consts::LN_2;
 const LN2_LO: f64 = 2.319_046_813_846_299_6e-17; // ln 2 - LN2_HI
 const SQRT2: f64 = std::f64::consts::SQRT_2;
 
-/// `(n, p)` with `x = n ln2 + r`, `|r| <= ln2 / 2 (+ rounding)` and `p = e^r - 1` (Taylor to
-/// degree 13, truncation < 5e-18 relative); `x` must lie in `[-1100, 1100]`.
+/// `(n, r)` with `x = n ln2 + r`, `|r| <= ln2 / 2 (+ rounding)`: `n` by the shifter, `r` in
+/// two FMA steps (ln 2 split hi/lo); `x` must lie in `[-1100, 1100]`.
 #[inline(always)]
-fn reduce(x: f64) -> (i64, f64) {
+fn reduce_ln2(x: f64) -> (i64, f64) {
     let kf = x * std::f64::consts::LOG2_E + SHIFT;
     let n = (kf.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
     let nf = kf - SHIFT;
     let r = (-nf).mul_add(LN2_HI, x);
-    let r = (-nf).mul_add(LN2_LO, r);
+    (n, (-nf).mul_add(LN2_LO, r))
+}
+
+/// `(n, p)` with `x = n ln2 + r` ([`reduce_ln2`]) and `p = e^r - 1` (Taylor to degree 13,
+/// truncation < 5e-18 relative); `x` must lie in `[-1100, 1100]`.
+#[inline(always)]
+fn reduce(x: f64) -> (i64, f64) {
+    let (n, r) = reduce_ln2(x);
     (n, expm1_poly(r))
 }
 
@@ -171,11 +178,8 @@ pub(crate) fn erf(x: f64) -> f64 {
     let small = a.mul_add(z.mul_add(vl, z.mul_add(vh, ERF_S[0])), a);
     // e^(-z - zl) = 2^n (1 + p), with z + zl = a^2 exactly
     let zl = a.mul_add(a, -z);
-    let kf = (-z).mul_add(std::f64::consts::LOG2_E, SHIFT);
-    let n = (kf.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
-    let nf = kf - SHIFT;
-    let r = (-nf).mul_add(LN2_HI, -z);
-    let r = (-nf).mul_add(LN2_LO, r) - zl;
+    let (n, r) = reduce_ln2(-z);
+    let r = r - zl;
     let p = poly4(&ERF_E, r).mul_add(r * r, r);
     let u = a - 1.75;
     let t = u.mul_add(u.mul_add(poly4(&ERF_T[2..], u), ERF_T[1]), ERF_T[0]);

@@ -66,8 +66,8 @@ pub(crate) fn pow(x: f32, y: f32) -> f32 {
     let odd = int && (yd * 0.5).trunc() != yd * 0.5;
     let neg = x.is_sign_negative();
     let r = sel(neg && odd, -r, r);
-    let r = sel(ax == 1.0 && yd.is_infinite(), 1.0, r);
     let r = sel(xd < 0.0 && xd > f64::NEG_INFINITY && !int, f64::NAN, r);
-    let r = sel(yd == 0.0 || xd == 1.0, 1.0, r);
+    let one = yd == 0.0 || xd == 1.0 || (ax == 1.0 && yd.is_infinite());
+    let r = sel(one, 1.0, r);
     r as f32
 }
