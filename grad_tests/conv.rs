@@ -2,7 +2,7 @@
 //! f16 and integer dtypes, gradients against the reference's adjoint, errors (kinds, nothing
 //! changed) and node names. PyTorch-recorded values are in the sweep (`conv.json.gz`).
 
-use crate::common::{R, f64s};
+use crate::common::{R, close_rel, f64s};
 use tapegrad::{ConvOptions, ConvPadding, ConvTransposeOptions, DType, ErrorKind, Tensor};
 
 /// Deterministic values in [-1, 1).
@@ -159,6 +159,30 @@ fn forms() -> Vec<Form> {
             true,
         ),
         f(&[2, 2, 11], &[3, 2, 4], &[3], &[2], &[1], 1, true),
+        // unit strides with a kernel wider than one tap (the AVX-512 f32 kernel without a
+        // column matrix): two passes over input channels (40 * 9 taps), a part-filled panel of
+        // output channels (13 = 6 + 6 + 1), rows wider than a 32-lane tile
+        f(
+            &[2, 40, 6, 37],
+            &[13, 40, 3, 3],
+            &[1, 1],
+            &[1, 1],
+            &[1, 1],
+            1,
+            true,
+        ),
+        // ... one dim, dilated, rows narrower than a tile
+        f(&[2, 3, 50], &[7, 3, 5], &[1], &[4], &[2], 1, true),
+        // ... an image taller than one part's padded block (two blocks of rows), no padding
+        f(
+            &[1, 8, 300, 70],
+            &[2, 8, 3, 2],
+            &[1, 1],
+            &[0, 0],
+            &[1, 3],
+            1,
+            false,
+        ),
         f(
             &[1, 2, 4, 5, 6],
             &[2, 1, 2, 3, 2],
@@ -217,13 +241,24 @@ fn close(a: &[f64], b: &[f64], tol: f64, what: &str) {
     }
 }
 
+/// f64 to 1e-12; f32 (whose unit-stride forms run the AVX-512 kernel without a column
+/// matrix on CPUs that have it) to 1e-4 of the f64 reference over the f32-rounded operands
+/// (the weight gradient of the tall form sums 20,000 f32 products).
 #[test]
 fn conv_values_and_grads_match_the_direct_reference() -> R {
+    for (dt, tol) in [(DType::F64, 1e-12), (DType::F32, 1e-4)] {
+        conv_values_match_in(dt, tol)?;
+    }
+    Ok(())
+}
+
+fn conv_values_match_in(dt: DType, tol: f64) -> R {
     for (fi, f) in forms().iter().enumerate() {
         let r = reference(f);
-        let x = t(&f.x, 10 + fi as u64).requires_grad_(true)?;
-        let w = t(&f.w, 20 + fi as u64).requires_grad_(true)?;
-        let b = t(&[f.w[0]], 30 + fi as u64).requires_grad_(true)?;
+        let leaf = |shape: &[usize], seed| t(shape, seed).to_dtype(dt)?.requires_grad_(true);
+        let x = leaf(&f.x, 10 + fi as u64)?;
+        let w = leaf(&f.w, 20 + fi as u64)?;
+        let b = leaf(&[f.w[0]], 30 + fi as u64)?;
         let y = conv(&x, &w, f.bias.then_some(&b), &opts(f))?;
         let (xv, wv, bv) = (f64s(&x), f64s(&w), f64s(&b));
         let onum = r.n * r.co * r.o.iter().product::<usize>();
@@ -237,10 +272,10 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
         r.each(|ol, il, wl, _, _| want[ol] += xv[il] * wv[wl]);
         let mut shape = vec![r.n, r.co];
         shape.extend(&r.o[3 - (f.x.len() - 2)..]);
-        assert_eq!(y.shape(), shape, "form {fi}");
-        close(&f64s(&y), &want, 1e-12, &format!("form {fi} value"));
+        assert_eq!(y.shape(), shape, "{dt:?} form {fi}");
+        close(&f64s(&y), &want, tol, &format!("{dt:?} form {fi} value"));
         // gradients: the adjoint of the reference for a cotangent `gy`
-        let gy = t(&shape, 40 + fi as u64);
+        let gy = t(&shape, 40 + fi as u64).to_dtype(dt)?;
         tapegrad::autograd::backward(
             std::slice::from_ref(&y),
             &[Some(gy.clone())],
@@ -255,14 +290,14 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
         close(
             &f64s(&x.grad().unwrap()),
             &gx,
-            1e-12,
-            &format!("form {fi} grad x"),
+            tol,
+            &format!("{dt:?} form {fi} grad x"),
         );
         close(
             &f64s(&w.grad().unwrap()),
             &gw,
-            1e-12,
-            &format!("form {fi} grad w"),
+            tol,
+            &format!("{dt:?} form {fi} grad w"),
         );
         if f.bias {
             let mut gb = vec![0.0; r.co];
@@ -272,8 +307,8 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
             close(
                 &f64s(&b.grad().unwrap()),
                 &gb,
-                1e-12,
-                &format!("form {fi} grad b"),
+                tol,
+                &format!("{dt:?} form {fi} grad b"),
             );
         }
         // the transposed convolution is the input gradient: same values through the public op
@@ -297,8 +332,13 @@ fn conv_values_and_grads_match_the_direct_reference() -> R {
             } else {
                 gy.conv_transpose2d(&w.detach(), None, &topts)?
             };
-            assert_eq!(ct.shape(), f.x, "form {fi} transposed shape");
-            close(&f64s(&ct), &gx, 1e-12, &format!("form {fi} transposed"));
+            assert_eq!(ct.shape(), f.x, "{dt:?} form {fi} transposed shape");
+            close(
+                &f64s(&ct),
+                &gx,
+                tol,
+                &format!("{dt:?} form {fi} transposed"),
+            );
         }
     }
     Ok(())
@@ -542,6 +582,37 @@ fn conv_modules_load_a_pytorch_state_dict_and_give_its_outputs() -> R {
         .forward(&y.reshape(&[s[0] as i64, s[1] as i64, (s[2] * s[3]) as i64])?)?;
     assert_eq!(y.shape(), usizes(&e["output_shape"]));
     close(&f64s(&y), &floats(&e["output"]), 1e-5, "module output");
+    Ok(())
+}
+
+/// An infinite input element reaches exactly the outputs and weight-gradient entries whose
+/// products read it, in f32 (the AVX-512 kernel computes lanes past each output row and must
+/// keep them out of the weight gradient) as in f64: the left taps never read the last column.
+#[test]
+fn conv_non_finite_input_reaches_only_its_products() -> R {
+    let mut xv = vals(2 * 3 * 4 * 5, 7);
+    xv[(4 + 1) * 5 + 4] = f64::INFINITY; // image 0, channel 1 (rows of 5), row 1, last column
+    let run = |dt: DType| -> tapegrad::Result<(Vec<f64>, Vec<f64>)> {
+        let x = Tensor::from_vec(xv.clone(), &[2, 3, 4, 5])?.to_dtype(dt)?;
+        let w = t(&[8, 3, 3, 3], 8).to_dtype(dt)?.requires_grad_(true)?;
+        let y = x.conv2d(&w, None, &ConvOptions::default().padding(vec![1, 1]))?;
+        y.sum()?.backward()?;
+        Ok((f64s(&y), f64s(&w.grad().unwrap())))
+    };
+    let ((y32, gw32), (y64, gw64)) = (run(DType::F32)?, run(DType::F64)?);
+    for (what, a, b) in [("value", &y32, &y64), ("grad w", &gw32, &gw64)] {
+        for (i, (&a, &b)) in a.iter().zip(b.iter()).enumerate() {
+            assert!(close_rel(a, b, 1e-4), "{what}[{i}]: f32 {a} vs f64 {b}");
+        }
+    }
+    // finite unless the tap reads channel 1 and the last column (kw = 1 or 2)
+    for (i, g) in gw32.iter().enumerate() {
+        assert_eq!(
+            g.is_finite(),
+            i / 9 % 3 != 1 || i % 3 == 0,
+            "grad w[{i}] = {g}"
+        );
+    }
     Ok(())
 }
 

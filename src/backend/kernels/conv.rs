@@ -1,5 +1,6 @@
 //! Convolution: forward, input gradient and weight gradient of one [`ConvGeom`] (im2col + GEMM,
-//! parallel over batch and groups). Front door `dispatch/conv.rs`; CPU body `cpu/conv/`.
+//! or a padded input read in place for unit strides; parallel over batch and groups). Front
+//! door `dispatch/conv.rs`; CPU body `cpu/conv/`.
 
 use crate::DType;
 use crate::backend::{ConvGeom, Device};

@@ -10,8 +10,12 @@
 //! - weight gradient: `dw[g] = sum_n gy[n, g] @ cols(x[n, g])^T`, the batch split into one
 //!   chunk per thread whose partial sums are added in chunk order.
 //!
-//! A 1x1 kernel with unit stride and no padding skips the column matrix.
+//! A 1x1 kernel with unit stride and no padding skips the column matrix. Unit-stride f32
+//! convolutions of one or two spatial dims on AVX-512 CPUs skip it too: [`direct`] reads a
+//! zero-padded copy of the input in place for all three products.
 
+#[cfg(target_arch = "x86_64")]
+mod direct;
 mod im2col;
 
 use super::matmul::{Mat, matmul, matmul_serial};
@@ -150,6 +154,13 @@ unsafe fn forward<T: Element>(
         Shared::of(w),
         bias.map(Shared::of),
     );
+    #[cfg(target_arch = "x86_64")]
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && direct::fits(g) {
+        let f = |p: Shared<T>| p.get() as *mut f32;
+        // SAFETY: forwarded contract; `T` is f32, and `fits` holds.
+        unsafe { direct::forward(f(out), f(x), f(w), bias.map(|b| f(b) as *const f32), g) };
+        return;
+    }
     let g = *g;
     let rows = g.o[0] * g.o[1];
     let per = if g.pointwise() {
@@ -219,6 +230,16 @@ unsafe fn backward_input<T: Element>(
         Shared::of(w),
         bias.map(Shared::of),
     );
+    #[cfg(target_arch = "x86_64")]
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && direct::fits(g) {
+        let f = |p: Shared<T>| p.get() as *mut f32;
+        // SAFETY: forwarded contract; `T` is f32.
+        if unsafe {
+            direct::backward_input(f(out), f(gy), f(w), bias.map(|b| f(b) as *const f32), g)
+        } {
+            return;
+        }
+    }
     let g = *g;
     let rows = g.o[0] * g.o[1];
     let per = g.chunk_rows(std::mem::size_of::<T>());
@@ -270,6 +291,13 @@ unsafe fn backward_input<T: Element>(
 /// # Safety
 /// As there.
 unsafe fn backward_weight<T: Element>(out: *mut T, x: *const T, gy: *const T, g: &G3) {
+    #[cfg(target_arch = "x86_64")]
+    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && direct::fits(g) {
+        let f = |p: *const T| p as *mut f32;
+        // SAFETY: forwarded contract; `T` is f32, and `fits` holds.
+        unsafe { direct::backward_weight(f(out), f(x), f(gy), g) };
+        return;
+    }
     let total = g.c_out * g.ck;
     let chunks = g.n.min(team::size()).max(1);
     let (x, gy) = (Shared::of(x), Shared::of(gy));
