@@ -616,6 +616,41 @@ fn conv_non_finite_input_reaches_only_its_products() -> R {
     Ok(())
 }
 
+/// `padding = "same"` with an even reach pads one more on the right than on the left: f32
+/// (the AVX-512 kernel without a column matrix, whose padded rows must reach the last output
+/// column's last tap) agrees with f64 (the column matrix) in values and both gradients.
+#[test]
+fn conv_same_padding_with_an_even_reach_agrees_across_kernels() -> R {
+    let forms: [(&[usize], &[usize], Vec<i64>); 3] = [
+        (&[2, 2, 7], &[2, 2, 2], vec![1]),
+        (&[2, 3, 9], &[4, 3, 4], vec![2]),
+        (&[2, 3, 6, 7], &[5, 3, 2, 4], vec![1, 2]),
+    ];
+    for (fi, (xs, ws, dil)) in forms.into_iter().enumerate() {
+        let o = ConvOptions::default()
+            .padding(ConvPadding::Same)
+            .dilation(dil);
+        let run = |dt: DType| -> tapegrad::Result<[Vec<f64>; 3]> {
+            let x = t(xs, 50 + fi as u64).to_dtype(dt)?.requires_grad_(true)?;
+            let w = t(ws, 60 + fi as u64).to_dtype(dt)?.requires_grad_(true)?;
+            let y = conv(&x, &w, None, &o)?;
+            assert_eq!(y.shape()[2..], xs[2..], "form {fi}: same size");
+            y.mul(&t(&y.shape(), 70 + fi as u64).to_dtype(dt)?)?
+                .sum()?
+                .backward()?;
+            Ok([f64s(&y), f64s(&x.grad().unwrap()), f64s(&w.grad().unwrap())])
+        };
+        let (a, b) = (run(DType::F32)?, run(DType::F64)?);
+        for (what, (a, b)) in ["value", "grad x", "grad w"]
+            .into_iter()
+            .zip(a.iter().zip(&b))
+        {
+            close(a, b, 1e-4, &format!("form {fi} {what}"));
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn conv_without_input_channels_follows_pytorch() -> R {
     // torch 2.15 (its `Empty` backend): conv1d([2, 0, 5], [3, 0, 2], bias[3]) -> [2, 0, 4]

@@ -2,7 +2,7 @@
 //! where building and packing the column matrix took a quarter of the time).
 //!
 //! The input rows one part needs are copied once, zero-padded, into a block of `wp`-wide rows
-//! (`wp = w_in + 2 pad`, one channel after another). In that block the element that tap
+//! (`wp = w_in + 2 pad` or more, one channel after another). In that block the element that tap
 //! `(c, kh, kw)` reads for output `(oh, ow)` sits at `off(c, kh, kw) + j` with the flat index
 //! `j = oh * wp + ow`: each row of the column matrix is the block itself shifted by its `off`,
 //! so the product reads the block in place:
@@ -32,8 +32,8 @@ const KC: usize = 320;
 /// Bytes of one part's padded input block (it stays in L2 while its tiles run).
 const BLOCK_BYTES: usize = 512 * 1024;
 
-/// Whether the kernels here compute this geometry: unit strides, one or two spatial dims, a kernel
-/// wider than one tap (1x1 kernels multiply the input in place already), an AVX-512 CPU.
+/// Whether the kernels here compute this geometry: unit strides, one or two spatial dims, a
+/// kernel wider than one tap (1x1 kernels multiply the input in place already), an AVX-512 CPU.
 pub(super) fn fits(g: &G3) -> bool {
     g.s == [1; 3] && g.i[0] == 1 && g.o[0] == 1 && !g.pointwise() && simd() == Simd::Avx512
 }
@@ -41,7 +41,7 @@ pub(super) fn fits(g: &G3) -> bool {
 /// The fixed shape of one call: the padded block and the passes over input channels.
 #[derive(Clone, Copy)]
 struct Plan {
-    /// Padded row width (`w_in + 2 pad`).
+    /// Padded row width (`w_in + 2 pad`, or the last output column's reach when wider).
     wp: usize,
     /// Output rows per part (the last part of an image may have fewer).
     rows: usize,
@@ -57,7 +57,9 @@ struct Plan {
 
 impl Plan {
     fn new(g: &G3) -> Plan {
-        let wp = g.i[2] + 2 * g.p[2];
+        // `padding="same"` with an even reach pads one more column on the right than on the
+        // left: the row reaches to the last output column's last tap
+        let wp = (g.i[2] + 2 * g.p[2]).max(g.o[2] + (g.k[2] - 1) * g.d[2]);
         let reach = (g.k[1] - 1) * g.d[1];
         let row_bytes = g.cg * wp * 4;
         let rows = (BLOCK_BYTES / row_bytes.max(1))
@@ -79,6 +81,56 @@ impl Plan {
     fn block_len(&self, g: &G3) -> usize {
         g.cg * self.rs * self.wp + NR
     }
+
+    /// Parts of a call: (image, group, block of `rows` output rows).
+    fn parts(&self, g: &G3) -> usize {
+        g.n * g.groups * g.o[1].div_ceil(self.rows)
+    }
+
+    /// Part `p < parts`.
+    fn part(&self, g: &G3, p: usize) -> Part {
+        let chunks = g.o[1].div_ceil(self.rows);
+        let (ng, ch) = (p / chunks, p % chunks);
+        let oh0 = ch * self.rows;
+        Part {
+            n: ng / g.groups,
+            gi: ng % g.groups,
+            oh0,
+            rows: self.rows.min(g.o[1] - oh0),
+        }
+    }
+}
+
+/// One part of a call: image `n`, group `gi`, output rows `oh0..oh0 + rows`.
+#[derive(Clone, Copy)]
+struct Part {
+    n: usize,
+    gi: usize,
+    oh0: usize,
+    rows: usize,
+}
+
+/// Runs `f` with the part's padded input block, filled by [`pad_rows`] (a per-thread buffer of
+/// `block_len` elements).
+///
+/// # Safety
+/// `x` addresses the whole input, `n * c_in * lin` elements.
+unsafe fn with_block<R>(
+    x: *const f32,
+    g: &G3,
+    plan: &Plan,
+    t: Part,
+    f: impl FnOnce(*const f32) -> R,
+) -> R {
+    with_cols::<f32, _>(plan.block_len(g), |block| {
+        // SAFETY: (image n, group gi) addresses its own `cg * lin` elements of `x` (caller
+        // contract); `block` holds `block_len` elements.
+        unsafe {
+            let xp = x.add((t.n * g.c_in + t.gi * g.cg) * g.lin);
+            pad_rows(xp, block, g, plan, t.oh0, t.rows);
+        }
+        f(block)
+    })
 }
 
 /// The weights of every group as 6-row panels, pass by pass: group `gi`'s pass starting at
@@ -127,32 +179,28 @@ pub(super) unsafe fn forward(
     let offs = offsets(&g, &plan);
     let (out, x, a) = (Shared(out), Shared::of(x), Shared::of(a.as_ptr()));
     let (offs, bias) = (Shared::of(offs.as_ptr()), bias.map(Shared::of));
-    let chunks = g.o[1].div_ceil(plan.rows);
     let part = move |p: usize| {
-        let (ng, ch) = (p / chunks, p % chunks);
-        let (n, gi) = (ng / g.groups, ng % g.groups);
-        let oh0 = ch * plan.rows;
-        let rows = plan.rows.min(g.o[1] - oh0);
-        with_cols::<f32, _>(plan.block_len(&g), |block| {
-            // SAFETY: (image n, group gi) addresses its own slices of the contiguous operands
-            // (caller contract); the part writes output rows `oh0..oh0 + rows` of its slice
-            // only; `block` holds `block_len` elements.
+        let t = plan.part(&g, p);
+        let body = |block: *const f32| {
+            // SAFETY: (image n, group gi) addresses its own slices of the contiguous
+            // operands (caller contract); the part writes output rows `oh0..oh0 + rows` of
+            // its slice only.
             unsafe {
-                let xp = x.get().add((n * g.c_in + gi * g.cg) * g.lin) as *const f32;
-                pad_rows(xp, block, &g, &plan, oh0, rows);
                 let op = out
                     .get()
-                    .add((n * g.c_out + gi * g.ocg) * g.lout + oh0 * g.o[2]);
-                let ap = a.get().add(gi * g.ck * plan.panels * MR) as *const f32;
-                products(op, ap, block, offs.get(), &g, &plan, rows);
+                    .add((t.n * g.c_out + t.gi * g.ocg) * g.lout + t.oh0 * g.o[2]);
+                let ap = a.get().add(t.gi * g.ck * plan.panels * MR) as *const f32;
+                products(op, ap, block, offs.get(), &g, &plan, t.rows);
                 if let Some(b) = bias {
-                    let b = b.get().add(gi * g.ocg) as *const f32;
-                    add_bias(op, b, g.ocg, rows * g.o[2], g.lout);
+                    let b = b.get().add(t.gi * g.ocg) as *const f32;
+                    add_bias(op, b, g.ocg, t.rows * g.o[2], g.lout);
                 }
             }
-        });
+        };
+        // SAFETY: `x` holds every image (caller contract).
+        unsafe { with_block(x.get(), &g, &plan, t, body) }
     };
-    team::run(g.n * g.groups * chunks, &part);
+    team::run(plan.parts(&g), &part);
 }
 
 /// See [`ConvKernels::conv_backward_input`](crate::backend::ConvKernels::conv_backward_input)
@@ -216,33 +264,29 @@ pub(super) unsafe fn backward_weight(out: *mut f32, x: *const f32, gy: *const f3
     let plan = Plan::new(&g);
     let offs = offsets(&g, &plan);
     let ocp = g.ocg.next_multiple_of(NR);
-    let chunks = g.o[1].div_ceil(plan.rows);
-    let items = g.n * g.groups * chunks;
+    let items = plan.parts(&g);
     let runs = team::size().clamp(1, items);
     let (x, gy, offs_p) = (Shared::of(x), Shared::of(gy), Shared::of(offs.as_ptr()));
-    let run = move |t: usize| -> Vec<f32> {
+    let run = move |r: usize| -> Vec<f32> {
         let mut acc = vec![0f32; g.groups * g.ck * ocp];
         let mut gyt = vec![0f32; plan.rows * g.o[2] * ocp];
-        for item in t * items / runs..(t + 1) * items / runs {
-            let (ng, ch) = (item / chunks, item % chunks);
-            let (n, gi) = (ng / g.groups, ng % g.groups);
-            let oh0 = ch * plan.rows;
-            let rows = plan.rows.min(g.o[1] - oh0);
-            with_cols::<f32, _>(plan.block_len(&g), |block| {
+        for item in r * items / runs..(r + 1) * items / runs {
+            let t = plan.part(&g, item);
+            let body = |block: *const f32| {
                 // SAFETY: (image n, group gi) addresses its own slices of the contiguous
-                // operands (caller contract); `block` holds `block_len` elements, `gyt` the
-                // part's `rows * w_out` positions of `ocp`, `acc` the group's `ck * ocp`.
+                // operands (caller contract); `gyt` holds the part's `rows * w_out`
+                // positions of `ocp`, `acc` the group's `ck * ocp`.
                 unsafe {
-                    let xp = x.get().add((n * g.c_in + gi * g.cg) * g.lin) as *const f32;
-                    pad_rows(xp, block, &g, &plan, oh0, rows);
                     let gp = gy
                         .get()
-                        .add((n * g.c_out + gi * g.ocg) * g.lout + oh0 * g.o[2]);
-                    transpose_gy(gp, &mut gyt, &g, rows * g.o[2], ocp);
-                    let acc = acc.as_mut_ptr().add(gi * g.ck * ocp);
-                    weight_products(acc, block, offs_p.get(), &gyt, &g, &plan, rows, ocp);
+                        .add((t.n * g.c_out + t.gi * g.ocg) * g.lout + t.oh0 * g.o[2]);
+                    transpose_gy(gp, &mut gyt, &g, t.rows * g.o[2], ocp);
+                    let acc = acc.as_mut_ptr().add(t.gi * g.ck * ocp);
+                    weight_products(acc, block, offs_p.get(), &gyt, &g, &plan, t.rows, ocp);
                 }
-            });
+            };
+            // SAFETY: `x` holds every image (caller contract).
+            unsafe { with_block(x.get(), &g, &plan, t, body) }
         }
         acc
     };
