@@ -32,10 +32,16 @@ const KC: usize = 320;
 /// Bytes of one part's padded input block (it stays in L2 while its tiles run).
 const BLOCK_BYTES: usize = 512 * 1024;
 
-/// Whether the kernels here compute this geometry: unit strides, one or two spatial dims, a
-/// kernel wider than one tap (1x1 kernels multiply the input in place already), an AVX-512 CPU.
-pub(super) fn fits(g: &G3) -> bool {
-    g.s == [1; 3] && g.i[0] == 1 && g.o[0] == 1 && !g.pointwise() && simd() == Simd::Avx512
+/// Whether the kernels here compute this call: f32 elements, unit strides, one or two spatial
+/// dims, a kernel wider than one tap (1x1 kernels multiply the input in place already), an
+/// AVX-512 CPU.
+pub(super) fn fits<T: 'static>(g: &G3) -> bool {
+    std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>()
+        && g.s == [1; 3]
+        && g.i[0] == 1
+        && g.o[0] == 1
+        && !g.pointwise()
+        && simd() == Simd::Avx512
 }
 
 /// The fixed shape of one call: the padded block and the passes over input channels.
@@ -218,7 +224,7 @@ pub(super) unsafe fn backward_input(
     bias: Option<*const f32>,
     g: &G3,
 ) -> bool {
-    let Some(t) = transposed(g).filter(fits) else {
+    let Some(t) = transposed(g).filter(fits::<f32>) else {
         return false;
     };
     // SAFETY: `w` holds `c_out * ck` elements (caller contract).

@@ -155,7 +155,7 @@ unsafe fn forward<T: Element>(
         bias.map(Shared::of),
     );
     #[cfg(target_arch = "x86_64")]
-    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && direct::fits(g) {
+    if direct::fits::<T>(g) {
         let f = |p: Shared<T>| p.get() as *mut f32;
         // SAFETY: forwarded contract; `T` is f32, and `fits` holds.
         unsafe { direct::forward(f(out), f(x), f(w), bias.map(|b| f(b) as *const f32), g) };
@@ -231,7 +231,7 @@ unsafe fn backward_input<T: Element>(
         bias.map(Shared::of),
     );
     #[cfg(target_arch = "x86_64")]
-    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && direct::fits(g) {
+    if direct::fits::<T>(g) {
         let f = |p: Shared<T>| p.get() as *mut f32;
         // SAFETY: forwarded contract; `T` is f32.
         if unsafe {
@@ -292,7 +292,7 @@ unsafe fn backward_input<T: Element>(
 /// As there.
 unsafe fn backward_weight<T: Element>(out: *mut T, x: *const T, gy: *const T, g: &G3) {
     #[cfg(target_arch = "x86_64")]
-    if std::any::TypeId::of::<T>() == std::any::TypeId::of::<f32>() && direct::fits(g) {
+    if direct::fits::<T>(g) {
         let f = |p: *const T| p as *mut f32;
         // SAFETY: forwarded contract; `T` is f32, and `fits` holds.
         unsafe { direct::backward_weight(f(out), f(x), f(gy), g) };
