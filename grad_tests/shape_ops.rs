@@ -2,7 +2,7 @@
 
 use crate::common::{R, i64t, rg};
 use tapegrad::autograd::gradcheck;
-use tapegrad::{DType, ErrorKind, Tensor};
+use tapegrad::{DType, ErrorKind, IncludeSelf, ScatterReduce, Tensor};
 
 #[test]
 fn cat_values_promotion_errors() -> R {
@@ -102,6 +102,25 @@ fn gather_index_select_scatter() -> R {
         s.to_vec::<f32>()?,
         vec![7.0, 8.0, 9.0, 1.0, 2.0, 3.0, 7.0, 8.0, 9.0]
     );
+    // negative index values do not wrap here (PyTorch's errors; `index` and `take` wrap them)
+    let e = x.index_select(0, &i64t(&[0, -1], &[2])).unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+    assert!(e.to_string().contains("index out of range in self"), "{e}");
+    let (neg, ones) = (
+        i64t(&[0, -1, 2], &[3, 1]),
+        Tensor::ones(&[3, 1], DType::F32)?,
+    );
+    for e in [
+        x.gather(1, &neg).unwrap_err(),
+        x.scatter(1, &neg, &ones).unwrap_err(),
+        x.scatter_add(1, &neg, &ones).unwrap_err(),
+        x.scatter_reduce(1, &neg, &ones, ScatterReduce::Amax, IncludeSelf::Yes)
+            .unwrap_err(),
+    ] {
+        assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+        let want = "index -1 is out of bounds for dimension 1 with size 3";
+        assert!(e.to_string().contains(want), "{e}");
+    }
     let z = Tensor::zeros(&[3, 4], DType::F32)?;
     let r = z.scatter_value(1, &i64t(&[3, 0, 1], &[3, 1]), -1.5)?;
     assert_eq!(r.to_vec::<f32>()?[3], -1.5);
@@ -193,7 +212,7 @@ fn gather_scatter_grads() -> R {
 #[test]
 fn gather_scatter_large_walks_match_a_serial_reference() -> R {
     // large enough for the kernels' parallel walk (split along the other dim), with repeated
-    // and negative indices, a transposed self and a strided index
+    // indices, a transposed self and a strided index
     let (r, c) = (300usize, 257usize);
     let xv: Vec<f64> = (0..r * c).map(|k| (k % 97) as f64 - 40.0).collect();
     let x = Tensor::from_vec(xv.clone(), &[c, r])?.t()?;
@@ -208,14 +227,13 @@ fn gather_scatter_large_walks_match_a_serial_reference() -> R {
     // the last dim takes the unit-stride row loop)
     for (dim, dense_index) in [(0usize, false), (1, false), (0, true), (1, true)] {
         let size = if dim == 0 { r } else { c } as i64;
-        let iv: Vec<i64> = (0..r * c).map(|_| rnd(2 * size as usize) - size).collect();
+        let iv: Vec<i64> = (0..r * c).map(|_| rnd(size as usize)).collect();
         let stored = |v: Vec<i64>| -> tapegrad::Result<Tensor> {
             let t = Tensor::from_vec(v, &[c, r])?.t()?;
             if dense_index { t.contiguous() } else { Ok(t) }
         };
         let idx = stored(iv.clone())?;
         let at = |i: usize, j: usize| iv[j * r + i];
-        let wrap = |v: i64| (if v < 0 { v + size } else { v }) as usize;
         let xat = |i: usize, j: usize| xv[j * r + i];
         let g = x.gather(dim as i64, &idx)?.to_vec::<f64>()?;
         let src = x.mul(0.5)?.add(1.0)?;
@@ -230,7 +248,7 @@ fn gather_scatter_large_walks_match_a_serial_reference() -> R {
         }
         for i in 0..r {
             for j in 0..c {
-                let k = wrap(at(i, j));
+                let k = at(i, j) as usize;
                 let (src_v, picked) = if dim == 0 {
                     (xat(i, j) * 0.5 + 1.0, xat(k, j))
                 } else {
@@ -244,18 +262,25 @@ fn gather_scatter_large_walks_match_a_serial_reference() -> R {
         }
         assert_eq!(sum, want_sum, "scatter_add dim {dim}");
         assert_eq!(set, want_set, "scatter dim {dim}");
-        // the first out-of-range index in row-major order is the one reported
+        // the first out-of-range index in row-major order is the one reported; negative
+        // values are out of range (PyTorch's gather and scatter do not wrap them)
         let mut bad = iv.clone();
-        bad[5 * r + 200] = size + 3; // position (200, 5)
-        bad[9 * r + 100] = -size - 4; // position (100, 9): earlier in row-major order
+        bad[5 * r + 200] = size; // position (200, 5)
+        bad[9 * r + 100] = -1; // position (100, 9): earlier in row-major order
         let bad = stored(bad)?;
-        let e = x.gather(dim as i64, &bad).unwrap_err();
-        assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
-        assert!(
-            e.to_string()
-                .contains(&format!("index {} is out of bounds", -size - 4)),
-            "{e}"
-        );
+        let scatter_add = |b: &Tensor| x.scatter_add(dim as i64, b, &src);
+        let scatter = |b: &Tensor| x.scatter(dim as i64, b, &src);
+        for f in [
+            &|b: &Tensor| x.gather(dim as i64, b),
+            &scatter_add,
+            &scatter,
+        ] as [&dyn Fn(&Tensor) -> tapegrad::Result<Tensor>; 3]
+        {
+            let e = f(&bad).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
+            let want = format!("index -1 is out of bounds for dimension {dim} with size {size}");
+            assert!(e.to_string().contains(&want), "{e}");
+        }
     }
     Ok(())
 }

@@ -8,7 +8,8 @@
 //!   elements over its threads, so that product can differ from one row's in the last bits.)
 //!
 //! The other folds keep `L` interleaved lane accumulators (enough independent chains to hide
-//! the latency of an AVX-512 add), combine them in lane order, then fold the tail in order:
+//! the latency of an AVX-512 add), combine them pairwise ([`fold_pairs`]), then fold the tail
+//! in order:
 //!
 //! - `abs_sum`: `sum(|x|)` or `sum(x^2)` in f64 lanes: the L1/L2 sums of `norm` up to their
 //!   rounding order; an empty row gives the fold's `-0.0` (the zero `Iterator::sum` starts
@@ -177,6 +178,21 @@ impl Squares for Abs {
     const SQ: bool = false;
 }
 
+/// Lane accumulators combined pairwise (lane `k` with lane `k + w`, halving `w`): whole-vector
+/// adds. In lane order they were a chain of `N` dependent scalar adds per row, a quarter of the
+/// per-op sweep's `norm` row (1024-element rows).
+#[inline(always)]
+fn fold_pairs<const N: usize>(mut acc: [f64; N]) -> f64 {
+    let mut w = N;
+    while w > 1 {
+        w /= 2;
+        for k in 0..w {
+            acc[k] += acc[k + w];
+        }
+    }
+    acc[0]
+}
+
 #[inline(always)]
 fn abs_sum_body<T: Element, S: Squares>(x: &[T]) -> f64 {
     if x.is_empty() {
@@ -194,7 +210,7 @@ fn abs_sum_body<T: Element, S: Squares>(x: &[T]) -> f64 {
             acc[l] += term(ch[l]);
         }
     }
-    acc.iter().sum::<f64>() + tail.iter().map(|&v| term(v)).sum::<f64>()
+    fold_pairs(acc) + tail.iter().map(|&v| term(v)).sum::<f64>()
 }
 
 multiversion!(
@@ -239,7 +255,7 @@ fn lse_f32_body(x: &[f32]) -> f64 {
             acc[l] += fp32::exp(ch[l] - m) as f64;
         }
     }
-    let mut s: f64 = acc.iter().sum();
+    let mut s = fold_pairs(acc);
     for &v in tail {
         s += fp32::exp(v - m) as f64;
     }

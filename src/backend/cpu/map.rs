@@ -423,12 +423,30 @@ pub(super) unsafe fn map2<T: Element, U: Element>(
         ],
         PAR_MIN_ELEMS,
         |[oo, oa, ob], len, [so, sa, sb]| {
-            // SAFETY: as in `map1`, for both inputs.
+            // SAFETY: as in `map1`, for both inputs; the slices are built only where the
+            // output run shares no byte with an input run.
             unsafe {
                 let po = (po as *mut U).offset(oo);
                 let pa = (pa as *const T).offset(oa);
                 let pb = (pb as *const T).offset(ob);
-                if so == 1 && sa == 1 && sb == 1 {
+                let (o0, o1) = (po as usize, po as usize + len * std::mem::size_of::<U>());
+                let apart = |p: *const T, n: usize| {
+                    p as usize + n * std::mem::size_of::<T>() <= o0 || o1 <= p as usize
+                };
+                let out = || std::slice::from_raw_parts_mut(po, len);
+                let run = |p: *const T| std::slice::from_raw_parts(p, len);
+                if so == 1 && sa == 1 && sb == 1 && apart(pa, len) && apart(pb, len) {
+                    vmap2(out(), run(pa), run(pb), f);
+                } else if so == 1 && sa == 1 && sb == 0 && apart(pa, len) && apart(pb, 1) {
+                    // a row against one broadcast value (`outer`'s rows, `x * w[:, None]`)
+                    // in the vectorised kernel: per-op sweep row `outer`, whose baseline loop
+                    // stored 16 bytes at a time
+                    let bv = *pb;
+                    vmap1(out(), run(pa), &move |x| f(x, bv));
+                } else if so == 1 && sa == 0 && sb == 1 && apart(pa, 1) && apart(pb, len) {
+                    let av = *pa;
+                    vmap1(out(), run(pb), &move |y| f(av, y));
+                } else if so == 1 && sa == 1 && sb == 1 {
                     for i in 0..len {
                         *po.add(i) = f(*pa.add(i), *pb.add(i));
                     }

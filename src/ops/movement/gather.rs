@@ -201,7 +201,7 @@ backward!(PutAddBackward, "IndexPutBackward0", |self, _, g: Tensor| {
 
 struct IndexSelectBackward {
     dim: usize,
-    /// The wrapped indices along `dim`.
+    /// The (checked, non-negative) indices along `dim`.
     rows: Vec<usize>,
     in_shape: Vec<usize>,
     out_shape: Vec<usize>,
@@ -346,11 +346,12 @@ pub(crate) fn scatter_pairs(
     let mut pos = vec![0usize; nd_i];
     let (mut tb, mut sb) = (0usize, 0usize);
     for &i in &iv {
-        if i < -size || i >= size {
+        // PyTorch's scatter kernels reject negative index values (they do not wrap)
+        if i < 0 || i >= size {
             err = Some(i);
             break;
         }
-        let i = if i < 0 { i + size } else { i } as usize;
+        let i = i as usize;
         pairs.push((tb + i * tdim, sb));
         for k in (0..nd_i).rev() {
             pos[k] += 1;
@@ -538,8 +539,9 @@ impl Tensor {
         }
         let iv = index_values(index, op, true)?;
         let size = if shape.is_empty() { 1 } else { shape[d] } as i64;
+        // negative values do not wrap: PyTorch's `index_select` rejects them
         for &i in &iv {
-            if i < -size || i >= size {
+            if i < 0 || i >= size {
                 bail!(
                     IndexOutOfRange,
                     op,
@@ -560,10 +562,7 @@ impl Tensor {
         }
         let mut osh = shape.clone();
         osh[d] = iv.len();
-        let rows: Vec<usize> = iv
-            .iter()
-            .map(|&i| (if i < 0 { i + size } else { i }) as usize)
-            .collect();
+        let rows: Vec<usize> = iv.iter().map(|&i| i as usize).collect();
         let out = output(&osh, self.dtype(), "take")?;
         crate::backend::movement::index_select(&out.data(), &self.data(), d, &rows, self.dtype())?;
         record(
