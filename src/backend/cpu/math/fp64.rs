@@ -12,7 +12,7 @@ const SQRT2: f64 = std::f64::consts::SQRT_2;
 /// `(n, r)` with `x = n ln2 + r`, `|r| <= ln2 / 2 (+ rounding)`: `n` by the shifter, `r` in
 /// two FMA steps (ln 2 split hi/lo); `x` must lie in `[-1100, 1100]`.
 #[inline(always)]
-fn reduce_ln2(x: f64) -> (i64, f64) {
+pub(super) fn reduce_ln2(x: f64) -> (i64, f64) {
     let kf = x * std::f64::consts::LOG2_E + SHIFT;
     let n = (kf.to_bits() as i64).wrapping_sub(SHIFT.to_bits() as i64);
     let nf = kf - SHIFT;
@@ -47,7 +47,7 @@ fn expm1_poly(r: f64) -> f64 {
 
 /// `2^n` for `n` in `[-1022, 1023]` (wrapping: a NaN input's garbage `n` is swallowed).
 #[inline(always)]
-fn pow2(n: i64) -> f64 {
+pub(super) fn pow2(n: i64) -> f64 {
     f64::from_bits((n.wrapping_add(1023) as u64).wrapping_shl(52))
 }
 
