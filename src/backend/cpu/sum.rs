@@ -81,12 +81,12 @@ impl Pass {
 
 /// Sum of one block (any length) in the accumulator type `A`, each element converted by `conv`.
 #[inline(always)]
-fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, far: bool) -> A {
+fn block_body<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -> A) -> A {
     let mut acc = [A::zero(); LANES];
     let chunks = x.chunks_exact(LANES);
     let rem = chunks.remainder();
     for c in chunks {
-        if far {
+        if FAR {
             prefetch_ahead(c);
         }
         for k in 0..LANES {
@@ -101,28 +101,43 @@ fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, far: bool) -
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn block_avx2<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, far: bool) -> A {
-    block_body(x, conv, far)
+fn block_avx2<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -> A) -> A {
+    block_body::<S, A, FAR>(x, conv)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn block_avx512<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, far: bool) -> A {
-    block_body(x, conv, far)
+fn block_avx512<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -> A) -> A {
+    block_body::<S, A, FAR>(x, conv)
 }
 
 /// [`block_body`], with the widest vectors available (identical results: no contraction, and
-/// the lanes are the same accumulators at any width).
+/// the lanes are the same accumulators at any width). `FAR` is a constant of each copy: tested
+/// in the loop at run time, it kept LLVM from vectorising the loop (the per-op sweep's
+/// `sum_all` ran at half speed).
 #[inline]
 fn block<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, pass: Pass) -> A {
-    match pass.simd {
+    if pass.far {
+        block_simd::<S, A, true>(x, conv, pass.simd)
+    } else {
+        block_simd::<S, A, false>(x, conv, pass.simd)
+    }
+}
+
+#[inline(always)]
+fn block_simd<S: Copy, A: Element, const FAR: bool>(
+    x: &[S],
+    conv: &impl Fn(S) -> A,
+    simd: Simd,
+) -> A {
+    match simd {
         // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { block_avx512(x, conv, pass.far) },
+        Simd::Avx512 => unsafe { block_avx512::<S, A, FAR>(x, conv) },
         // SAFETY: the caller detected AVX2 on the running CPU.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { block_avx2(x, conv, pass.far) },
-        _ => block_body(x, conv, pass.far),
+        Simd::Avx2 => unsafe { block_avx2::<S, A, FAR>(x, conv) },
+        _ => block_body::<S, A, FAR>(x, conv),
     }
 }
 
@@ -187,14 +202,14 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
 /// [`block_body`] over the products `a[k] * b[k]` (each rounded to `T`): the same lanes and
 /// order as `a.mul(b)` summed by [`sum`], so the same bits, without the product's pass.
 #[inline(always)]
-fn dot_block_body<T: Element>(a: &[T], b: &[T], far: bool) -> T {
+fn dot_block_body<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
     let mut acc = [T::zero(); LANES];
     // (the whole chunks end at a multiple of LANES cut from both slices, and the tail is a
     // plain zip: with the tail taken from `chunks_exact`'s remainders instead, LLVM turned the
     // main loop into two-lane vectors with spills, half the speed of the `dot` sweep row)
     let n = a.len().min(b.len()) / LANES * LANES;
     for (x, y) in a[..n].chunks_exact(LANES).zip(b[..n].chunks_exact(LANES)) {
-        if far {
+        if FAR {
             prefetch_ahead(x);
             prefetch_ahead(y);
         }
@@ -210,27 +225,37 @@ fn dot_block_body<T: Element>(a: &[T], b: &[T], far: bool) -> T {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn dot_block_avx2<T: Element>(a: &[T], b: &[T], far: bool) -> T {
-    dot_block_body(a, b, far)
+fn dot_block_avx2<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
+    dot_block_body::<T, FAR>(a, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn dot_block_avx512<T: Element>(a: &[T], b: &[T], far: bool) -> T {
-    dot_block_body(a, b, far)
+fn dot_block_avx512<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
+    dot_block_body::<T, FAR>(a, b)
+}
+
+/// [`dot_block_body`] with the widest vectors available (`FAR` constant, as in [`block`]).
+#[inline(always)]
+fn dot_block<T: Element, const FAR: bool>(a: &[T], b: &[T], simd: Simd) -> T {
+    match simd {
+        // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx512 => unsafe { dot_block_avx512::<T, FAR>(a, b) },
+        // SAFETY: the caller detected AVX2 on the running CPU.
+        #[cfg(target_arch = "x86_64")]
+        Simd::Avx2 => unsafe { dot_block_avx2::<T, FAR>(a, b) },
+        _ => dot_block_body::<T, FAR>(a, b),
+    }
 }
 
 /// Serial pairwise sum of the products of `a` and `b` (equal lengths), as [`pairwise`].
 fn dot_pairwise<T: Element>(a: &[T], b: &[T], pass: Pass) -> T {
     if a.len() <= BLOCK {
-        return match pass.simd {
-            // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => unsafe { dot_block_avx512(a, b, pass.far) },
-            // SAFETY: the caller detected AVX2 on the running CPU.
-            #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => unsafe { dot_block_avx2(a, b, pass.far) },
-            _ => dot_block_body(a, b, pass.far),
+        return if pass.far {
+            dot_block::<T, true>(a, b, pass.simd)
+        } else {
+            dot_block::<T, false>(a, b, pass.simd)
         };
     }
     let m = split(a.len());
