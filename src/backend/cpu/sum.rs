@@ -6,6 +6,10 @@
 //! bit for bit on any number of threads. Also the strided sum over dims ([`sum_into`]) and the
 //! dense full sum of a float tensor ([`sum_dense`]), the kernels of `sum`/`sum_dims`, and the
 //! one-pass [`dot`] of two vectors on the same tree.
+//!
+//! The block loops issue no software prefetch. On a Zen 4 the hints (two lines per chunk, 2 KB
+//! ahead) cost about 5% on the `sum_f32_16M` workload (DRAM, 2 threads) and 25% on the per-op
+//! sweep's `dot` and `sum_all` rows (in cache), where they only take load slots.
 
 use super::elementwise::{Simd, simd};
 use super::reduce::{elems, elems_mut};
@@ -18,35 +22,8 @@ use smallvec::SmallVec;
 pub(crate) const BLOCK: usize = 2048;
 /// Independent accumulators per block (four AVX2 or two AVX-512 registers of f32).
 const LANES: usize = 32;
-/// Bytes ahead of the current chunk that the block loop asks the cache to fetch (on top of the
-/// hardware prefetchers: a few percent on DRAM-bound sums such as the `sum_f32_16M` workload,
-/// measured A/B).
-const PREFETCH: usize = 2048;
-/// Ranges of at most this many bytes (all inputs together) are not prefetched: they are
-/// likely in the last-level cache, where the hints only take load slots (the per-op sweep's
-/// `dot` of two 2^20 f32 vectors ran 30% slower with them, one thread on a Zen 4).
-const NEAR_BYTES: usize = 16 << 20;
 /// Ranges below this many elements are summed on one thread.
 const PAR_MIN: usize = 1 << 18;
-
-/// Hints the cache lines `PREFETCH` bytes past the start of `chunk` (one hint per line of a
-/// `LANES`-element chunk: 2 for f32, 4 for f64).
-#[inline(always)]
-fn prefetch_ahead<S>(chunk: &[S]) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, whatever the address.
-    unsafe {
-        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
-        let p = (chunk.as_ptr() as *const i8).wrapping_add(PREFETCH);
-        let mut line = 0;
-        while line < LANES * std::mem::size_of::<S>() {
-            _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(line));
-            line += 64;
-        }
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = chunk;
-}
 
 /// The lanes' accumulators combined pairwise (lane k with lane k + w, halving w): the order
 /// every block of [`sum`] and [`dot`] ends with.
@@ -62,33 +39,13 @@ fn fold_lanes<A: Element>(mut acc: [A; LANES]) -> A {
     acc[0]
 }
 
-/// How the blocks of one range run: the widest vectors the CPU has, and whether the range is
-/// larger than [`NEAR_BYTES`] (then the blocks prefetch ahead).
-#[derive(Clone, Copy)]
-struct Pass {
-    simd: Simd,
-    far: bool,
-}
-
-impl Pass {
-    fn of(bytes: usize) -> Self {
-        Pass {
-            simd: simd(),
-            far: bytes > NEAR_BYTES,
-        }
-    }
-}
-
 /// Sum of one block (any length) in the accumulator type `A`, each element converted by `conv`.
 #[inline(always)]
-fn block_body<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -> A) -> A {
+fn block_body<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
     let mut acc = [A::zero(); LANES];
     let chunks = x.chunks_exact(LANES);
     let rem = chunks.remainder();
     for c in chunks {
-        if FAR {
-            prefetch_ahead(c);
-        }
         for k in 0..LANES {
             acc[k] = acc[k].add(conv(c[k]));
         }
@@ -101,43 +58,28 @@ fn block_body<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn block_avx2<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    block_body::<S, A, FAR>(x, conv)
+fn block_avx2<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
+    block_body(x, conv)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn block_avx512<S: Copy, A: Element, const FAR: bool>(x: &[S], conv: &impl Fn(S) -> A) -> A {
-    block_body::<S, A, FAR>(x, conv)
+fn block_avx512<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A) -> A {
+    block_body(x, conv)
 }
 
 /// [`block_body`], with the widest vectors available (identical results: no contraction, and
-/// the lanes are the same accumulators at any width). `FAR` is a constant of each copy: tested
-/// in the loop at run time, it kept LLVM from vectorising the loop (the per-op sweep's
-/// `sum_all` ran at half speed).
+/// the lanes are the same accumulators at any width).
 #[inline]
-fn block<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, pass: Pass) -> A {
-    if pass.far {
-        block_simd::<S, A, true>(x, conv, pass.simd)
-    } else {
-        block_simd::<S, A, false>(x, conv, pass.simd)
-    }
-}
-
-#[inline(always)]
-fn block_simd<S: Copy, A: Element, const FAR: bool>(
-    x: &[S],
-    conv: &impl Fn(S) -> A,
-    simd: Simd,
-) -> A {
+fn block<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, simd: Simd) -> A {
     match simd {
         // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { block_avx512::<S, A, FAR>(x, conv) },
+        Simd::Avx512 => unsafe { block_avx512(x, conv) },
         // SAFETY: the caller detected AVX2 on the running CPU.
         #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { block_avx2::<S, A, FAR>(x, conv) },
-        _ => block_body::<S, A, FAR>(x, conv),
+        Simd::Avx2 => unsafe { block_avx2(x, conv) },
+        _ => block_body(x, conv),
     }
 }
 
@@ -147,12 +89,12 @@ fn split(n: usize) -> usize {
 }
 
 /// Serial pairwise sum.
-fn pairwise<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, pass: Pass) -> A {
+fn pairwise<S: Copy, A: Element>(x: &[S], conv: &impl Fn(S) -> A, simd: Simd) -> A {
     if x.len() <= BLOCK {
-        return block(x, conv, pass);
+        return block(x, conv, simd);
     }
     let (l, r) = x.split_at(split(x.len()));
-    pairwise(l, conv, pass).add(pairwise(r, conv, pass))
+    pairwise(l, conv, simd).add(pairwise(r, conv, simd))
 }
 
 /// The leaves of the top `depth` levels of the pairwise tree over `0..n` (each a range summed
@@ -182,10 +124,10 @@ fn combine<A: Element>(n: usize, depth: u32, sums: &mut impl Iterator<Item = A>)
 /// [`super::team::run`] for when it stays on the calling thread). The tree is the same either
 /// way, so the result is too.
 pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A + Sync)) -> A {
-    let pass = Pass::of(std::mem::size_of_val(x));
+    let simd = simd();
     let threads = super::team::size();
     if threads < 2 || x.len() < PAR_MIN {
-        return pairwise(x, conv, pass);
+        return pairwise(x, conv, simd);
     }
     let depth = (threads * super::team::PARTS_PER_THREAD)
         .next_power_of_two()
@@ -194,7 +136,7 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
     top_leaves(0, x.len(), depth, &mut leaves);
     let sums = super::team::map(leaves.len(), &|i| {
         let (lo, hi) = leaves[i];
-        pairwise(&x[lo..hi], conv, pass)
+        pairwise(&x[lo..hi], conv, simd)
     });
     combine(x.len(), depth, &mut sums.into_iter())
 }
@@ -202,17 +144,13 @@ pub(crate) fn sum<S: Copy + Sync, A: Element>(x: &[S], conv: &(impl Fn(S) -> A +
 /// [`block_body`] over the products `a[k] * b[k]` (each rounded to `T`): the same lanes and
 /// order as `a.mul(b)` summed by [`sum`], so the same bits, without the product's pass.
 #[inline(always)]
-fn dot_block_body<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
+fn dot_block_body<T: Element>(a: &[T], b: &[T]) -> T {
     let mut acc = [T::zero(); LANES];
     // (the whole chunks end at a multiple of LANES cut from both slices, and the tail is a
     // plain zip: with the tail taken from `chunks_exact`'s remainders instead, LLVM turned the
     // main loop into two-lane vectors with spills, half the speed of the `dot` sweep row)
     let n = a.len().min(b.len()) / LANES * LANES;
     for (x, y) in a[..n].chunks_exact(LANES).zip(b[..n].chunks_exact(LANES)) {
-        if FAR {
-            prefetch_ahead(x);
-            prefetch_ahead(y);
-        }
         for k in 0..LANES {
             acc[k] = acc[k].add(x[k].mul(y[k]));
         }
@@ -225,52 +163,42 @@ fn dot_block_body<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
-fn dot_block_avx2<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
-    dot_block_body::<T, FAR>(a, b)
+fn dot_block_avx2<T: Element>(a: &[T], b: &[T]) -> T {
+    dot_block_body(a, b)
 }
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl,avx512dq")]
-fn dot_block_avx512<T: Element, const FAR: bool>(a: &[T], b: &[T]) -> T {
-    dot_block_body::<T, FAR>(a, b)
-}
-
-/// [`dot_block_body`] with the widest vectors available (`FAR` constant, as in [`block`]).
-#[inline(always)]
-fn dot_block<T: Element, const FAR: bool>(a: &[T], b: &[T], simd: Simd) -> T {
-    match simd {
-        // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx512 => unsafe { dot_block_avx512::<T, FAR>(a, b) },
-        // SAFETY: the caller detected AVX2 on the running CPU.
-        #[cfg(target_arch = "x86_64")]
-        Simd::Avx2 => unsafe { dot_block_avx2::<T, FAR>(a, b) },
-        _ => dot_block_body::<T, FAR>(a, b),
-    }
+fn dot_block_avx512<T: Element>(a: &[T], b: &[T]) -> T {
+    dot_block_body(a, b)
 }
 
 /// Serial pairwise sum of the products of `a` and `b` (equal lengths), as [`pairwise`].
-fn dot_pairwise<T: Element>(a: &[T], b: &[T], pass: Pass) -> T {
+fn dot_pairwise<T: Element>(a: &[T], b: &[T], simd: Simd) -> T {
     if a.len() <= BLOCK {
-        return if pass.far {
-            dot_block::<T, true>(a, b, pass.simd)
-        } else {
-            dot_block::<T, false>(a, b, pass.simd)
+        return match simd {
+            // SAFETY: the caller detected AVX-512 F/BW/VL/DQ on the running CPU.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => unsafe { dot_block_avx512(a, b) },
+            // SAFETY: the caller detected AVX2 on the running CPU.
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => unsafe { dot_block_avx2(a, b) },
+            _ => dot_block_body(a, b),
         };
     }
     let m = split(a.len());
     let ((al, ar), (bl, br)) = (a.split_at(m), b.split_at(m));
-    dot_pairwise(al, bl, pass).add(dot_pairwise(ar, br, pass))
+    dot_pairwise(al, bl, simd).add(dot_pairwise(ar, br, simd))
 }
 
 /// `sum(a * b)` of equal-length slices in one pass: [`sum`]'s tree (and team split) over the
 /// products, so the result equals `a.mul(b).sum()` bit for bit (the per-op sweep row `dot`).
 pub(crate) fn dot<T: Element>(a: &[T], b: &[T]) -> T {
     assert_eq!(a.len(), b.len(), "internal: dot of unequal lengths");
-    let pass = Pass::of(2 * std::mem::size_of_val(a));
+    let simd = simd();
     let threads = super::team::size();
     if threads < 2 || a.len() < PAR_MIN {
-        return dot_pairwise(a, b, pass);
+        return dot_pairwise(a, b, simd);
     }
     let depth = (threads * super::team::PARTS_PER_THREAD)
         .next_power_of_two()
@@ -279,7 +207,7 @@ pub(crate) fn dot<T: Element>(a: &[T], b: &[T]) -> T {
     top_leaves(0, a.len(), depth, &mut leaves);
     let sums = super::team::map(leaves.len(), &|i| {
         let (lo, hi) = leaves[i];
-        dot_pairwise(&a[lo..hi], &b[lo..hi], pass)
+        dot_pairwise(&a[lo..hi], &b[lo..hi], simd)
     });
     combine(a.len(), depth, &mut sums.into_iter())
 }
@@ -520,12 +448,7 @@ mod tests {
         let x = vec![0.1f32; 3_000_001];
         let s: f32 = sum(&x, &|v| v);
         assert!((s as f64 - 3_000_001.0 * 0.1f32 as f64).abs() < 0.5, "{s}");
-        // prefetching or not, any vector width: the same lanes, so the same bits
-        let base = |far| Pass {
-            simd: Simd::Baseline,
-            far,
-        };
-        let serial: f32 = pairwise(&x, &|v| v, base(true));
+        let serial: f32 = pairwise(&x, &|v| v, Simd::Baseline);
         assert_eq!(s.to_bits(), serial.to_bits());
         let (a, b): (Vec<f32>, Vec<f32>) = (0..3_000_001)
             .map(|i| ((i % 7) as f32 * 0.37 - 1.0, (i % 11) as f32 * 0.11 + 0.5))
@@ -534,8 +457,8 @@ mod tests {
         let want: f32 = sum(&prod, &|v| v);
         assert_eq!(dot(&a, &b).to_bits(), want.to_bits());
         assert_eq!(
-            dot_pairwise(&a[..5000], &b[..5000], base(false)).to_bits(),
-            pairwise(&prod[..5000], &|v| v, base(true)).to_bits()
+            dot_pairwise(&a[..5000], &b[..5000], Simd::Baseline).to_bits(),
+            pairwise(&prod[..5000], &|v| v, Simd::Baseline).to_bits()
         );
         let y: Vec<i64> = (0..5000).collect();
         assert_eq!(sum(&y, &|v| v), 5000 * 4999 / 2);
