@@ -1,8 +1,9 @@
 //! `gather` and `scatter`/`scatter_add` along a dim, driven by an i64 index tensor read in
 //! place: for every position `p` of the index, the kernel reads the index value, checks it
-//! (`[0, size)`: PyTorch's `gather` and `scatter` reject negative values) and moves one element between `p` of the position-side
-//! geometry (gather's output, scatter's source) and `p` with `p[dim]` replaced by the index
-//! value in the target-side geometry (gather's source, scatter's output).
+//! (`[0, size)`: PyTorch's `gather` and `scatter` reject negative values) and moves one
+//! element between `p` of the position-side geometry (gather's output, scatter's source) and
+//! `p` with `p[dim]` replaced by the index value in the target-side geometry (gather's source,
+//! scatter's output).
 //!
 //! Large walks are split over the worker team along a dim other than `dim`: positions that
 //! differ in such a dim never address the same target, and each part walks its box in
@@ -158,10 +159,10 @@ fn on_avx2<R>(f: impl FnOnce() -> R) -> R {
 }
 
 /// The target offsets of one row's positions, in order: `Ok(offset)`, or `Err((j, value))` at
-/// the first index value `j` outside `[0, size)`. Written for the row
-/// loops of [`gather`] and [`scatter`], which keep their own pointers in registers (a
-/// per-element callback reloaded them from its captures after every store: per-op sweep rows
-/// `gather`, `scatter`, `scatter_add`).
+/// the first index value `j` outside `[0, size)`. Written for the row loops of [`gather`] and
+/// [`scatter`], which keep their own pointers in registers (a per-element callback reloaded
+/// them from its captures after every store: per-op sweep rows `gather`, `scatter`,
+/// `scatter_add`).
 #[inline(always)]
 fn targets<'a>(
     idx: &'a [i64],
@@ -320,15 +321,18 @@ pub(crate) fn gather<T: Element>(
                     if let Some(e) = first_bad(ix, size) {
                         return Err(e);
                     }
-                    // SAFETY (both loops): `k` is in `[0, size)`, so `k tdim` lies in `src`
-                    // (`check_geometry`)
+                    // (unit `tdim` in a loop of its own: with the stride multiply, LLVM stored
+                    // element by element)
                     if tdim == 1 {
-                        // (a loop of its own: the stride multiply kept LLVM from whole stores)
                         for (o, &k) in row.iter_mut().zip(ix) {
+                            // SAFETY: `k` is in `[0, size)`, so it lies in `src`
+                            // (`check_geometry`).
                             *o = unsafe { *src.get_unchecked(k as usize) };
                         }
                     } else {
                         for (o, &k) in row.iter_mut().zip(ix) {
+                            // SAFETY: `k` is in `[0, size)`, so `k tdim` lies in `src`
+                            // (`check_geometry`).
                             *o = unsafe { *src.get_unchecked((k * tdim) as usize) };
                         }
                     }

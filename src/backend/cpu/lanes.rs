@@ -178,9 +178,9 @@ impl Squares for Abs {
     const SQ: bool = false;
 }
 
-/// Lane accumulators combined pairwise (lane `k` with lane `k + w`, halving `w`): whole-vector
-/// adds. In lane order they were a chain of `N` dependent scalar adds per row, a quarter of the
-/// per-op sweep's `norm` row (1024-element rows).
+/// Lane accumulators (`N` a power of two) combined pairwise (lane `k` with lane `k + w`,
+/// halving `w`): whole-vector adds. In lane order they were a chain of `N` dependent scalar
+/// adds per row, about a fifth of the per-op sweep's `norm` row (1024-element rows).
 #[inline(always)]
 fn fold_pairs<const N: usize>(mut acc: [f64; N]) -> f64 {
     let mut w = N;
