@@ -8,7 +8,7 @@
 //! one-pass [`dot`] of two vectors on the same tree.
 //!
 //! The block loops issue no software prefetch. On a Zen 4 the hints (two lines per chunk, 2 KB
-//! ahead) cost about 5% on the `sum_f32_16M` workload (DRAM, 2 threads) and 25% on the per-op
+//! ahead) cost 5-10% on the `sum_f32_16M` workload (DRAM, 2 threads) and 25% on the per-op
 //! sweep's `dot` and `sum_all` rows (in cache), where they only take load slots.
 
 use super::elementwise::{Simd, simd};

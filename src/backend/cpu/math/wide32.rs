@@ -1,9 +1,10 @@
 //! f32 lane functions evaluated on f64 lanes with the [`fp64`](super::fp64) kernels: `expm1`,
-//! `sinh`, `cosh`, `hypot`, `pow`. Every f32 input is exact in f64 and each
-//! f64 step errs by a few f64 ulps at most, so the one rounding to f32 at the end dominates
-//! (within 0.5 ulp + 1e-6 ulp; `pow`, whose `e^` stops at 3e-13 relative, within 0.5 ulp +
-//! 1e-5 ulp; overflow and subnormal results are rounded once, by that conversion). Branch-free, so loops over them vectorise. Serves the op-speed sweep's `expm1`,
-//! `sinh`, `cosh`, `elu`, `hypot` and `pow` rows.
+//! `sinh`, `cosh`, `hypot`, `pow`. Every f32 input is exact in f64 and each f64 step errs by a
+//! few f64 ulps at most, so the one rounding to f32 at the end dominates (within 0.5 ulp +
+//! 1e-6 ulp; `pow`, whose `e^` stops at 3e-13 relative, within 0.5 ulp + 1e-5 ulp; overflow
+//! and subnormal results are rounded once, by that conversion). Branch-free, so loops over
+//! them vectorise. Serves the op-speed sweep's `expm1`, `sinh`, `cosh`, `elu`, `hypot` and
+//! `pow` rows.
 
 use super::fp64;
 use super::sel;
@@ -74,10 +75,10 @@ fn exp_to_f32(t: f64) -> f64 {
 
 /// `x^y` with C99's `powf` values: `e^(y ln|x|)` in f64 (`y ln|x|` is off by at most a few f64
 /// ulps of itself, under 5e-14 while the result is a finite f32, and [`exp_to_f32`] by 3e-13
-/// relative, so the one rounding to f32 dominates), negated for a negative `x` (-0 and -inf included) and an odd integer `y`, NaN
-/// for a finite negative `x` and a non-integer `y`; 1 for `y = ±0` (any `x`), for `x = 1` (any
-/// `y`) and for `x = -1`, `y = ±inf`. Zero and infinite `|x|` fall out of `ln` and `exp`
-/// (`ln 0 = -inf`, `e^-inf = 0`, ...).
+/// relative, so the one rounding to f32 dominates), negated for a negative `x` (-0 and -inf
+/// included) and an odd integer `y`, NaN for a finite negative `x` and a non-integer `y`; 1
+/// for `y = ±0` (any `x`), for `x = 1` (any `y`) and for `x = -1`, `y = ±inf`. Zero and
+/// infinite `|x|` fall out of `ln` and `exp` (`ln 0 = -inf`, `e^-inf = 0`, ...).
 #[inline(always)]
 pub(crate) fn pow(x: f32, y: f32) -> f32 {
     let (xd, yd) = (x as f64, y as f64);
