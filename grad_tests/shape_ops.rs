@@ -102,7 +102,7 @@ fn gather_index_select_scatter() -> R {
         s.to_vec::<f32>()?,
         vec![7.0, 8.0, 9.0, 1.0, 2.0, 3.0, 7.0, 8.0, 9.0]
     );
-    // negative index values do not wrap here (PyTorch's errors; `index` and `take` wrap them)
+    // negative index values do not wrap here (PyTorch's errors; indexing with `index` wraps them)
     let e = x.index_select(0, &i64t(&[0, -1], &[2])).unwrap_err();
     assert_eq!(e.kind(), ErrorKind::IndexOutOfRange);
     assert!(e.to_string().contains("index out of range in self"), "{e}");
